@@ -1,0 +1,144 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+)
+
+// ErrPathEscapes is returned for a path that leaves the repository.
+var ErrPathEscapes = errors.New("path leaves the repository")
+
+// maxLinkHops bounds symlink resolution, as the kernel's ELOOP does.
+const maxLinkHops = 40
+
+// ResolvePath cleans a repository-relative path and follows its symlinks
+// inside fsys, returning the resolved path. A path that is absolute, climbs
+// out with "..", or reaches outside through a symlink fails with
+// ErrPathEscapes. The path need not exist.
+func ResolvePath(fsys fs.FS, p string) (string, error) {
+	if path.IsAbs(p) || strings.HasPrefix(p, "\\") {
+		return "", fmt.Errorf("%q: absolute paths are not allowed: %w", p, ErrPathEscapes)
+	}
+	cur := path.Clean(p)
+	if escapes(cur) {
+		return "", fmt.Errorf("%q: %w", p, ErrPathEscapes)
+	}
+	rl, ok := fsys.(fs.ReadLinkFS)
+	if !ok {
+		return cur, nil
+	}
+	for hops := 0; ; hops++ {
+		next, changed, err := resolveOnce(rl, cur)
+		if err != nil {
+			return "", fmt.Errorf("%q: %w", p, err)
+		}
+		if !changed {
+			return cur, nil
+		}
+		if hops == maxLinkHops {
+			return "", fmt.Errorf("%q: too many levels of symbolic links", p)
+		}
+		cur = next
+	}
+}
+
+// resolveOnce replaces the first symlink component of p by its target.
+func resolveOnce(fsys fs.ReadLinkFS, p string) (string, bool, error) {
+	if p == "." {
+		return p, false, nil
+	}
+	parts := strings.Split(p, "/")
+	for i := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		info, err := fsys.Lstat(prefix)
+		if err != nil {
+			return p, false, nil // missing: nothing left to resolve
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, err := fsys.ReadLink(prefix)
+		if err != nil {
+			return "", false, err
+		}
+		if path.IsAbs(target) {
+			return "", false, fmt.Errorf("symlink %s points outside: %w", prefix, ErrPathEscapes)
+		}
+		joined := path.Join(path.Dir(prefix), target, strings.Join(parts[i+1:], "/"))
+		if escapes(joined) {
+			return "", false, fmt.Errorf("symlink %s points outside: %w", prefix, ErrPathEscapes)
+		}
+		return joined, true, nil
+	}
+	return p, false, nil
+}
+
+func escapes(clean string) bool {
+	return clean == ".." || strings.HasPrefix(clean, "../")
+}
+
+// IsTemplated reports whether a path holds template actions, which are
+// only known once a cluster's data is at hand.
+func IsTemplated(p string) bool { return strings.Contains(p, "{{") }
+
+type pathKind int
+
+const (
+	pathAny pathKind = iota
+	pathFile
+	pathChart
+)
+
+// checkRepoPath reports a path that is empty, escapes the repository or
+// does not exist as the wanted kind.
+func checkRepoPath(fsys fs.FS, rep report, field, p string, want pathKind) (string, bool) {
+	if p == "" {
+		rep.errorf(field, "required")
+		return "", false
+	}
+	if IsTemplated(p) {
+		return "", false
+	}
+	resolved, err := ResolvePath(fsys, p)
+	if err != nil {
+		rep.errorf(field, "%v", err)
+		return "", false
+	}
+	info, err := fs.Stat(fsys, resolved)
+	switch {
+	case err != nil:
+		rep.errorf(field, "%s does not exist", p)
+		return "", false
+	case want == pathFile && info.IsDir():
+		rep.errorf(field, "%s is a folder, not a file", p)
+		return "", false
+	case want == pathChart && !exists(fsys, path.Join(resolved, "Chart.yaml")):
+		rep.errorf(field, "folder %s has no Chart.yaml", p)
+		return "", false
+	}
+	return resolved, true
+}
+
+// KustomizationFiles are the names kustomize accepts, in its order.
+var KustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+func checkKustomizePath(fsys fs.FS, rep report, field, p string) {
+	resolved, ok := checkRepoPath(fsys, rep, field, p, pathAny)
+	if !ok {
+		return
+	}
+	for _, f := range KustomizationFiles {
+		if exists(fsys, path.Join(resolved, f)) {
+			return
+		}
+	}
+	rep.errorf(field, "folder %s has no kustomization.yaml", p)
+}
+
+func exists(fsys fs.FS, p string) bool {
+	_, err := fs.Stat(fsys, p)
+	return err == nil
+}

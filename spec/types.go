@@ -1,0 +1,303 @@
+// Package spec defines the fleet repository format (regatta.dev/v1alpha1):
+// the Cluster, Profile and Classifier kinds, and their strict loading,
+// defaulting and validation. It is a leaf: it imports no other regatta
+// package and no Kubernetes client, so it works offline on any fs.FS.
+package spec
+
+import "k8s.io/apimachinery/pkg/labels"
+
+// APIVersion is the only version of the repository format this release reads.
+const APIVersion = "regatta.dev/v1alpha1"
+
+// Kinds of the repository format.
+const (
+	KindCluster    = "Cluster"
+	KindProfile    = "Profile"
+	KindClassifier = "Classifier"
+)
+
+// TypeMeta names the format version and kind of a document.
+type TypeMeta struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+}
+
+// ObjectMeta is the subset of Kubernetes object metadata the format uses.
+type ObjectMeta struct {
+	Name        string            `yaml:"name"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
+}
+
+// Cluster is one member of the fleet: clusters/<name>/cluster.yaml.
+type Cluster struct {
+	TypeMeta `yaml:",inline"`
+	Metadata ObjectMeta  `yaml:"metadata"`
+	Spec     ClusterSpec `yaml:"spec"`
+
+	// Source is where the document was read from; not part of the format.
+	Source Source `yaml:"-"`
+	// Files are the other YAML files of the cluster's folder (Secret
+	// manifests such as the kubeconfig), repository-relative.
+	Files []string `yaml:"-"`
+}
+
+// ClusterSpec says how to reach a cluster and what data templates get.
+type ClusterSpec struct {
+	Kubeconfig KubeconfigSource `yaml:"kubeconfig"`
+	// Paused clusters are left alone: nothing is applied, pruned or withdrawn.
+	Paused bool `yaml:"paused,omitempty"`
+	// Values is free per-cluster data for templates (.Cluster.Values).
+	Values map[string]any `yaml:"values,omitempty"`
+	// Decryption restricts which SOPS keys may decrypt documents for this cluster.
+	Decryption *Decryption `yaml:"decryption,omitempty"`
+}
+
+// KubeconfigSource points at the Secret holding a cluster's kubeconfig.
+type KubeconfigSource struct {
+	SecretRef SecretKeyRef `yaml:"secretRef"`
+}
+
+// SecretKeyRef names one key of one Secret. Defaults follow Cluster API:
+// name <cluster>-kubeconfig, key value, namespace regatta-system.
+type SecretKeyRef struct {
+	Name      string `yaml:"name,omitempty"`
+	Namespace string `yaml:"namespace,omitempty"`
+	Key       string `yaml:"key,omitempty"`
+}
+
+// Decryption limits SOPS decryption for a cluster to the given age recipients.
+type Decryption struct {
+	// AgeRecipients are the public keys (age1...) whose identities may decrypt
+	// documents rendered for this cluster. Empty means any configured key.
+	AgeRecipients []string `yaml:"ageRecipients,omitempty"`
+}
+
+// Profile says what to deploy on which clusters, in which order:
+// profiles/<name>.yaml.
+type Profile struct {
+	TypeMeta `yaml:",inline"`
+	Metadata ObjectMeta  `yaml:"metadata"`
+	Spec     ProfileSpec `yaml:"spec"`
+
+	Source Source `yaml:"-"`
+	// selector is Spec.ClusterSelector compiled by Load.
+	selector labels.Selector
+}
+
+// Sync modes of a profile.
+const (
+	SyncModeOneTime                      = "OneTime"
+	SyncModeContinuous                   = "Continuous"
+	SyncModeContinuousWithDriftDetection = "ContinuousWithDriftDetection"
+	SyncModeDryRun                       = "DryRun"
+)
+
+// Stop-matching behaviours of a profile.
+const (
+	StopMatchingWithdrawPolicies = "WithdrawPolicies"
+	StopMatchingLeavePolicies    = "LeavePolicies"
+)
+
+// DefaultTier is the tier of a profile that sets none.
+const DefaultTier = 100
+
+// ProfileSpec is the body of a Profile.
+type ProfileSpec struct {
+	ClusterSelector      LabelSelector    `yaml:"clusterSelector,omitempty"`
+	ClusterRefs          []string         `yaml:"clusterRefs,omitempty"`
+	SyncMode             string           `yaml:"syncMode,omitempty"`
+	DependsOn            []string         `yaml:"dependsOn,omitempty"`
+	Tier                 *int             `yaml:"tier,omitempty"`
+	StopMatchingBehavior string           `yaml:"stopMatchingBehavior,omitempty"`
+	ContinueOnError      bool             `yaml:"continueOnError,omitempty"`
+	HealthTimeout        string           `yaml:"healthTimeout,omitempty"`
+	Addons               []Addon          `yaml:"addons"`
+	Overlays             []Overlay        `yaml:"overlays,omitempty"`
+	HealthChecks         []HealthCheck    `yaml:"healthChecks,omitempty"`
+	DriftExclusions      []DriftExclusion `yaml:"driftExclusions,omitempty"`
+}
+
+// Addon is one unit of a profile, rendered from exactly one source.
+type Addon struct {
+	Name      string           `yaml:"name"`
+	Helm      *HelmSource      `yaml:"helm,omitempty"`
+	Kustomize *KustomizeSource `yaml:"kustomize,omitempty"`
+	Manifests *ManifestsSource `yaml:"manifests,omitempty"`
+	// Template renders the add-on's manifests as Go templates with the
+	// cluster's data before they are parsed.
+	Template bool `yaml:"template,omitempty"`
+}
+
+// HelmSource is a Helm chart from a chart repository, an OCI registry or a
+// folder of the fleet repository.
+type HelmSource struct {
+	// RepositoryURL is an http(s):// chart repository or an oci:// registry.
+	RepositoryURL string `yaml:"repositoryURL,omitempty"`
+	// Path is a chart folder inside the fleet repository, instead of RepositoryURL.
+	Path             string         `yaml:"path,omitempty"`
+	ChartName        string         `yaml:"chartName,omitempty"`
+	ChartVersion     string         `yaml:"chartVersion,omitempty"`
+	ReleaseName      string         `yaml:"releaseName,omitempty"`
+	ReleaseNamespace string         `yaml:"releaseNamespace,omitempty"`
+	Values           map[string]any `yaml:"values,omitempty"`
+	ValuesFiles      []string       `yaml:"valuesFiles,omitempty"`
+}
+
+// KustomizeSource is a kustomization folder of the fleet repository.
+type KustomizeSource struct {
+	Path            string  `yaml:"path"`
+	TargetNamespace string  `yaml:"targetNamespace,omitempty"`
+	Patches         []Patch `yaml:"patches,omitempty"`
+}
+
+// ManifestsSource is a folder of plain YAML or JSON manifests.
+type ManifestsSource struct {
+	Path string `yaml:"path"`
+}
+
+// Patch is a strategic-merge or JSON 6902 patch with an optional target,
+// as in Flux's Kustomization.spec.patches.
+type Patch struct {
+	Patch  string         `yaml:"patch"`
+	Target *PatchSelector `yaml:"target,omitempty"`
+}
+
+// PatchSelector selects the objects a patch applies to.
+type PatchSelector struct {
+	Group              string `yaml:"group,omitempty"`
+	Version            string `yaml:"version,omitempty"`
+	Kind               string `yaml:"kind,omitempty"`
+	Name               string `yaml:"name,omitempty"`
+	Namespace          string `yaml:"namespace,omitempty"`
+	LabelSelector      string `yaml:"labelSelector,omitempty"`
+	AnnotationSelector string `yaml:"annotationSelector,omitempty"`
+}
+
+// Overlay customises one add-on for the clusters its selector matches.
+// The first matching overlay of an add-on wins.
+type Overlay struct {
+	Name            string         `yaml:"name,omitempty"`
+	ClusterSelector LabelSelector  `yaml:"clusterSelector"`
+	Addon           string         `yaml:"addon"`
+	Values          map[string]any `yaml:"values,omitempty"`
+	Patches         []Patch        `yaml:"patches,omitempty"`
+	// Path replaces the add-on's kustomize or manifests path.
+	Path string `yaml:"path,omitempty"`
+}
+
+// HealthCheck gives a Lua health script for one group/kind.
+type HealthCheck struct {
+	Group  string `yaml:"group,omitempty"`
+	Kind   string `yaml:"kind"`
+	Script string `yaml:"script,omitempty"`
+	// ScriptFile is a repository path to the script, instead of Script.
+	ScriptFile string `yaml:"scriptFile,omitempty"`
+}
+
+// DriftExclusion lists JSON pointers that drift detection ignores on the
+// objects its target selects.
+type DriftExclusion struct {
+	Target *PatchSelector `yaml:"target,omitempty"`
+	Paths  []string       `yaml:"paths"`
+}
+
+// LabelSelector is a standard Kubernetes label selector.
+type LabelSelector struct {
+	MatchLabels      map[string]string          `yaml:"matchLabels,omitempty"`
+	MatchExpressions []LabelSelectorRequirement `yaml:"matchExpressions,omitempty"`
+}
+
+// LabelSelectorRequirement is one expression of a LabelSelector.
+type LabelSelectorRequirement struct {
+	Key      string   `yaml:"key"`
+	Operator string   `yaml:"operator"`
+	Values   []string `yaml:"values,omitempty"`
+}
+
+// Classifier derives cluster labels from live cluster state:
+// classifiers/<name>.yaml.
+type Classifier struct {
+	TypeMeta `yaml:",inline"`
+	Metadata ObjectMeta     `yaml:"metadata"`
+	Spec     ClassifierSpec `yaml:"spec"`
+
+	Source Source `yaml:"-"`
+}
+
+// ClassifierSpec is the body of a Classifier. A cluster matches when every
+// constraint given holds.
+type ClassifierSpec struct {
+	ClassifierLabels             map[string]string           `yaml:"classifierLabels"`
+	KubernetesVersionConstraints []VersionConstraint         `yaml:"kubernetesVersionConstraints,omitempty"`
+	DeployedResourceConstraint   *DeployedResourceConstraint `yaml:"deployedResourceConstraint,omitempty"`
+}
+
+// Version comparisons of a VersionConstraint.
+const (
+	CompareEqual                = "Equal"
+	CompareNotEqual             = "NotEqual"
+	CompareGreaterThan          = "GreaterThan"
+	CompareGreaterThanOrEqualTo = "GreaterThanOrEqualTo"
+	CompareLessThan             = "LessThan"
+	CompareLessThanOrEqualTo    = "LessThanOrEqualTo"
+)
+
+// VersionConstraint compares the cluster's Kubernetes version with Version.
+type VersionConstraint struct {
+	Comparison string `yaml:"comparison"`
+	Version    string `yaml:"version"`
+}
+
+// DeployedResourceConstraint matches clusters by the objects they hold.
+type DeployedResourceConstraint struct {
+	ResourceSelectors []ResourceSelector `yaml:"resourceSelectors"`
+	// AggregatedClassification is a Lua script whose evaluate() sees every
+	// selected object in the global `resources`.
+	AggregatedClassification string `yaml:"aggregatedClassification,omitempty"`
+}
+
+// ResourceSelector selects objects of one kind on a cluster.
+type ResourceSelector struct {
+	Group        string        `yaml:"group"`
+	Version      string        `yaml:"version"`
+	Kind         string        `yaml:"kind"`
+	Namespace    string        `yaml:"namespace,omitempty"`
+	LabelFilters []LabelFilter `yaml:"labelFilters,omitempty"`
+	// Evaluate is a Lua script whose evaluate() sees one object as `obj`.
+	Evaluate string `yaml:"evaluate,omitempty"`
+}
+
+// Label filter operations.
+const (
+	LabelFilterEqual     = "Equal"
+	LabelFilterDifferent = "Different"
+)
+
+// LabelFilter compares one label of a selected object.
+type LabelFilter struct {
+	Key       string `yaml:"key"`
+	Operation string `yaml:"operation"`
+	Value     string `yaml:"value"`
+}
+
+// Source locates a loaded document for error messages.
+type Source struct {
+	// File is the repository-relative, slash-separated path.
+	File string
+	// Line is the line of the document's first key.
+	Line int
+	// lines maps field paths to their lines in File.
+	lines map[string]int
+}
+
+// LineOf returns the line of a field path such as "spec.addons[1].name",
+// falling back to the closest enclosing field that has one.
+func (s Source) LineOf(path string) int {
+	for p := path; p != ""; p = parentPath(p) {
+		if l, ok := s.lines[p]; ok {
+			return l
+		}
+	}
+	return s.Line
+}

@@ -1,0 +1,256 @@
+package spec
+
+import (
+	"io/fs"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func defaultProfile(p *Profile) {
+	s := &p.Spec
+	if s.SyncMode == "" {
+		s.SyncMode = SyncModeContinuous
+	}
+	if s.StopMatchingBehavior == "" {
+		s.StopMatchingBehavior = StopMatchingWithdrawPolicies
+	}
+	for i := range s.Addons {
+		if h := s.Addons[i].Helm; h != nil {
+			if h.ReleaseName == "" {
+				h.ReleaseName = s.Addons[i].Name
+			}
+			if h.ReleaseNamespace == "" {
+				h.ReleaseNamespace = "default"
+			}
+		}
+	}
+}
+
+func validateProfile(r *Repository, p *Profile, rep report) {
+	s := &p.Spec
+	checkName(rep, p.Metadata.Name, fileStem(p.Source.File), "file")
+	checkLabels(rep, "metadata.labels", p.Metadata.Labels)
+	checkSelector(rep, "spec.clusterSelector", s.ClusterSelector)
+	if sel, err := s.ClusterSelector.Compile(); err == nil {
+		p.selector = sel
+	}
+	for i, ref := range s.ClusterRefs {
+		if r.Cluster(ref) == nil {
+			rep.warnf(fmt.Sprintf("spec.clusterRefs[%d]", i), "cluster %q does not exist", ref)
+		}
+	}
+	checkEnum(rep, "spec.syncMode", s.SyncMode, SyncModeOneTime, SyncModeContinuous, SyncModeContinuousWithDriftDetection, SyncModeDryRun)
+	checkEnum(rep, "spec.stopMatchingBehavior", s.StopMatchingBehavior, StopMatchingWithdrawPolicies, StopMatchingLeavePolicies)
+	if s.Tier != nil && *s.Tier < 0 {
+		rep.errorf("spec.tier", "must be 0 or more, got %d", *s.Tier)
+	}
+	checkDuration(rep, "spec.healthTimeout", s.HealthTimeout)
+	checkDependsOn(r, p, rep)
+	checkAddons(r.FS, s.Addons, rep)
+	checkOverlays(r, p, rep)
+	checkHealthChecks(r, s.HealthChecks, rep)
+	checkDriftExclusions(s.DriftExclusions, rep)
+}
+
+func fileStem(file string) string {
+	base := file[strings.LastIndexByte(file, '/')+1:]
+	return strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
+}
+
+func checkDependsOn(r *Repository, p *Profile, rep report) {
+	seen := map[string]bool{}
+	for i, d := range p.Spec.DependsOn {
+		field := fmt.Sprintf("spec.dependsOn[%d]", i)
+		switch {
+		case d == p.Metadata.Name:
+			rep.errorf(field, "a profile cannot depend on itself")
+		case seen[d]:
+			rep.errorf(field, "%q is listed twice", d)
+		case r.Profile(d) == nil:
+			rep.errorf(field, "profile %q does not exist", d)
+		}
+		seen[d] = true
+	}
+}
+
+func checkAddons(fsys fs.FS, addons []Addon, rep report) {
+	if len(addons) == 0 {
+		rep.errorf("spec.addons", "at least one add-on is required")
+	}
+	seen := map[string]int{}
+	for i, a := range addons {
+		field := fmt.Sprintf("spec.addons[%d]", i)
+		checkAddonName(rep, field, a.Name, seen, i)
+		switch n := countSources(a); {
+		case n == 0:
+			rep.errorf(field, "needs one source: helm, kustomize or manifests")
+		case n > 1:
+			rep.errorf(field, "has %d sources; set exactly one of helm, kustomize or manifests", n)
+		}
+		if a.Helm != nil {
+			checkHelm(fsys, a.Helm, field+".helm", rep)
+		}
+		if k := a.Kustomize; k != nil {
+			checkKustomizePath(fsys, rep, field+".kustomize.path", k.Path)
+			checkPatches(rep, field+".kustomize.patches", k.Patches)
+		}
+		if m := a.Manifests; m != nil {
+			checkRepoPath(fsys, rep, field+".manifests.path", m.Path, pathAny)
+		}
+	}
+}
+
+func checkAddonName(rep report, field, name string, seen map[string]int, i int) {
+	if name == "" {
+		rep.errorf(field+".name", "required")
+		return
+	}
+	for _, msg := range validation.IsDNS1123Label(name) {
+		rep.errorf(field+".name", "%q: %s", name, msg)
+	}
+	if first, dup := seen[name]; dup {
+		rep.errorf(field+".name", "%q is already the name of spec.addons[%d]", name, first)
+		return
+	}
+	seen[name] = i
+}
+
+func countSources(a Addon) int {
+	n := 0
+	for _, set := range []bool{a.Helm != nil, a.Kustomize != nil, a.Manifests != nil} {
+		if set {
+			n++
+		}
+	}
+	return n
+}
+
+func checkHelm(fsys fs.FS, h *HelmSource, field string, rep report) {
+	switch {
+	case h.RepositoryURL != "" && h.Path != "":
+		rep.errorf(field, "set repositoryURL or path, not both")
+	case h.RepositoryURL == "" && h.Path == "":
+		rep.errorf(field, "needs repositoryURL (http://, https://, oci://) or path (a chart folder in this repository)")
+	case h.Path != "":
+		checkRepoPath(fsys, rep, field+".path", h.Path, pathChart)
+	default:
+		checkChartURL(h, field, rep)
+	}
+	checkDNS(rep, field+".releaseName", h.ReleaseName, validation.IsDNS1123Subdomain)
+	checkDNS(rep, field+".releaseNamespace", h.ReleaseNamespace, validation.IsDNS1123Label)
+	for i, f := range h.ValuesFiles {
+		checkRepoPath(fsys, rep, fmt.Sprintf("%s.valuesFiles[%d]", field, i), f, pathFile)
+	}
+}
+
+func checkChartURL(h *HelmSource, field string, rep report) {
+	u := h.RepositoryURL
+	if !(strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "oci://")) {
+		rep.errorf(field+".repositoryURL", "%q must start with https://, http:// or oci:// (use path for a chart in this repository)", u)
+	}
+	if h.ChartName == "" && !strings.HasPrefix(u, "oci://") {
+		rep.errorf(field+".chartName", "required with an http(s) chart repository")
+	}
+	if h.ChartVersion == "" {
+		rep.warnf(field+".chartVersion", "not set: the newest chart version is used, so a chart release changes clusters without a commit")
+	}
+}
+
+func checkPatches(rep report, field string, patches []Patch) {
+	for i, p := range patches {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		if strings.TrimSpace(p.Patch) == "" {
+			rep.errorf(f+".patch", "required")
+		}
+		checkTarget(rep, f+".target", p.Target)
+	}
+}
+
+func checkTarget(rep report, field string, t *PatchSelector) {
+	if t == nil {
+		return
+	}
+	for _, s := range []struct{ name, v string }{{"labelSelector", t.LabelSelector}, {"annotationSelector", t.AnnotationSelector}} {
+		if s.v == "" {
+			continue
+		}
+		if _, err := labels.Parse(s.v); err != nil {
+			rep.errorf(field+"."+s.name, "%v", err)
+		}
+	}
+}
+
+func checkOverlays(r *Repository, p *Profile, rep report) {
+	addons := map[string]*Addon{}
+	for i := range p.Spec.Addons {
+		addons[p.Spec.Addons[i].Name] = &p.Spec.Addons[i]
+	}
+	for i, o := range p.Spec.Overlays {
+		field := fmt.Sprintf("spec.overlays[%d]", i)
+		checkSelector(rep, field+".clusterSelector", o.ClusterSelector)
+		if o.ClusterSelector.IsEmpty() {
+			rep.errorf(field+".clusterSelector", "required: an overlay applies to the clusters it selects")
+		}
+		a, ok := addons[o.Addon]
+		if !ok {
+			rep.errorf(field+".addon", "add-on %q is not in spec.addons", o.Addon)
+			continue
+		}
+		if len(o.Values) > 0 && a.Helm == nil {
+			rep.errorf(field+".values", "add-on %q is not a Helm chart; use patches", o.Addon)
+		}
+		checkPatches(rep, field+".patches", o.Patches)
+		checkOverlayPath(r.FS, rep, field+".path", o.Path, a)
+	}
+}
+
+func checkOverlayPath(fsys fs.FS, rep report, field, p string, a *Addon) {
+	switch {
+	case p == "":
+	case a.Kustomize != nil:
+		checkKustomizePath(fsys, rep, field, p)
+	case a.Manifests != nil:
+		checkRepoPath(fsys, rep, field, p, pathAny)
+	default:
+		rep.errorf(field, "only kustomize and manifests add-ons take an overlay path")
+	}
+}
+
+func checkHealthChecks(r *Repository, hcs []HealthCheck, rep report) {
+	seen := map[string]int{}
+	for i, h := range hcs {
+		field := fmt.Sprintf("spec.healthChecks[%d]", i)
+		if h.Kind == "" {
+			rep.errorf(field+".kind", "required")
+		}
+		gk := h.Group + "/" + h.Kind
+		if first, dup := seen[gk]; dup {
+			rep.errorf(field, "group %q kind %q already has a health check in spec.healthChecks[%d]", h.Group, h.Kind, first)
+		}
+		seen[gk] = i
+		switch {
+		case (h.Script == "") == (h.ScriptFile == ""):
+			rep.errorf(field, "set exactly one of script or scriptFile")
+		case h.ScriptFile != "":
+			checkRepoPath(r.FS, rep, field+".scriptFile", h.ScriptFile, pathFile)
+		}
+	}
+}
+
+func checkDriftExclusions(des []DriftExclusion, rep report) {
+	for i, d := range des {
+		field := fmt.Sprintf("spec.driftExclusions[%d]", i)
+		checkTarget(rep, field+".target", d.Target)
+		if len(d.Paths) == 0 {
+			rep.errorf(field+".paths", "at least one JSON pointer is required")
+		}
+		for j, p := range d.Paths {
+			if !strings.HasPrefix(p, "/") {
+				rep.errorf(fmt.Sprintf("%s.paths[%d]", field, j), "%q is not a JSON pointer (it starts with /, e.g. /spec/replicas)", p)
+			}
+		}
+	}
+}
