@@ -143,6 +143,10 @@ func isYAML(name string) bool {
 func loadDocument(fsys fs.FS, file, want string, obj any, src *Source, diags *Diagnostics) bool {
 	*src = Source{File: file, Line: 1, lines: map[string]int{}}
 	rep := report{src: src, diags: diags}
+	if _, err := ResolvePath(fsys, file); err != nil {
+		rep.errorf("", "%v", err)
+		return false
+	}
 	data, err := fs.ReadFile(fsys, file)
 	if err != nil {
 		rep.errorf("", "%v", err)

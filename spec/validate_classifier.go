@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -58,15 +59,32 @@ func checkDeployedResources(d *DeployedResourceConstraint, rep report) {
 	checkLua(rep, field+".aggregatedClassification", d.AggregatedClassification)
 }
 
-// checkLua reports a Lua syntax error with its line inside the script.
+// checkLua reports a Lua syntax error at its line in the file: a block
+// scalar's first script line is the line after its field.
 func checkLua(rep report, field, script string) {
 	if script == "" {
 		return
 	}
-	if _, err := parse.Parse(strings.NewReader(script), field); err != nil {
-		msg := strings.TrimPrefix(err.Error(), field+" ")
-		rep.errorf(field, "Lua syntax error: %s", msg)
+	_, err := parse.Parse(strings.NewReader(script), field)
+	if err == nil {
+		return
 	}
+	var perr *parse.Error
+	if !errors.As(err, &perr) {
+		rep.errorf(field, "Lua syntax error: %s", strings.TrimSpace(err.Error()))
+		return
+	}
+	if perr.Pos.Line <= 0 {
+		rep.errorf(field, "Lua syntax error at the end of the script: %s", perr.Message)
+		return
+	}
+	d := Diagnostic{
+		File:    rep.src.File,
+		Line:    rep.src.LineOf(field) + perr.Pos.Line,
+		Field:   field,
+		Message: fmt.Sprintf("Lua syntax error in script line %d near %q: %s", perr.Pos.Line, perr.Token, perr.Message),
+	}
+	*rep.diags = append(*rep.diags, d)
 }
 
 // ParseVersion parses a Kubernetes version such as v1.37.2 or 1.37.2-eks-1;

@@ -1,8 +1,8 @@
 package spec
 
 import (
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -236,6 +236,8 @@ func checkHealthChecks(r *Repository, hcs []HealthCheck, rep report) {
 			rep.errorf(field, "set exactly one of script or scriptFile")
 		case h.ScriptFile != "":
 			checkRepoPath(r.FS, rep, field+".scriptFile", h.ScriptFile, pathFile)
+		default:
+			checkLua(rep, field+".script", h.Script)
 		}
 	}
 }
