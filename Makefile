@@ -1,0 +1,43 @@
+# regatta — build, test and demo. `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+BIN := $(CURDIR)/bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/regatta-dev/regatta/cmd/regatta/app.version=$(VERSION) \
+           -X github.com/regatta-dev/regatta/cmd/regatta/app.commit=$(COMMIT)
+# Packages whose tests must also pass under the race detector.
+RACE_PKGS := ./render/... ./lua/... ./repo/...
+TEST_TIMEOUT ?= 25m
+
+.PHONY: help build test test-env test-unit lint deps-check bench demo clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## build bin/regatta, stamped with version and commit
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/regatta ./cmd/regatta
+
+test-env: ## install etcd and build the kube-apiservers the tests start (idempotent)
+	hack/setup-test-env.sh
+
+test: test-env lint ## install what the tests need, then run every test
+	REGATTA_BIN_DIR=$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	REGATTA_BIN_DIR=$(BIN) $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+
+test-unit: ## run the tests that need no test environment
+	$(GO) test -count=1 ./spec/... ./cmd/...
+
+lint: deps-check ## gofmt check, go vet, dependency direction
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^hack/kube/')); \
+	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+deps-check: ## leaves (spec, render, lua, repo) import no regatta package above them
+	hack/check-deps.sh
+
+bench: build ## run the benchmark suite and write bench/REPORT.md
+	$(GO) test -run '^$$' -bench . -benchmem ./... | tee bench.out
+
+clean: ## remove built binaries (keeps the test environment's kube-apiservers)
+	rm -f $(BIN)/regatta

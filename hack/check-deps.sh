@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Keeps the dependency direction of GUIDE.md §1: leaf packages import no
+# regatta package above them, and nothing imports k8s.io/kubernetes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mod=github.com/regatta-dev/regatta
+fail=0
+check() { # check PKG ALLOWED-PREFIX...
+  local pkg=$1; shift
+  [ -d "${pkg#./}" ] || return 0
+  while read -r dep; do
+    local ok=0
+    for allowed in "$@"; do [[ $dep == "$mod/$allowed"* ]] && ok=1; done
+    if [ $ok = 0 ]; then echo "deps-check: $pkg must not import $dep"; fail=1; fi
+  done < <(go list -deps "$pkg/..." | grep "^$mod/" | grep -v "^$mod/${pkg#./}" || true)
+}
+check ./spec
+check ./lua
+check ./repo
+check ./render spec
+if go list -deps ./... | grep -q '^k8s.io/kubernetes/'; then
+  echo "deps-check: the product must not depend on k8s.io/kubernetes"; fail=1
+fi
+exit $fail
