@@ -1,0 +1,85 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const specTestdata = "../../../spec/testdata/"
+
+func TestValidateExitCodes(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		inStdout string
+		inStderr string
+	}{
+		{"valid", []string{"validate", specTestdata + "valid-full"}, 0, "", "2 clusters, 2 profiles, 2 classifiers: valid, 0 warnings"},
+		{"invalid", []string{"validate", specTestdata + "invalid-graph"}, 1,
+			"profiles/c.yaml:6: spec.dependsOn[0]: dependency cycle: a -> b -> c -> a\n", "invalid: 4 errors"},
+		{"warnings only print", []string{"validate", specTestdata + "invalid-fields"}, 1,
+			"warning: profiles/unmatched.yaml:5: spec.clusterSelector: selects no cluster\n", ""},
+		{"missing dir", []string{"validate", "/nonexistent/fleet"}, 2, "", "no such file or directory"},
+		{"two dirs", []string{"validate", "a", "b"}, 2, "", "at most one directory"},
+		{"bad output", []string{"validate", "-o", "xml", specTestdata + "valid-full"}, 2, "", "--output must be text or json"},
+		{"unknown flag", []string{"validate", "--frobnicate"}, 2, "", "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tt.inStdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.inStdout, stdout)
+			}
+			if !strings.Contains(stderr, tt.inStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.inStderr, stderr)
+			}
+		})
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	code, stdout, _ := run(t, "validate", "--output", "json", specTestdata+"invalid-graph")
+	if code != 1 {
+		t.Fatalf("exit code %d", code)
+	}
+	var r validateReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	if r.Valid || r.Profiles != 4 || len(r.Errors) != 4 || r.Warnings == nil {
+		t.Errorf("report = %+v", r)
+	}
+	first := r.Errors[0]
+	if first.File != "profiles/c.yaml" || first.Line != 6 || first.Field != "spec.dependsOn[0]" {
+		t.Errorf("first error = %+v", first)
+	}
+}
+
+func TestValidateReadsEnvironment(t *testing.T) {
+	t.Setenv("REGATTA_OUTPUT", "json")
+	_, stdout, _ := run(t, "validate", specTestdata+"valid-full")
+	if !strings.HasPrefix(stdout, "{") {
+		t.Errorf("REGATTA_OUTPUT=json ignored:\n%s", stdout)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := run(t, "version")
+	if code != 0 || !strings.HasPrefix(stdout, "regatta dev (commit unknown") {
+		t.Errorf("version: %d %q", code, stdout)
+	}
+}
