@@ -18,6 +18,7 @@ check ./spec
 check ./lua
 check ./repo
 check ./render spec
+check ./reconciler/plan spec
 if go list -deps ./... | grep -q '^k8s.io/kubernetes/'; then
   echo "deps-check: the product must not depend on k8s.io/kubernetes"; fail=1
 fi
