@@ -1,0 +1,186 @@
+package status
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Pair states, as the apply engine reports them.
+const (
+	StateApplied              = "Applied"
+	StateProgressing          = "Progressing"
+	StateWaitingForDependency = "WaitingForDependency"
+	StateFailed               = "Failed"
+	StateConflict             = "Conflict"
+	StateDryRun               = "DryRun"
+	StateWithdrawn            = "Withdrawn"
+	StatePaused               = "Paused"
+)
+
+var stateMarks = map[string]string{
+	StateApplied:              "✅",
+	StateProgressing:          "⏳",
+	StateWaitingForDependency: "⏸️",
+	StateFailed:               "❌",
+	StateConflict:             "⚠️",
+	StateDryRun:               "🔍",
+	StateWithdrawn:            "➖",
+	StatePaused:               "⏸️",
+}
+
+// RenderDashboard renders the fleet as Markdown: a clusters × profiles table
+// with state and revision, then every problem with its first error.
+func RenderDashboard(s Snapshot) string {
+	var b strings.Builder
+	b.WriteString("# Fleet status\n\n")
+	b.WriteString("_Written by regatta. Do not edit: the next pass overwrites it._\n\n")
+	writeSummary(&b, s)
+	profiles := profileNames(s.Clusters)
+	if len(s.Clusters) == 0 {
+		b.WriteString("No clusters.\n")
+		return b.String()
+	}
+	b.WriteString("| cluster | reachable | Kubernetes |")
+	for _, p := range profiles {
+		fmt.Fprintf(&b, " %s |", p)
+	}
+	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(profiles)) + "\n")
+	for _, c := range s.Clusters {
+		writeClusterRow(&b, c, profiles)
+	}
+	writeProblems(&b, s.Clusters)
+	return b.String()
+}
+
+func writeSummary(b *strings.Builder, s Snapshot) {
+	f := s.Fleet
+	fmt.Fprintf(b, "Source revision `%s`", short(f.SourceRevision))
+	if f.AppliedRevision != "" && f.AppliedRevision != f.SourceRevision {
+		fmt.Fprintf(b, " · in force: `%s`", short(f.AppliedRevision))
+	}
+	fmt.Fprintf(b, " · %d clusters · %d profiles\n\n", len(s.Clusters), len(profileNames(s.Clusters)))
+	if len(f.Errors) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "> ❌ **Revision `%s` is not in force**: the clusters keep `%s`.\n>\n", short(f.SourceRevision), short(f.AppliedRevision))
+	for _, e := range f.Errors {
+		fmt.Fprintf(b, "> - %s\n", formatError(e))
+	}
+	b.WriteString("\n")
+}
+
+func writeClusterRow(b *strings.Builder, c ClusterStatus, profiles []string) {
+	reach := "yes"
+	switch {
+	case c.Paused:
+		reach = "paused"
+	case !c.Reachable:
+		reach = "❌ no"
+	}
+	fmt.Fprintf(b, "| %s | %s | %s |", c.Cluster, reach, orDash(c.KubernetesVersion))
+	byName := map[string]Profile{}
+	for _, p := range c.Profiles {
+		byName[p.Name] = p
+	}
+	for _, name := range profiles {
+		p, ok := byName[name]
+		if !ok {
+			b.WriteString(" |")
+			continue
+		}
+		fmt.Fprintf(b, " %s %s", stateMarks[p.State], p.State)
+		if p.Revision != "" {
+			fmt.Fprintf(b, " `%s`", short(p.Revision))
+		}
+		b.WriteString(" |")
+	}
+	b.WriteString("\n")
+}
+
+func writeProblems(b *strings.Builder, clusters []ClusterStatus) {
+	var lines []string
+	for _, c := range clusters {
+		if c.Error != "" {
+			lines = append(lines, fmt.Sprintf("- **%s**: %s", c.Cluster, oneLine(c.Error)))
+		}
+		for _, n := range c.LabelNotes {
+			lines = append(lines, fmt.Sprintf("- **%s**: label `%s` %s: %s", c.Cluster, n.Key, n.Reason, n.Message))
+		}
+		for _, p := range c.Profiles {
+			if p.Error != nil {
+				lines = append(lines, fmt.Sprintf("- **%s / %s** (%s): %s", c.Cluster, p.Name, p.State, formatError(*p.Error)))
+			} else if p.State == StateWaitingForDependency || p.State == StateConflict {
+				lines = append(lines, fmt.Sprintf("- **%s / %s** (%s): %s", c.Cluster, p.Name, p.State, oneLine(p.Message)))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\n## Problems\n\n")
+	b.WriteString(strings.Join(lines, "\n"))
+	b.WriteString("\n")
+}
+
+func formatError(e Error) string {
+	var where []string
+	if e.File != "" {
+		loc := e.File
+		if e.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", e.File, e.Line)
+		}
+		where = append(where, "`"+loc+"`")
+	}
+	if e.Object != "" {
+		where = append(where, "`"+e.Object+"`")
+	}
+	msg := oneLine(e.Message)
+	if len(where) == 0 {
+		return msg
+	}
+	return strings.Join(where, " ") + ": " + msg
+}
+
+func profileNames(cs []ClusterStatus) []string {
+	set := map[string]bool{}
+	for _, c := range cs {
+		for _, p := range c.Profiles {
+			set[p.Name] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// short abbreviates a commit SHA as Git hosts do.
+func short(rev string) string {
+	if len(rev) > 8 {
+		return rev[:8]
+	}
+	if rev == "" {
+		return "-"
+	}
+	return rev
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine keeps a message to one table-safe line.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if len(s) > 300 {
+		s = s[:297] + "..."
+	}
+	return s
+}

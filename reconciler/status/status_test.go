@@ -1,0 +1,110 @@
+package status
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+func sample() Snapshot {
+	return Snapshot{
+		Fleet: Fleet{
+			SourceRevision:  "f00dfeedcafe0000000000000000000000000000",
+			AppliedRevision: "abc123def4560000000000000000000000000000",
+			Errors: []Error{{File: "profiles/apps.yaml", Line: 14,
+				Message: "spec.addons[1].kustomize.path: folder addons/x does not exist"}},
+		},
+		Clusters: []ClusterStatus{
+			{
+				Cluster: "staging-1", SourceRevision: "abc123def4560000000000000000000000000000",
+				Reachable: false, Error: "Get \"https://127.0.0.1:6443/version\": connection refused",
+				Labels: map[string]string{"env": "staging", "kubernetes": "v1-36"}, ClassifierLabelsStale: true,
+				Profiles: []Profile{{Name: "infra", State: StateFailed, Error: &Error{Message: "cluster unreachable"}}},
+			},
+			{
+				Cluster: "prod-eu-1", SourceRevision: "abc123def4560000000000000000000000000000",
+				Reachable: true, KubernetesVersion: "v1.37.2",
+				Labels:           map[string]string{"env": "prod", "kubernetes": "v1-37"},
+				ClassifierLabels: map[string]map[string]string{"kubernetes-v1-37": {"kubernetes": "v1-37"}},
+				LabelNotes:       []LabelNote{{Key: "size", Reason: "conflict", Message: "classifiers disagree, label not set: a sets large, b sets small"}},
+				Profiles: []Profile{
+					{Name: "infra", State: StateApplied, Revision: "abc123def4560000000000000000000000000000", RenderHash: "sha256:1111", Objects: 12, Health: "Healthy"},
+					{Name: "apps", State: StateFailed, Revision: "abc123def4560000000000000000000000000000", Objects: 3,
+						Error: &Error{Object: "Deployment/apps/web", Message: "apply failed: admission webhook | denied"}},
+					{Name: "dashboards", State: StateWaitingForDependency, Message: "waiting for apps (Failed)"},
+				},
+			},
+		},
+	}
+}
+
+func TestFilesGolden(t *testing.T) {
+	files, err := Files(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	want := []string{FleetFile, Dashboard, "status/clusters/prod-eu-1.yaml", "status/clusters/staging-1.yaml"}
+	sort.Strings(want)
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("files = %v, want %v", names, want)
+	}
+	for _, name := range names {
+		golden := filepath.Join("testdata", strings.ReplaceAll(name, "/", "_"))
+		if *update {
+			if err := os.WriteFile(golden, files[name], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with -update)", err)
+		}
+		if string(want) != string(files[name]) {
+			t.Errorf("%s differs from %s:\n%s", name, golden, files[name])
+		}
+	}
+}
+
+func TestFilesDeterministic(t *testing.T) {
+	a, _ := Files(sample())
+	s := sample()
+	s.Clusters[0], s.Clusters[1] = s.Clusters[1], s.Clusters[0]
+	b, _ := Files(s)
+	if !reflect.DeepEqual(a, b) {
+		t.Error("the order of clusters changed the files")
+	}
+}
+
+func TestReadRoundTrip(t *testing.T) {
+	files, err := Files(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	for name, b := range files {
+		fsys[name] = &fstest.MapFile{Data: b}
+	}
+	got, err := Read(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := Files(got)
+	if !reflect.DeepEqual(files, again) {
+		t.Error("read and written status differ")
+	}
+	if empty, err := Read(fstest.MapFS{}); err != nil || len(empty.Clusters) != 0 {
+		t.Errorf("empty tree: %v %v", empty, err)
+	}
+}

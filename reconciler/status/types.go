@@ -1,0 +1,111 @@
+// Package status turns the results of a pass into the status files regatta
+// commits back into the fleet repository — status/clusters/<name>.yaml per
+// cluster and status/README.md, a fleet dashboard — and reads them back for
+// `regatta status` and `regatta plan`. The files are a user-facing contract:
+// they are versioned by apiVersion and hold nothing that changes on every
+// pass (no timestamps), so a pass that changes nothing commits nothing.
+package status
+
+// APIVersion and Kind of a cluster status file.
+const (
+	APIVersion        = "regatta.dev/v1alpha1"
+	KindClusterStatus = "ClusterStatus"
+)
+
+// Layout of the status tree, relative to the status root.
+const (
+	Dir         = "status"
+	ClustersDir = "status/clusters"
+	Dashboard   = "status/README.md"
+)
+
+// ClusterStatus is the content of status/clusters/<name>.yaml.
+type ClusterStatus struct {
+	APIVersion string `json:"apiVersion" yaml:"apiVersion"`
+	Kind       string `json:"kind" yaml:"kind"`
+	Cluster    string `json:"cluster" yaml:"cluster"`
+	// SourceRevision is the fleet repository commit the cluster was last
+	// reconciled against.
+	SourceRevision string `json:"sourceRevision" yaml:"sourceRevision"`
+	Paused         bool   `json:"paused,omitempty" yaml:"paused,omitempty"`
+	Reachable      bool   `json:"reachable" yaml:"reachable"`
+	// Error says why the cluster could not be reached or read.
+	Error             string `json:"error,omitempty" yaml:"error,omitempty"`
+	KubernetesVersion string `json:"kubernetesVersion,omitempty" yaml:"kubernetesVersion,omitempty"`
+	// Labels are the effective labels: cluster.yaml's and classifiers'.
+	Labels map[string]string `json:"labels,omitempty" yaml:"labels,omitempty"`
+	// ClassifierLabels are the labels classifiers gave, by classifier.
+	ClassifierLabels map[string]map[string]string `json:"classifierLabels,omitempty" yaml:"classifierLabels,omitempty"`
+	// ClassifierLabelsStale is set when the cluster was unreachable and its
+	// last known classifier labels were kept.
+	ClassifierLabelsStale bool        `json:"classifierLabelsStale,omitempty" yaml:"classifierLabelsStale,omitempty"`
+	LabelNotes            []LabelNote `json:"labelNotes,omitempty" yaml:"labelNotes,omitempty"`
+	Profiles              []Profile   `json:"profiles,omitempty" yaml:"profiles,omitempty"`
+}
+
+// LabelNote explains a classifier label that did not take effect.
+type LabelNote struct {
+	Key     string `json:"key" yaml:"key"`
+	Reason  string `json:"reason" yaml:"reason"`
+	Message string `json:"message" yaml:"message"`
+}
+
+// Profile is the result record of one (profile, cluster) pair.
+type Profile struct {
+	Name  string `json:"name" yaml:"name"`
+	State string `json:"state" yaml:"state"`
+	// Revision is the fleet repository commit whose rendering is applied.
+	Revision   string `json:"revision,omitempty" yaml:"revision,omitempty"`
+	RenderHash string `json:"renderHash,omitempty" yaml:"renderHash,omitempty"`
+	// Objects is how many objects the pair manages.
+	Objects int    `json:"objects" yaml:"objects"`
+	Health  string `json:"health,omitempty" yaml:"health,omitempty"`
+	Message string `json:"message,omitempty" yaml:"message,omitempty"`
+	// Error is the first error, with its object and cause.
+	Error *Error `json:"error,omitempty" yaml:"error,omitempty"`
+	// DriftCorrections counts the drift regatta has corrected for the pair
+	// since it was first applied.
+	DriftCorrections int64 `json:"driftCorrections,omitempty" yaml:"driftCorrections,omitempty"`
+	// Changes lists what a DryRun profile would do.
+	Changes []Change `json:"changes,omitempty" yaml:"changes,omitempty"`
+}
+
+// Error is a failure, placed at an object or a repository file when known.
+type Error struct {
+	Object  string `json:"object,omitempty" yaml:"object,omitempty"`
+	File    string `json:"file,omitempty" yaml:"file,omitempty"`
+	Line    int    `json:"line,omitempty" yaml:"line,omitempty"`
+	Message string `json:"message" yaml:"message"`
+}
+
+// Change is one object a DryRun profile would create, update or delete.
+type Change struct {
+	Action string `json:"action" yaml:"action"`
+	Object string `json:"object" yaml:"object"`
+}
+
+// Fleet is the content of status/fleet.yaml: the revisions seen and the
+// errors that kept the newest one from taking effect.
+type Fleet struct {
+	APIVersion string `json:"apiVersion" yaml:"apiVersion"`
+	Kind       string `json:"kind" yaml:"kind"`
+	// SourceRevision is the newest revision of the followed branch.
+	SourceRevision string `json:"sourceRevision" yaml:"sourceRevision"`
+	// AppliedRevision is the newest revision that loaded and validated; it
+	// is the one in force on the clusters.
+	AppliedRevision string `json:"appliedRevision,omitempty" yaml:"appliedRevision,omitempty"`
+	// Errors are why SourceRevision is not in force (file, line, field).
+	Errors []Error `json:"errors,omitempty" yaml:"errors,omitempty"`
+}
+
+// KindFleetStatus is the kind of status/fleet.yaml.
+const KindFleetStatus = "FleetStatus"
+
+// FleetFile is the path of the fleet status file.
+const FleetFile = "status/fleet.yaml"
+
+// Snapshot is everything the status files hold.
+type Snapshot struct {
+	Fleet    Fleet
+	Clusters []ClusterStatus
+}
