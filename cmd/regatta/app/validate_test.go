@@ -83,3 +83,10 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version: %d %q", code, stdout)
 	}
 }
+
+func TestValidateExample(t *testing.T) {
+	code, stdout, stderr := run(t, "validate", "../../../examples/fleet-infra")
+	if code != 0 || stdout != "" {
+		t.Errorf("examples/fleet-infra: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
