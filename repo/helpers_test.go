@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -37,14 +38,23 @@ func gitEnv(home string) []string {
 // runGit runs the git CLI in dir and returns its trimmed output.
 func runGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
+	out, err := gitOutput(dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// gitOutput runs the git CLI; usable outside the test goroutine.
+func gitOutput(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = gitEnv(dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		return "", fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), nil
 }
 
 // upstream is a bare repository (what a Git host stores) plus a working
@@ -137,4 +147,49 @@ func (s *httpServer) count(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// pushAs commits a file on branch from a separate clone in dir, as
+// another person or replica would; it returns the new SHA. It does not
+// call t.Fatal, so a server middleware may use it.
+func (u *upstream) pushAs(dir, branch, name, content string) (string, error) {
+	steps := [][]string{
+		{"clone", "-q", "-b", branch, u.bare, "."},
+		{"add", "-A"}, {"commit", "-q", "-m", "other: " + name},
+		{"push", "-q", "origin", "HEAD:" + branch}, {"rev-parse", "HEAD"},
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var out string
+	for i, args := range steps {
+		if i == 1 {
+			p := filepath.Join(dir, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				return "", err
+			}
+		}
+		var err error
+		if out, err = gitOutput(dir, args...); err != nil {
+			return "", err
+		}
+	}
+	return out, nil
+}
+
+// isAncestor tells whether a is an ancestor of b in the bare repository.
+func (u *upstream) isAncestor(a, b string) bool {
+	cmd := exec.Command("git", "merge-base", "--is-ancestor", a, b)
+	cmd.Dir = u.bare
+	cmd.Env = gitEnv(u.bare)
+	return cmd.Run() == nil
+}
+
+// show returns a file of the bare repository at a revision.
+func (u *upstream) show(rev, name string) string {
+	u.t.Helper()
+	return runGit(u.t, u.bare, "show", rev+":"+name)
 }

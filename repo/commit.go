@@ -1,0 +1,234 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Defaults of a CommitRequest.
+const (
+	DefaultStatusBranch = "regatta/status"
+	DefaultAuthorName   = "regatta"
+	DefaultAuthorEmail  = "regatta@users.noreply.regatta.dev"
+	DefaultMaxAttempts  = 5
+)
+
+// CommitRequest is a set of file changes to commit and push to a branch.
+type CommitRequest struct {
+	// Branch to commit to. A missing branch is created as an orphan
+	// (no parent), unless it is the followed branch.
+	Branch string
+	// Prefix confines the change to a folder ("status"); every path in
+	// Files and Delete must be under it. Empty means the whole tree.
+	Prefix string
+	// Files maps paths from the repository root to their new content.
+	Files map[string][]byte
+	// Delete lists paths (files or folders) to remove.
+	Delete []string
+	// Prune also removes every file under Prefix that is not in Files, so
+	// the folder holds exactly Files afterwards.
+	Prune bool
+	// Author of the commit (also its committer); defaults to
+	// DefaultAuthorName and DefaultAuthorEmail.
+	Author Signature
+	// Message of the commit; Trailers are appended as its last paragraph,
+	// e.g. {TrailerSourceRevision, sha}.
+	Message  string
+	Trailers []Trailer
+	// MaxAttempts bounds pushes when the remote moved in between
+	// (default DefaultMaxAttempts). Pushes never force.
+	MaxAttempts int
+}
+
+// CommitResult tells what CommitAndPush did.
+type CommitResult struct {
+	Committed bool   // false when the tree was already as requested
+	SHA       string // the new commit, or the unchanged branch tip
+	Attempts  int    // pushes tried
+}
+
+// CommitAndPush writes the requested files as a new commit on top of the
+// remote branch and pushes it, without force. When the resulting tree
+// equals the parent's, nothing is committed. When the push is rejected
+// because someone else pushed in between, the branch is fetched again and
+// the same change is re-applied on top, up to MaxAttempts times.
+func (s *Source) CommitAndPush(ctx context.Context, req CommitRequest) (CommitResult, error) {
+	req, err := req.normalized()
+	if err != nil {
+		return CommitResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var res CommitResult
+	var lost error
+	for res.Attempts < req.MaxAttempts {
+		done, err := s.commitAttempt(ctx, req, &res)
+		if done {
+			return res, err
+		}
+		lost = err
+		if e, ok := err.(*Error); ok && e.Err != nil {
+			lost = e.Err
+		}
+		if err := sleepCtx(ctx, time.Duration(res.Attempts)*100*time.Millisecond); err != nil {
+			return res, err
+		}
+	}
+	return res, &Error{Op: "push to", URL: s.ep.display, Kind: ErrPushRejected,
+		Err: fmt.Errorf("branch %s kept moving after %d attempts, last: %w", req.Branch, res.Attempts, lost)}
+}
+
+// commitAttempt builds the commit on the current remote tip and pushes it.
+// It returns done=false, with the push error, when the push lost a race
+// and should be retried.
+func (s *Source) commitAttempt(ctx context.Context, req CommitRequest, res *CommitResult) (bool, error) {
+	parent, found, err := s.syncBranch(ctx, req.Branch, "")
+	if err != nil {
+		return true, err
+	}
+	if !found && req.Branch == s.opts.branch() {
+		return true, &Error{Op: "commit to", URL: s.ep.display, Kind: ErrBranchNotFound, Err: fmt.Errorf("no branch %q", req.Branch)}
+	}
+	commit, changed, err := s.buildCommit(req, parent)
+	if err != nil || !changed {
+		res.SHA = parent.String()
+		if parent.IsZero() {
+			res.SHA = ""
+		}
+		return true, err
+	}
+	res.Attempts++
+	err = s.push(ctx, req.Branch, parent, commit)
+	if err == nil {
+		res.Committed, res.SHA = true, commit.String()
+		s.log.Info("pushed commit", "url", s.ep.display, "branch", req.Branch, "commit", res.SHA)
+		return true, nil
+	}
+	if !s.remoteMoved(ctx, req.Branch, parent) {
+		return true, err
+	}
+	s.log.Info("push lost a race, retrying on top", "url", s.ep.display, "branch", req.Branch, "attempt", res.Attempts)
+	return false, err
+}
+
+// buildCommit stores the commit of req on parent (zero: orphan).
+func (s *Source) buildCommit(req CommitRequest, parent plumbing.Hash) (plumbing.Hash, bool, error) {
+	var base plumbing.Hash
+	if !parent.IsZero() {
+		c, err := object.GetCommit(s.store, parent)
+		if err != nil {
+			return plumbing.ZeroHash, false, s.wrap("commit to", err)
+		}
+		base = c.TreeHash
+	}
+	tree, err := s.buildTree(req, base)
+	if err != nil {
+		return plumbing.ZeroHash, false, s.wrap("commit to", err)
+	}
+	if tree == base || (parent.IsZero() && tree.IsZero()) {
+		return plumbing.ZeroHash, false, nil
+	}
+	if tree.IsZero() {
+		if tree, err = writeEmptyTree(s.store); err != nil {
+			return plumbing.ZeroHash, false, s.wrap("commit to", err)
+		}
+	}
+	h, err := s.writeCommit(req, tree, parent)
+	return h, err == nil, err
+}
+
+func (s *Source) buildTree(req CommitRequest, base plumbing.Hash) (plumbing.Hash, error) {
+	edits := map[string]edit{}
+	if req.Prune {
+		existing, err := listFiles(s.store, base, req.Prefix)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		for _, p := range existing {
+			edits[p] = edit{del: true}
+		}
+	}
+	for _, p := range req.Delete {
+		edits[p] = edit{del: true}
+	}
+	for p, data := range req.Files {
+		h, err := writeBlob(s.store, data)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		edits[p] = edit{blob: h}
+	}
+	return applyEdits(s.store, base, edits)
+}
+
+func (s *Source) writeCommit(req CommitRequest, tree, parent plumbing.Hash) (plumbing.Hash, error) {
+	sig := object.Signature{Name: req.Author.Name, Email: req.Author.Email, When: time.Now()}
+	c := &object.Commit{
+		Author: sig, Committer: sig,
+		Message:  formatMessage(req.Message, req.Trailers),
+		TreeHash: tree,
+	}
+	if !parent.IsZero() {
+		c.ParentHashes = []plumbing.Hash{parent}
+	}
+	obj := s.store.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, s.wrap("commit to", err)
+	}
+	h, err := s.store.SetEncodedObject(obj)
+	return h, s.wrap("commit to", err)
+}
+
+// normalized applies defaults and checks paths.
+func (req CommitRequest) normalized() (CommitRequest, error) {
+	req.Branch = firstNonEmpty(req.Branch, DefaultStatusBranch)
+	req.Author.Name = firstNonEmpty(req.Author.Name, DefaultAuthorName)
+	req.Author.Email = firstNonEmpty(req.Author.Email, DefaultAuthorEmail)
+	req.Message = firstNonEmpty(req.Message, "Update status")
+	if req.MaxAttempts <= 0 {
+		req.MaxAttempts = DefaultMaxAttempts
+	}
+	req.Prefix = strings.Trim(path.Clean("/"+req.Prefix), "/")
+	for i, t := range req.Trailers {
+		req.Trailers[i].Value = strings.Join(strings.Fields(t.Value), " ")
+	}
+	for p := range req.Files {
+		if err := req.checkPath(p); err != nil {
+			return req, err
+		}
+	}
+	for _, p := range req.Delete {
+		if err := req.checkPath(p); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
+
+func (req CommitRequest) checkPath(p string) error {
+	if !fs.ValidPath(p) || p == "." {
+		return fmt.Errorf("commit to %s: invalid path %q", req.Branch, p)
+	}
+	if req.Prefix != "" && p != req.Prefix && !strings.HasPrefix(p, req.Prefix+"/") {
+		return fmt.Errorf("commit to %s: path %q is outside %s/", req.Branch, p, req.Prefix)
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

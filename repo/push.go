@@ -1,0 +1,56 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// pushRef is the local ref a commit is pushed from; the branch's own ref
+// only moves once the remote accepted the commit.
+const pushRef = plumbing.ReferenceName("refs/regatta/push")
+
+// push sends commit to the branch without force, expecting the remote at
+// parent (zero: branch absent).
+func (s *Source) push(ctx context.Context, branch string, parent, commit plumbing.Hash) error {
+	if err := s.store.SetReference(plumbing.NewHashReference(pushRef, commit)); err != nil {
+		return s.wrap("push to", err)
+	}
+	defer s.store.RemoveReference(pushRef)
+	spec := config.RefSpec(fmt.Sprintf("%s:%s", pushRef, branchRef(branch)))
+	err := s.remote.PushContext(ctx, &git.PushOptions{
+		RemoteName:      remoteName,
+		RefSpecs:        []config.RefSpec{spec},
+		Auth:            s.auth,
+		CABundle:        s.opts.Auth.CABundle,
+		InsecureSkipTLS: s.opts.Auth.InsecureSkipTLS,
+		Force:           false,
+	})
+	if errors.Is(err, git.NoErrAlreadyUpToDate) {
+		err = nil
+	}
+	if err != nil {
+		return s.wrap("push to", err)
+	}
+	if err := s.store.SetReference(plumbing.NewHashReference(branchRef(branch), commit)); err != nil {
+		return s.wrap("push to", err)
+	}
+	return nil
+}
+
+// remoteMoved reports whether the remote branch is no longer at parent,
+// i.e. whether a failed push lost a race and is worth re-applying.
+func (s *Source) remoteMoved(ctx context.Context, branch string, parent plumbing.Hash) bool {
+	h, found, err := s.remoteRef(ctx, branch)
+	if err != nil {
+		return false
+	}
+	if !found {
+		return !parent.IsZero()
+	}
+	return h != parent
+}
