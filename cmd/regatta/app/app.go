@@ -94,6 +94,7 @@ REGATTA_FOO_BAR. Flags on the command line win.`,
 	root.AddCommand(
 		newVersionCommand(stdout),
 		newValidateCommand(stdout, stderr),
+		newStatusCommand(stdout),
 	)
 	return root
 }

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/regatta-dev/regatta/reconciler/status"
+)
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// statusRepo makes a real Git repository whose regatta/status branch holds
+// the files of snap.
+func statusRepo(t *testing.T, snap status.Snapshot) string {
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(dir, "README.md"), []byte("fleet\n"), 0o644)
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-qm", "init")
+	git(t, dir, "checkout", "-q", "--orphan", DefaultStatusBranch)
+	git(t, dir, "rm", "-rfq", ".")
+	files, err := status.Files(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, b, 0o644)
+	}
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-qm", "status")
+	git(t, dir, "checkout", "-q", "main")
+	return dir
+}
+
+func TestStatusCommand(t *testing.T) {
+	snap := status.Snapshot{
+		Fleet: status.Fleet{SourceRevision: "0123456789abcdef", AppliedRevision: "0123456789abcdef"},
+		Clusters: []status.ClusterStatus{{
+			Cluster: "prod-1", Reachable: true, KubernetesVersion: "v1.37.2", Labels: map[string]string{"env": "prod"},
+			Profiles: []status.Profile{
+				{Name: "apps", State: status.StateFailed, Revision: "0123456789abcdef",
+					Error: &status.Error{Object: "Deployment/apps/web", Message: "apply failed: denied"}},
+				{Name: "infra", State: status.StateApplied, Revision: "0123456789abcdef", Objects: 4},
+			},
+		}},
+	}
+	dir := statusRepo(t, snap)
+	code, stdout, stderr := run(t, "status", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"source revision 01234567", "prod-1   true", "Deployment/apps/web: apply failed: denied", "infra    Applied"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = run(t, "status", "--cluster", "prod-1", dir)
+	if code != 0 || !strings.Contains(stdout, "labels: env=prod") || !strings.Contains(stdout, "profile infra: Applied revision=01234567 objects=4") {
+		t.Errorf("cluster view (%d):\n%s", code, stdout)
+	}
+	if code, _, _ = run(t, "status", "--cluster", "ghost", dir); code != 1 {
+		t.Errorf("unknown cluster: exit %d", code)
+	}
+	code, stdout, _ = run(t, "status", "-o", "markdown", dir)
+	if code != 0 || !strings.Contains(stdout, "| prod-1 | yes | v1.37.2 |") {
+		t.Errorf("markdown (%d):\n%s", code, stdout)
+	}
+}
+
+func TestStatusWithoutStatusBranch(t *testing.T) {
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	code, _, stderr := run(t, "status", dir)
+	if code != 1 || !strings.Contains(stderr, "no status branch regatta/status") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	if code, _, _ := run(t, "status", t.TempDir()); code != 2 {
+		t.Errorf("not a repository: exit %d", code)
+	}
+}
