@@ -76,4 +76,3 @@ func trimNewline(s string) string {
 	}
 	return s
 }
-
