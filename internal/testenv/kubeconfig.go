@@ -1,0 +1,39 @@
+package testenv
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Kubeconfig returns an admin kubeconfig (YAML) for the cluster: its CA data
+// embedded and the admin token, which is in group system:masters. Its
+// context, cluster and user are all named after the cluster.
+func (c *Cluster) Kubeconfig() []byte {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[c.name] = &clientcmdapi.Cluster{
+		Server:                   c.URL(),
+		CertificateAuthorityData: c.files.caPEM,
+	}
+	cfg.AuthInfos[c.name] = &clientcmdapi.AuthInfo{Token: c.files.adminToken}
+	cfg.Contexts[c.name] = &clientcmdapi.Context{Cluster: c.name, AuthInfo: c.name}
+	cfg.CurrentContext = c.name
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		// Encoding a Config made of strings and bytes cannot fail.
+		panic(fmt.Sprintf("testenv: encode kubeconfig of cluster %s: %v", c.name, err))
+	}
+	return data
+}
+
+// RESTConfig returns a new admin client configuration for the cluster, with
+// client-go's default rate limits.
+func (c *Cluster) RESTConfig() *rest.Config {
+	return &rest.Config{
+		Host:            c.URL(),
+		BearerToken:     c.files.adminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.files.caPEM},
+	}
+}

@@ -1,0 +1,97 @@
+package testenv
+
+import (
+	"fmt"
+	"time"
+)
+
+// Environment variables that the package reads.
+const (
+	// EnvBinDir names the folder with kube-apiserver-vX.Y.Z, kubectl and
+	// optionally etcd. Default: <module root>/bin.
+	EnvBinDir = "REGATTA_BIN_DIR"
+	// EnvEtcd names the etcd binary. Default: <bin dir>/etcd, then PATH.
+	EnvEtcd = "REGATTA_ETCD"
+)
+
+// DefaultVersion is the Kubernetes version of a cluster that names none:
+// the newest v1.37 patch release found in the bin folder.
+const DefaultVersion = "v1.37"
+
+// Options configures Start.
+type Options struct {
+	// Clusters to start; names must be unique and non-empty.
+	Clusters []ClusterOptions
+	// BinDir holds the kube-apiserver-vX.Y.Z binaries. Default: $REGATTA_BIN_DIR,
+	// else <module root>/bin.
+	BinDir string
+	// EtcdBinary is the etcd executable. Default: $REGATTA_ETCD, else
+	// <BinDir>/etcd, else etcd on PATH.
+	EtcdBinary string
+	// EtcdPerCluster starts one etcd per cluster instead of one shared etcd
+	// with a key prefix per cluster.
+	EtcdPerCluster bool
+	// TempDir is the parent of the environment's folder. Default: /dev/shm
+	// when writable (etcd fsyncs are free there), else os.TempDir().
+	TempDir string
+	// ReadyTimeout bounds the wait for one process to become ready.
+	// Default: 90s.
+	ReadyTimeout time.Duration
+	// APIServerFlags are appended to every kube-apiserver's command line.
+	APIServerFlags []string
+	// Logf, when set, receives progress messages (e.g. testing.T.Logf).
+	Logf func(format string, args ...any)
+}
+
+// ClusterOptions configures one cluster.
+type ClusterOptions struct {
+	// Name identifies the cluster in the Env; also used in the kubeconfig.
+	Name string
+	// Version selects the kube-apiserver binary: "v1.36.3" exactly, or
+	// "v1.36" for the newest v1.36 patch release available. Default:
+	// DefaultVersion.
+	Version string
+	// APIServerFlags are appended to this cluster's kube-apiserver flags.
+	APIServerFlags []string
+}
+
+func (o Options) withDefaults() Options {
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 90 * time.Second
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	if len(o.Clusters) == 0 {
+		return fmt.Errorf("no clusters requested")
+	}
+	seen := map[string]bool{}
+	for i, c := range o.Clusters {
+		if !isDNSLabel(c.Name) {
+			return fmt.Errorf("clusters[%d]: name %q is not a DNS label (lower-case letters, digits, '-')", i, c.Name)
+		}
+		if seen[c.Name] {
+			return fmt.Errorf("clusters[%d]: duplicate name %q", i, c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return nil
+}
+
+// isDNSLabel reports whether s is a DNS label: a cluster name becomes a
+// folder, an etcd key prefix and a kubeconfig context.
+func isDNSLabel(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
+			return false
+		}
+	}
+	return true
+}
