@@ -94,7 +94,7 @@ func (s *Source) commitAttempt(ctx context.Context, req CommitRequest, res *Comm
 		return true, err
 	}
 	if !found && req.Branch == s.opts.branch() {
-		return true, &Error{Op: "commit to", URL: s.ep.display, Kind: ErrBranchNotFound, Err: fmt.Errorf("no branch %q", req.Branch)}
+		return true, &Error{Op: fmt.Sprintf("commit to branch %q of", req.Branch), URL: s.ep.display, Kind: ErrBranchNotFound}
 	}
 	commit, changed, err := s.buildCommit(req, parent)
 	if err != nil || !changed {

@@ -45,12 +45,21 @@ func (e *Error) Error() string {
 	switch {
 	case e.Kind == ErrAuthentication || e.Kind == ErrHostKey:
 		return fmt.Sprintf("%v for %s: %v", e.Kind, e.URL, e.Err)
-	case e.Kind != nil && e.Err == nil:
-		return fmt.Sprintf("%s %s: %v", e.Op, e.URL, e.Kind)
+	case e.Kind != nil && (e.Err == nil || strings.HasPrefix(e.Err.Error(), e.Kind.Error())):
+		return fmt.Sprintf("%s %s: %v", e.Op, e.URL, firstErr(e.Err, e.Kind))
 	case e.Kind != nil:
 		return fmt.Sprintf("%s %s: %v: %v", e.Op, e.URL, e.Kind, e.Err)
 	}
 	return fmt.Sprintf("%s %s: %v", e.Op, e.URL, e.Err)
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Unwrap exposes both the kind and the cause to errors.Is and errors.As.

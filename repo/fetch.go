@@ -22,7 +22,7 @@ func (s *Source) Sync(ctx context.Context) (rev string, changed bool, err error)
 	prev := s.Revision()
 	h, found, err := s.syncBranch(ctx, s.opts.branch(), prev)
 	if err == nil && !found {
-		err = &Error{Op: "fetch", URL: s.ep.display, Kind: ErrBranchNotFound, Err: fmt.Errorf("no branch %q", s.opts.branch())}
+		err = &Error{Op: fmt.Sprintf("fetch branch %q from", s.opts.branch()), URL: s.ep.display, Kind: ErrBranchNotFound}
 	}
 	if err != nil {
 		return prev, false, err
