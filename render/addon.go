@@ -1,0 +1,108 @@
+package render
+
+import (
+	"context"
+	"fmt"
+)
+
+// renderPlan renders every add-on of p in order and returns the result
+// and, per add-on, what its render used (for the cache).
+func (r *Renderer) renderPlan(ctx context.Context, p *plan) (*Result, []memoEntry, error) {
+	prof := p.req.Profile
+	res := &Result{Profile: prof.Metadata.Name}
+	entries := make([]memoEntry, len(p.addons))
+	for i := range p.addons {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		ap := &p.addons[i]
+		steps, e, err := r.renderAddon(ctx, p, ap)
+		if err != nil {
+			return nil, nil, inAddon(prof.Metadata.Name, ap.addon.Name, err)
+		}
+		res.Steps = append(res.Steps, steps...)
+		entries[i] = e
+	}
+	return res, entries, nil
+}
+
+// renderAddon renders one add-on and applies its overlay's patches.
+func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]Step, memoEntry, error) {
+	a := &addonRender{
+		ctx:           ctx,
+		r:             r,
+		fs:            newRepoFS(p.req.FS),
+		tpl:           &templater{data: p.data, funcs: r.funcs},
+		keys:          r.opts.Keys,
+		recipients:    p.req.Cluster.AgeRecipients,
+		templateFiles: ap.addon.Template,
+		allowRemote:   r.opts.AllowRemoteBases,
+		profile:       p.req.Profile,
+		plan:          p,
+	}
+	steps, err := a.renderSource(ap)
+	if err != nil {
+		return nil, memoEntry{}, err
+	}
+	if ov := ap.overlay; ov != nil && len(ov.Patches) > 0 {
+		if steps, err = applyPatches(steps, ov.Patches); err != nil {
+			return nil, memoEntry{}, a.fieldError(fmt.Sprintf("spec.overlays[%d].patches", ap.overlayIndex), err)
+		}
+	}
+	e := memoEntry{usedData: a.tpl.used.Load(), usedKeys: a.usedKeys.Load(), deps: a.fs.deps.list()}
+	return steps, e, nil
+}
+
+// renderSource renders the add-on's one source.
+func (a *addonRender) renderSource(ap *addonPlan) ([]Step, error) {
+	ad := ap.addon
+	field := fmt.Sprintf("spec.addons[%d]", ap.index)
+	var objs []Object
+	var err error
+	switch {
+	case ad.Helm != nil:
+		return a.renderHelm(ap, field+".helm")
+	case ad.Kustomize != nil:
+		var dir string
+		if dir, err = a.sourcePath(ap, field+".kustomize.path", ad.Kustomize.Path); err == nil {
+			objs, err = a.renderKustomize(dir, ad.Kustomize)
+		}
+	case ad.Manifests != nil:
+		var dir string
+		if dir, err = a.sourcePath(ap, field+".manifests.path", ad.Manifests.Path); err == nil {
+			objs, err = a.renderManifests(dir)
+		}
+	default:
+		err = fmt.Errorf("%s: no source (helm, kustomize or manifests)", field)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []Step{{Addon: ad.Name, Phase: PhaseMain, Objects: objs}}, nil
+}
+
+// sourcePath returns the add-on's path, or its overlay's, templated.
+func (a *addonRender) sourcePath(ap *addonPlan, field, p string) (string, error) {
+	if ap.overlay != nil && ap.overlay.Path != "" {
+		field, p = fmt.Sprintf("spec.overlays[%d].path", ap.overlayIndex), ap.overlay.Path
+	}
+	return a.fieldString(field, p)
+}
+
+// fieldString templates a profile field such as a path.
+func (a *addonRender) fieldString(field, text string) (string, error) {
+	out, err := a.tpl.executeString(field, text)
+	if err != nil {
+		return "", a.fieldError(field, err)
+	}
+	return out, nil
+}
+
+// fieldError locates err at a field of the profile file.
+func (a *addonRender) fieldError(field string, err error) error {
+	if re, ok := err.(*Error); ok && re.File == field {
+		err = re.Err
+	}
+	src := a.profile.Source
+	return &Error{File: src.File, Line: src.LineOf(field), Err: fmt.Errorf("%s: %w", field, err)}
+}

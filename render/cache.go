@@ -1,0 +1,184 @@
+package render
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// cache holds rendered results by key, the memo entries that make keys
+// computable before rendering, and revision-level key parts. All three are
+// LRUs bounded by (estimated) bytes.
+type cache struct {
+	results *lru[*Result]
+	memo    *lru[memoEntry]
+	revKeys *lru[string]
+	flight  singleflight.Group
+	hits    atomic.Uint64
+	misses  atomic.Uint64
+}
+
+func newCache(resultBytes int64) *cache {
+	return &cache{
+		results: newLRU[*Result](resultBytes),
+		memo:    newLRU[memoEntry](16 << 20),
+		revKeys: newLRU[string](8 << 20),
+	}
+}
+
+// maxAttempts bounds how often a request waits on a concurrent render
+// whose result turns out to be for other inputs before rendering itself.
+const maxAttempts = 3
+
+// cachedRender serves p from the cache, joins a concurrent render of the
+// same inputs, or renders. A request whose key is not computable yet (no
+// memo entry) joins a concurrent render of the same add-on specs and then
+// checks that the result's key is its own.
+func (r *Renderer) cachedRender(ctx context.Context, p *plan) (*Result, error) {
+	for range maxAttempts {
+		key, known, err := r.inputKey(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if known {
+			if res, ok := r.cache.results.get(key); ok {
+				r.cache.hits.Add(1)
+				return res.clone(), nil
+			}
+		}
+		res, shared, err := r.join(ctx, p, flightKey(p, key, known))
+		switch {
+		case err != nil && shared && !known:
+			continue // the other render's failure may be its own facts'
+		case err != nil:
+			return nil, err
+		case !shared:
+			return res.clone(), nil
+		}
+		if mine, ok, err := r.inputKey(ctx, p); err == nil && ok && mine == res.Key {
+			r.cache.hits.Add(1)
+			return res.clone(), nil
+		}
+	}
+	res, err := r.renderAndStore(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return res.clone(), nil
+}
+
+func flightKey(p *plan, key string, known bool) string {
+	if known {
+		return "key:" + key
+	}
+	parts := []string{"pre", p.req.Revision}
+	for _, ap := range p.addons {
+		parts = append(parts, ap.memoKey)
+	}
+	return hashStrings(parts...)
+}
+
+// join runs renderAndStore once per flight key; shared tells whether the
+// result came from another request's render.
+func (r *Renderer) join(ctx context.Context, p *plan, fk string) (*Result, bool, error) {
+	ch := r.cache.flight.DoChan(fk, func() (any, error) {
+		return r.renderAndStore(context.WithoutCancel(ctx), p)
+	})
+	select {
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	case out := <-ch:
+		if out.Err != nil {
+			return nil, out.Shared, out.Err
+		}
+		return out.Val.(*Result), out.Shared, nil
+	}
+}
+
+// renderAndStore renders p, records what each add-on used and caches the
+// result under the key those records give.
+func (r *Renderer) renderAndStore(ctx context.Context, p *plan) (*Result, error) {
+	r.cache.misses.Add(1)
+	res, entries, err := r.renderPlan(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(p.addons))
+	for i := range p.addons {
+		r.remember(p, &p.addons[i], entries[i])
+		if keys[i], err = r.addonKey(ctx, p, &p.addons[i], entries[i]); err != nil {
+			return nil, err
+		}
+	}
+	res.Key = resultKey(p, keys)
+	size, err := res.finish()
+	if err != nil {
+		return nil, err
+	}
+	r.cache.results.put(res.Key, res, size)
+	return res, nil
+}
+
+// lru is a least-recently-used map bounded by the sum of entry costs.
+type lru[V any] struct {
+	mu    sync.Mutex
+	max   int64
+	size  int64
+	order *list.List
+	items map[string]*list.Element
+}
+
+type lruEntry[V any] struct {
+	key  string
+	val  V
+	cost int64
+}
+
+func newLRU[V any](maxCost int64) *lru[V] {
+	return &lru[V]{max: maxCost, order: list.New(), items: map[string]*list.Element{}}
+}
+
+func (c *lru[V]) get(k string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[k]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*lruEntry[V]).val, true
+}
+
+// put stores v unless its cost alone exceeds the bound, evicting the least
+// recently used entries to make room.
+func (c *lru[V]) put(k string, v V, cost int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[k]; ok {
+		c.size -= el.Value.(*lruEntry[V]).cost
+		c.order.Remove(el)
+		delete(c.items, k)
+	}
+	if cost > c.max {
+		return
+	}
+	c.items[k] = c.order.PushFront(&lruEntry[V]{key: k, val: v, cost: cost})
+	c.size += cost
+	for c.size > c.max {
+		last := c.order.Back()
+		e := last.Value.(*lruEntry[V])
+		c.order.Remove(last)
+		delete(c.items, e.key)
+		c.size -= e.cost
+	}
+}
+
+func (c *lru[V]) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.items)
+}

@@ -1,0 +1,208 @@
+package render
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"path"
+)
+
+// Cache keys
+//
+// An add-on's output depends on (1) its memo key: its spec, its selected
+// overlay and, for Helm, the cluster's capabilities; (2) the repository
+// content it read; (3) the cluster's template data, only if a template
+// action actually ran; (4) the decryption keys and the cluster's allowed
+// recipients, only if a SOPS file was read; (5) for a remote chart, the
+// chart's digest. A render records (2)-(4) as a memo entry under the memo
+// key (and, when it used facts, under the memo key plus those facts, since
+// what it reads may then depend on them). The next request for the same
+// memo key hashes the recorded paths at its own revision (Git tree hashes
+// when Request.TreeHash is set) into its key. So 1,000 clusters whose
+// add-ons use no templates and share 3 overlay selections have 3 keys.
+//
+// This is sound because a render is deterministic in its inputs: a render
+// that ran no template and read no SOPS file reads the same paths and
+// produces the same output for any cluster, as long as those paths hold
+// the same content.
+
+// memoEntry is what one render of an add-on used.
+type memoEntry struct {
+	usedData, usedKeys bool
+	deps               []string
+}
+
+func (e memoEntry) cost() int64 {
+	n := int64(64)
+	for _, d := range e.deps {
+		n += int64(len(d)) + 16
+	}
+	return n
+}
+
+// inputKey computes the request's cache key from the memo entries of
+// earlier renders. known is false when an add-on has no entry yet.
+func (r *Renderer) inputKey(ctx context.Context, p *plan) (key string, known bool, err error) {
+	keys := make([]string, len(p.addons))
+	for i := range p.addons {
+		ap := &p.addons[i]
+		e, ok := r.memoFor(p, ap)
+		if !ok {
+			return "", false, nil
+		}
+		if keys[i], err = r.addonKey(ctx, p, ap, e); err != nil {
+			return "", false, err
+		}
+	}
+	return resultKey(p, keys), true, nil
+}
+
+// memoFor finds the memo entry that applies to this request.
+func (r *Renderer) memoFor(p *plan, ap *addonPlan) (memoEntry, bool) {
+	e, ok := r.cache.memo.get("0:" + ap.memoKey)
+	if !ok || !(e.usedData || e.usedKeys) {
+		return e, ok
+	}
+	facts := p.factsKey(e.usedData, e.usedKeys)
+	e1, ok := r.cache.memo.get("1:" + hashStrings(ap.memoKey, facts))
+	if !ok || e1.usedData != e.usedData || e1.usedKeys != e.usedKeys {
+		return memoEntry{}, false
+	}
+	return e1, true
+}
+
+// remember stores what a render of ap used.
+func (r *Renderer) remember(p *plan, ap *addonPlan, e memoEntry) {
+	r.cache.memo.put("0:"+ap.memoKey, e, e.cost())
+	if e.usedData || e.usedKeys {
+		facts := p.factsKey(e.usedData, e.usedKeys)
+		r.cache.memo.put("1:"+hashStrings(ap.memoKey, facts), e, e.cost())
+	}
+}
+
+// addonKey hashes an add-on's inputs: memo key, used facts and the content
+// of the recorded paths. For a known revision the content part is looked
+// up rather than re-hashed: a revision names one tree.
+func (r *Renderer) addonKey(ctx context.Context, p *plan, ap *addonPlan, e memoEntry) (string, error) {
+	facts := p.factsKey(e.usedData, e.usedKeys)
+	if e.usedKeys {
+		facts += "keyring=" + r.keyringHash
+	}
+	revKey := ""
+	if p.req.Revision != "" {
+		revKey = hashStrings(p.req.Revision, ap.memoKey, facts, hashStrings(e.deps...))
+		if k, ok := r.cache.revKeys.get(revKey); ok {
+			return r.withChart(ctx, p, ap, k)
+		}
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "memo=%s\nfacts=%s\n", ap.memoKey, facts)
+	for _, d := range e.deps {
+		ph, err := hashPath(p.req, d)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s=%s\n", d, ph)
+	}
+	k := hex.EncodeToString(h.Sum(nil))
+	if revKey != "" {
+		r.cache.revKeys.put(revKey, k, int64(len(revKey)+len(k)+64))
+	}
+	return r.withChart(ctx, p, ap, k)
+}
+
+func resultKey(p *plan, addonKeys []string) string {
+	return hashStrings(append([]string{"result/v1", p.req.Profile.Metadata.Name}, addonKeys...)...)
+}
+
+// hashPath returns the tree hash of a repository path, or a hash of its
+// content, or "absent".
+func hashPath(req Request, p string) (string, error) {
+	if req.TreeHash != nil {
+		if h, err := req.TreeHash(p); err == nil {
+			return "tree:" + h, nil
+		}
+	}
+	h := sha256.New()
+	if err := hashContent(h, req.FS, p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "absent", nil
+		}
+		return "", fmt.Errorf("hashing %s: %w", p, err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashContent hashes a file, a symlink's target text, or a folder's
+// entries recursively, without following symlinks.
+func hashContent(h hash.Hash, fsys fs.FS, p string) error {
+	info, err := lstat(fsys, p)
+	if err != nil {
+		return err
+	}
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		target, err := fsys.(fs.ReadLinkFS).ReadLink(p)
+		fmt.Fprintf(h, "link %s\n", target)
+		return err
+	case info.IsDir():
+		entries, err := fs.ReadDir(fsys, p)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			fmt.Fprintf(h, "entry %s\n", e.Name())
+			if err := hashContent(h, fsys, path.Join(p, e.Name())); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	f, err := fsys.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(h, "file %d\n", info.Size())
+	_, err = io.Copy(h, f)
+	return err
+}
+
+func lstat(fsys fs.FS, p string) (fs.FileInfo, error) {
+	if rl, ok := fsys.(fs.ReadLinkFS); ok {
+		return rl.Lstat(p)
+	}
+	return fs.Stat(fsys, p)
+}
+
+func hashStrings(parts ...string) string {
+	h := sha256.New()
+	for _, s := range parts {
+		fmt.Fprintf(h, "%d:%s", len(s), s)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hashJSON hashes a value's JSON form (map keys sorted).
+func hashJSON(v any) string {
+	js, err := json.Marshal(v)
+	if err != nil {
+		js = fmt.Appendf(nil, "%#v", v)
+	}
+	sum := sha256.Sum256(js)
+	return hex.EncodeToString(sum[:])
+}
+
+// keyringHash fingerprints a keyring by its recipients.
+func keyringHash(opts Options) string {
+	if opts.Keys == nil {
+		return "none"
+	}
+	return hashStrings(opts.Keys.Recipients()...)
+}

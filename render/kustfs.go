@@ -1,0 +1,232 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// errReadOnly is returned by every write kustomize might attempt.
+var errReadOnly = errors.New("the repository is read-only during a render")
+
+// kustFS adapts an add-on's view of the repository to kustomize's
+// filesys.FileSystem. "/" is the repository root: kustomize cannot name a
+// path outside it, and symlinks are resolved inside it. Reads go through
+// addonRender.readFile (SOPS, templates); kustomization files are checked
+// for remote references first; overrides replace the root kustomization
+// with one carrying the add-on's targetNamespace and patches. Writes fail,
+// except in kustomize's clone folders when remote bases are allowed.
+type kustFS struct {
+	a         *addonRender
+	overrides map[string][]byte
+	disk      filesys.FileSystem
+	cloneDir  string
+}
+
+func newKustFS(a *addonRender) *kustFS {
+	return &kustFS{
+		a:         a,
+		overrides: map[string][]byte{},
+		disk:      filesys.MakeFsOnDisk(),
+		cloneDir:  filepath.Join(os.TempDir(), "kustomize-"),
+	}
+}
+
+// onDisk reports whether p is inside a folder kustomize cloned a remote
+// base into, which is read from the real disk when remote bases are on.
+func (k *kustFS) onDisk(p string) bool {
+	return k.a.allowRemote && strings.HasPrefix(p, k.cloneDir)
+}
+
+// repoPath maps a kustomize path to a repository-relative one.
+func repoPath(p string) string {
+	p = strings.TrimPrefix(path.Clean("/"+filepath.ToSlash(p)), "/")
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// absPath maps a repository-relative path to kustomize's view.
+func absPath(p string) string {
+	if p == "." {
+		return "/"
+	}
+	return "/" + p
+}
+
+func (k *kustFS) Create(p string) (filesys.File, error) {
+	if k.onDisk(p) {
+		return k.disk.Create(p)
+	}
+	return nil, &fs.PathError{Op: "create", Path: p, Err: errReadOnly}
+}
+
+func (k *kustFS) Mkdir(p string) error {
+	if k.onDisk(p) {
+		return k.disk.Mkdir(p)
+	}
+	return &fs.PathError{Op: "mkdir", Path: p, Err: errReadOnly}
+}
+
+func (k *kustFS) MkdirAll(p string) error {
+	if k.onDisk(p) {
+		return k.disk.MkdirAll(p)
+	}
+	return &fs.PathError{Op: "mkdir", Path: p, Err: errReadOnly}
+}
+
+func (k *kustFS) RemoveAll(p string) error {
+	if k.onDisk(p) {
+		return k.disk.RemoveAll(p)
+	}
+	return &fs.PathError{Op: "remove", Path: p, Err: errReadOnly}
+}
+
+func (k *kustFS) WriteFile(p string, _ []byte) error {
+	return &fs.PathError{Op: "write", Path: p, Err: errReadOnly}
+}
+
+func (k *kustFS) Open(p string) (filesys.File, error) {
+	if k.onDisk(p) {
+		return k.disk.Open(p)
+	}
+	data, err := k.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	return &memFile{Reader: bytes.NewReader(data), name: path.Base(p), size: int64(len(data))}, nil
+}
+
+func (k *kustFS) IsDir(p string) bool {
+	if k.onDisk(p) {
+		return k.disk.IsDir(p)
+	}
+	return k.a.fs.isDir(repoPath(p))
+}
+
+func (k *kustFS) Exists(p string) bool {
+	if k.onDisk(p) {
+		return k.disk.Exists(p)
+	}
+	rp := repoPath(p)
+	if _, ok := k.overrides[rp]; ok {
+		return true
+	}
+	_, err := k.a.fs.Stat(rp)
+	return err == nil
+}
+
+func (k *kustFS) ReadDir(p string) ([]string, error) {
+	if k.onDisk(p) {
+		return k.disk.ReadDir(p)
+	}
+	entries, err := k.a.fs.ReadDir(repoPath(p))
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+// CleanedAbs resolves symlinks inside the repository and splits the path
+// into a confirmed folder and a file name ("" for a folder).
+func (k *kustFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+	if k.onDisk(p) {
+		return k.disk.CleanedAbs(p)
+	}
+	resolved, err := k.a.fs.resolve(repoPath(p))
+	if err != nil {
+		return "", "", err
+	}
+	info, err := fs.Stat(k.a.fs.fsys, resolved)
+	if err != nil {
+		return "", "", fmt.Errorf("%s does not exist", resolved)
+	}
+	if info.IsDir() {
+		return filesys.ConfirmedDir(absPath(resolved)), "", nil
+	}
+	return filesys.ConfirmedDir(absPath(path.Dir(resolved))), path.Base(resolved), nil
+}
+
+func (k *kustFS) Glob(pattern string) ([]string, error) {
+	if k.onDisk(pattern) {
+		return k.disk.Glob(pattern)
+	}
+	matches, err := fs.Glob(k.a.fs, repoPath(pattern))
+	for i, m := range matches {
+		matches[i] = absPath(m)
+	}
+	return matches, err
+}
+
+// ReadFile returns an override, or the file through the add-on's read
+// pipeline. A kustomization file is checked for remote references.
+func (k *kustFS) ReadFile(p string) ([]byte, error) {
+	if k.onDisk(p) {
+		return k.disk.ReadFile(p)
+	}
+	rp := repoPath(p)
+	if data, ok := k.overrides[rp]; ok {
+		return data, nil
+	}
+	data, err := k.a.readFile(rp)
+	if err != nil {
+		return nil, err
+	}
+	if isKustomizationFile(rp) && !k.a.allowRemote {
+		if err := checkNoRemote(rp, data); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+func (k *kustFS) Walk(p string, walkFn filepath.WalkFunc) error {
+	if k.onDisk(p) {
+		return k.disk.Walk(p, walkFn)
+	}
+	return fs.WalkDir(k.a.fs, repoPath(p), func(rp string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return walkFn(absPath(rp), nil, err)
+		}
+		info, err := d.Info()
+		return walkFn(absPath(rp), info, err)
+	})
+}
+
+// memFile is a read-only filesys.File over bytes.
+type memFile struct {
+	*bytes.Reader
+	name string
+	size int64
+}
+
+func (f *memFile) Write([]byte) (int, error) { return 0, errReadOnly }
+func (f *memFile) Close() error              { return nil }
+func (f *memFile) Stat() (os.FileInfo, error) {
+	return memInfo{name: f.name, size: f.size}, nil
+}
+
+type memInfo struct {
+	name string
+	size int64
+}
+
+func (i memInfo) Name() string       { return i.name }
+func (i memInfo) Size() int64        { return i.size }
+func (i memInfo) Mode() fs.FileMode  { return 0o444 }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return false }
+func (i memInfo) Sys() any           { return nil }

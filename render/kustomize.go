@@ -1,0 +1,211 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// kustomizeMu serializes every kustomize build of the process. krusty
+// installs kyaml's OpenAPI schema in a package-level variable on each Run
+// (openapi.SetSchema) and kyaml keeps other global caches, so concurrent
+// builds race. This is the package's only mutable package-level state;
+// builds are CPU-bound and short, and the result cache keeps them rare.
+var kustomizeMu sync.Mutex
+
+// originAnnotation is where kustomize records the file an object came from.
+const originAnnotation = "config.kubernetes.io/origin"
+
+// kustomizeOptions are krusty's defaults with plugins off, kustomize's
+// legacy output order unless the kustomization sets sortOptions (the
+// order of `kubectl kustomize`), and no load restriction beyond the
+// repository root, which kustFS enforces: like Flux, a kustomization may
+// load files from anywhere in the repository.
+func kustomizeOptions() *krusty.Options {
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionUnspecified
+	opts.LoadRestrictions = types.LoadRestrictionsNone
+	opts.PluginConfig = types.DisabledPluginConfig()
+	return opts
+}
+
+// renderKustomize builds the kustomization folder dir with the add-on's
+// targetNamespace and patches (Flux semantics: they are added to the root
+// kustomization, so they run after its own patches).
+func (a *addonRender) renderKustomize(dir string, ks *spec.KustomizeSource) ([]Object, error) {
+	root, err := a.fs.resolve(dir)
+	if err != nil {
+		return nil, fileError(dir, 0, describePathError(dir, err))
+	}
+	kfs := newKustFS(a)
+	keepOrigin, err := kfs.overrideRoot(root, ks)
+	if err != nil {
+		return nil, err
+	}
+	kustomizeMu.Lock()
+	m, err := krusty.MakeKustomizer(kustomizeOptions()).Run(kfs, absPath(root))
+	kustomizeMu.Unlock()
+	if err != nil {
+		return nil, kustomizeError(dir, err)
+	}
+	return objectsOf(m, root, keepOrigin)
+}
+
+// kustomizeError keeps a located *Error from the read pipeline and names
+// the kustomization folder otherwise.
+func kustomizeError(dir string, err error) error {
+	var re *Error
+	if errors.As(err, &re) {
+		return re
+	}
+	msg := strings.ReplaceAll(err.Error(), "'/", "'")
+	return &Error{File: dir, Err: fmt.Errorf("kustomize: %s", msg)}
+}
+
+// overrideRoot rewrites the root kustomization as Flux does: namespace
+// set to targetNamespace, the add-on's patches appended, and origin
+// annotations on, so every object names its source file. It reports
+// whether the user asked for origin annotations themselves.
+func (k *kustFS) overrideRoot(root string, ks *spec.KustomizeSource) (bool, error) {
+	file, err := k.kustomizationFile(root)
+	if err != nil {
+		return false, err
+	}
+	data, err := k.ReadFile(absPath(file))
+	if err != nil {
+		return false, err
+	}
+	kus := map[string]any{}
+	if err := yaml.Unmarshal(data, &kus); err != nil {
+		return false, fileError(file, 0, fmt.Errorf("kustomize: invalid kustomization: %w", err))
+	}
+	if ks.TargetNamespace != "" {
+		kus["namespace"] = ks.TargetNamespace
+	}
+	if len(ks.Patches) > 0 {
+		patches, _ := kus["patches"].([]any)
+		kus["patches"] = append(patches, patchMaps(ks.Patches)...)
+	}
+	keep := addOriginAnnotations(kus)
+	out, err := yaml.Marshal(kus)
+	if err != nil {
+		return false, err
+	}
+	k.overrides[file] = out
+	return keep, nil
+}
+
+// kustomizationFile finds the kustomization file of a folder.
+func (k *kustFS) kustomizationFile(dir string) (string, error) {
+	for _, name := range spec.KustomizationFiles {
+		p := path.Join(dir, name)
+		if _, err := k.a.fs.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if !k.a.fs.isDir(dir) {
+		return "", &Error{File: dir, Err: errors.New("kustomize: folder does not exist")}
+	}
+	return "", &Error{File: dir, Err: errors.New("kustomize: folder has no kustomization.yaml")}
+}
+
+func addOriginAnnotations(kus map[string]any) bool {
+	meta, _ := kus["buildMetadata"].([]any)
+	for _, m := range meta {
+		if m == types.OriginAnnotations {
+			return true
+		}
+	}
+	kus["buildMetadata"] = append(meta, types.OriginAnnotations)
+	return false
+}
+
+// patchMaps converts patches to kustomization entries.
+func patchMaps(patches []spec.Patch) []any {
+	out := make([]any, 0, len(patches))
+	for _, p := range patches {
+		m := map[string]any{"patch": p.Patch}
+		if t := p.Target; t != nil {
+			m["target"] = selectorMap(t)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func selectorMap(t *spec.PatchSelector) map[string]any {
+	m := map[string]any{}
+	for k, v := range map[string]string{
+		"group": t.Group, "version": t.Version, "kind": t.Kind, "name": t.Name,
+		"namespace": t.Namespace, "labelSelector": t.LabelSelector,
+		"annotationSelector": t.AnnotationSelector,
+	} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// objectsOf converts kustomize's output, taking each object's source file
+// from its origin annotation (a path relative to the root folder).
+func objectsOf(m resmap.ResMap, root string, keepOrigin bool) ([]Object, error) {
+	out := make([]Object, 0, m.Size())
+	for _, res := range m.Resources() {
+		js, err := res.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		obj := map[string]any{}
+		if err := utiljson.Unmarshal(js, &obj); err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		out = append(out, Object{Unstructured: u, Source: originOf(u, root, keepOrigin)})
+	}
+	return out, nil
+}
+
+// originOf reads (and unless kept, removes) the origin annotation.
+func originOf(u *unstructured.Unstructured, root string, keep bool) string {
+	ann := u.GetAnnotations()
+	origin, ok := ann[originAnnotation]
+	if !ok {
+		return root
+	}
+	if !keep {
+		delete(ann, originAnnotation)
+		if len(ann) == 0 {
+			ann = nil
+		}
+		u.SetAnnotations(ann)
+	}
+	var o struct {
+		Path         string `json:"path"`
+		Repo         string `json:"repo"`
+		ConfiguredIn string `json:"configuredIn"`
+	}
+	if yaml.Unmarshal([]byte(origin), &o) != nil {
+		return root
+	}
+	switch {
+	case o.Repo != "":
+		return o.Repo + "//" + o.Path
+	case o.Path != "":
+		return path.Join(root, o.Path)
+	case o.ConfiguredIn != "":
+		return path.Join(root, o.ConfiguredIn)
+	}
+	return root
+}

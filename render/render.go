@@ -1,0 +1,157 @@
+// Package render turns one profile of a fleet repository into the exact
+// Kubernetes objects to apply to one cluster: plain YAML, Kustomize and
+// Helm sources, Go templates, per-cluster overlays and SOPS decryption.
+// It is offline: the cluster's facts arrive in the request.
+//
+// Results are cached by a key over everything that can change them (see
+// cache.go), so a fleet of clusters that share their inputs renders once.
+package render
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"text/template"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/regatta-dev/regatta/render/sops"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// ClusterFacts is what a render knows about the target cluster.
+type ClusterFacts struct {
+	Name string
+	// Labels are the effective labels, classifier labels included.
+	Labels map[string]string
+	// Values is the cluster's free data (cluster.spec.values).
+	Values            map[string]any
+	KubernetesVersion string
+	// APIVersions are the served group/versions (and group/version/Kind
+	// entries) for Helm's .Capabilities.APIVersions.
+	APIVersions []string
+	// AgeRecipients restrict SOPS decryption to these age recipients
+	// (cluster.spec.decryption.ageRecipients); empty allows every key.
+	AgeRecipients []string
+}
+
+// Request asks for one profile rendered for one cluster.
+type Request struct {
+	// FS is the repository tree at Revision; add-on paths are relative to
+	// its root.
+	FS fs.FS
+	// Revision names the tree (a commit SHA). Two requests with the same
+	// non-empty Revision must carry the same tree: cache keys computed for
+	// a revision are reused without re-hashing.
+	Revision string
+	Profile  *spec.Profile
+	Cluster  ClusterFacts
+	// TreeHash optionally returns the Git tree (or blob) hash of a path,
+	// making cache keys cheap; without it file contents are hashed. It
+	// must fail for a path that does not exist.
+	TreeHash func(path string) (string, error)
+}
+
+// Object is one rendered object and where it came from.
+type Object struct {
+	*unstructured.Unstructured
+	// Source is the repository file the object came from, or the chart
+	// template for a Helm add-on.
+	Source string
+}
+
+// Phases of a Step. Plain YAML and Kustomize add-ons have one main step;
+// a Helm add-on has its pre-install/pre-upgrade hooks before the release's
+// objects and its post-* hooks after, each hook weight its own step.
+const (
+	PhasePre  = "pre"
+	PhaseMain = "main"
+	PhasePost = "post"
+)
+
+// Step is a group of objects applied together. Steps are in apply order:
+// add-ons in profile order; within a Helm add-on, pre hooks by weight, the
+// main objects, then post hooks by weight.
+type Step struct {
+	Addon   string
+	Phase   string
+	Weight  int
+	Objects []Object
+}
+
+// Result is a rendered profile.
+type Result struct {
+	Profile string
+	Steps   []Step
+	// Hash is a hash of the rendered output (skip the apply when unchanged).
+	Hash string
+	// Key is the input cache key the result is stored under.
+	Key string
+}
+
+// Objects returns the objects of all steps in apply order.
+func (r *Result) Objects() []Object {
+	var out []Object
+	for _, s := range r.Steps {
+		out = append(out, s.Objects...)
+	}
+	return out
+}
+
+// DefaultCacheBytes bounds the result cache when Options.CacheBytes is 0.
+const DefaultCacheBytes = 256 << 20
+
+// Options configures a Renderer.
+type Options struct {
+	// Keys decrypts SOPS documents; nil makes any encrypted file an error.
+	Keys *sops.Keyring
+	// AllowRemoteBases lets kustomizations load remote (git, http) bases
+	// and files. Off, they are refused with ErrRemoteRefused.
+	AllowRemoteBases bool
+	// CacheBytes bounds the memory of cached results (estimated); 0 means
+	// DefaultCacheBytes, a negative value disables caching.
+	CacheBytes int64
+}
+
+// Renderer renders profiles. It is safe for concurrent use.
+type Renderer struct {
+	opts        Options
+	cache       *cache
+	funcs       template.FuncMap
+	keyringHash string
+}
+
+// New returns a Renderer.
+func New(opts Options) *Renderer {
+	switch {
+	case opts.CacheBytes == 0:
+		opts.CacheBytes = DefaultCacheBytes
+	case opts.CacheBytes < 0:
+		opts.CacheBytes = 0
+	}
+	return &Renderer{
+		opts:        opts,
+		cache:       newCache(opts.CacheBytes),
+		funcs:       templateFuncs(),
+		keyringHash: keyringHash(opts),
+	}
+}
+
+// Render renders req.Profile for req.Cluster, from the cache when every
+// input is unchanged. The result's objects are the caller's to modify.
+func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
+	if req.FS == nil || req.Profile == nil {
+		return nil, errors.New("render: request needs FS and Profile")
+	}
+	p, err := newPlan(req)
+	if err != nil {
+		return nil, err
+	}
+	return r.cachedRender(ctx, p)
+}
+
+// CacheStats returns how many renders were served from the cache (or
+// shared with a concurrent identical render) and how many were computed.
+func (r *Renderer) CacheStats() (hits, misses uint64) {
+	return r.cache.hits.Load(), r.cache.misses.Load()
+}

@@ -1,0 +1,65 @@
+package render
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/regatta-dev/regatta/render/sops"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// addonRender is the state of one add-on's render: the recorded view of
+// the repository, the templater and the decryption keys. Every repository
+// file the add-on's source reads goes through readFile.
+type addonRender struct {
+	ctx  context.Context
+	fs   *repoFS
+	tpl  *templater
+	keys *sops.Keyring
+	// recipients restricts decryption to these age recipients when set.
+	recipients []string
+	// templateFiles is the add-on's template: true.
+	templateFiles bool
+	// usedKeys is set once a SOPS document was met: the output then
+	// depends on the keys and the cluster's recipients.
+	usedKeys atomic.Bool
+	// allowRemote lets kustomize load remote bases and files.
+	allowRemote bool
+	r           *Renderer
+	profile     *spec.Profile
+	plan        *plan
+}
+
+// readFile reads a repository file, decrypts it when it is SOPS-encrypted
+// and, for a template: true add-on, executes it as a template.
+func (a *addonRender) readFile(p string) ([]byte, error) {
+	data, err := a.fs.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	data, err = a.decrypt(p, data)
+	if err != nil {
+		return nil, err
+	}
+	if !a.templateFiles {
+		return data, nil
+	}
+	return a.tpl.execute(p, data)
+}
+
+// decrypt returns data decrypted when it is a SOPS document. Errors name
+// the file and never hold plaintext.
+func (a *addonRender) decrypt(p string, data []byte) ([]byte, error) {
+	if !sops.IsEncrypted(data) {
+		return data, nil
+	}
+	a.usedKeys.Store(true)
+	if a.keys == nil {
+		return nil, &Error{File: p, Err: errNoKeyring}
+	}
+	plain, err := a.keys.Decrypt(p, data, a.recipients)
+	if err != nil {
+		return nil, &Error{File: p, Err: stripFilePrefix(p, err)}
+	}
+	return plain, nil
+}
