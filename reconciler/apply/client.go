@@ -1,0 +1,168 @@
+package apply
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// ClientOptions configures the client of each cluster.
+type ClientOptions struct {
+	// QPS and Burst bound the request rate to one cluster.
+	QPS   float32
+	Burst int
+	// Timeout bounds each request (watches excepted): an unreachable or
+	// stalled cluster fails within it.
+	Timeout time.Duration
+	// DialTimeout bounds establishing a connection.
+	DialTimeout time.Duration
+	// AllowExec accepts kubeconfigs with exec credential plugins,
+	// auth-provider entries or host file references.
+	AllowExec bool
+	// UserAgent identifies regatta to API servers.
+	UserAgent string
+	// WrapTransport, when set, wraps every cluster's HTTP transport (tests
+	// count requests with it; metrics may too).
+	WrapTransport func(cluster string, rt http.RoundTripper) http.RoundTripper
+}
+
+// DefaultClientOptions returns QPS 100, burst 200, a 30 s request timeout
+// and a 10 s dial timeout.
+func DefaultClientOptions() ClientOptions {
+	return ClientOptions{QPS: 100, Burst: 200, Timeout: 30 * time.Second,
+		DialTimeout: 10 * time.Second, UserAgent: "regatta"}
+}
+
+// Client reaches one cluster.
+type Client struct {
+	Cluster string
+	// Hash is the SHA-256 of the kubeconfig the client was built from.
+	Hash   string
+	Kube   client.Client
+	Mapper meta.RESTMapper
+	// Watch is a dynamic client without request timeout, for watches.
+	Watch dynamic.Interface
+	http  *http.Client
+}
+
+// NewClient builds a client from kubeconfig bytes, refusing credential
+// plugins unless opts.AllowExec.
+func NewClient(cluster string, kubeconfig []byte, opts ClientOptions) (*Client, error) {
+	if err := loadKubeconfig(cluster, kubeconfig, opts.AllowExec); err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		return nil, &KubeconfigError{Cluster: cluster, Reason: "kubeconfig cannot be used", Err: err}
+	}
+	c, err := NewClientForConfig(cluster, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.Hash = hashKubeconfig(kubeconfig)
+	return c, nil
+}
+
+// NewClientForConfig builds a client from a REST config (in-cluster, tests).
+// The config is copied; its rate limits and timeouts are replaced by opts.
+func NewClientForConfig(cluster string, cfg *rest.Config, opts ClientOptions) (*Client, error) {
+	cfg = configure(cluster, cfg, opts)
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: http client: %w", cluster, err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: rest mapper: %w", cluster, err)
+	}
+	kube, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: client: %w", cluster, err)
+	}
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.Timeout = 0
+	watch, err := dynamic.NewForConfig(watchCfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: watch client: %w", cluster, err)
+	}
+	return &Client{Cluster: cluster, Kube: kube, Mapper: mapper, Watch: watch, http: httpClient}, nil
+}
+
+func configure(cluster string, in *rest.Config, opts ClientOptions) *rest.Config {
+	cfg := rest.CopyConfig(in)
+	cfg.QPS, cfg.Burst, cfg.Timeout = opts.QPS, opts.Burst, opts.Timeout
+	if opts.UserAgent != "" {
+		cfg.UserAgent = opts.UserAgent
+	}
+	if opts.DialTimeout > 0 {
+		dialer := &net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}
+		cfg.Dial = dialer.DialContext
+	}
+	if wrap := opts.WrapTransport; wrap != nil {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(cluster, rt) })
+	}
+	return cfg
+}
+
+// close releases idle connections of a client that was replaced.
+func (c *Client) close() {
+	if c != nil && c.http != nil {
+		c.http.CloseIdleConnections()
+	}
+}
+
+func hashKubeconfig(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ClientCache keeps one client per cluster, keyed by name and kubeconfig
+// hash: a changed kubeconfig replaces the cached client.
+type ClientCache struct {
+	opts    ClientOptions
+	mu      sync.Mutex
+	clients map[string]*Client
+}
+
+// NewClientCache returns an empty cache whose clients use opts.
+func NewClientCache(opts ClientOptions) *ClientCache {
+	return &ClientCache{opts: opts, clients: map[string]*Client{}}
+}
+
+// Get returns the cluster's client, building a new one when there is none
+// or the kubeconfig changed; replaced reports the latter.
+func (cc *ClientCache) Get(cluster string, kubeconfig []byte) (c *Client, replaced bool, err error) {
+	hash := hashKubeconfig(kubeconfig)
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	old := cc.clients[cluster]
+	if old != nil && old.Hash == hash {
+		return old, false, nil
+	}
+	c, err = NewClient(cluster, kubeconfig, cc.opts)
+	if err != nil {
+		return nil, false, err
+	}
+	old.close()
+	cc.clients[cluster] = c
+	return c, old != nil, nil
+}
+
+// Delete forgets a cluster's client.
+func (cc *ClientCache) Delete(cluster string) {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	cc.clients[cluster].close()
+	delete(cc.clients, cluster)
+}

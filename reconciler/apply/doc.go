@@ -1,0 +1,98 @@
+// Package apply makes one cluster hold what one profile renders, and keeps it
+// so. It applies a profile's rendered objects to one cluster with server-side
+// apply (github.com/fluxcd/pkg/ssa), add-on by add-on, each healthy before the
+// next; records what it applied in an inventory stored in that cluster;
+// prunes what a new render dropped; withdraws a profile; detects and corrects
+// drift; and reports one Result per (profile, cluster) and pass.
+//
+// The orchestration across profiles (which profiles match which cluster,
+// dependsOn waves, status files) belongs to the reconciler above: this package
+// knows one profile and one cluster at a time.
+//
+// # Reaching clusters
+//
+// A Manager holds one client per cluster, built from kubeconfig bytes and
+// cached by cluster name and a hash of the kubeconfig: a changed kubeconfig
+// (rotated token) replaces the cached client on the next Manager.Cluster call.
+// Clients have bounded QPS and burst and a per-request timeout, so an
+// unreachable cluster fails within that timeout with an *UnreachableError.
+// Kubeconfigs that would run a program on the daemon's host (exec credential
+// plugins, auth-provider entries) or read files from it are refused unless
+// ClientOptions.AllowExec is set (--allow-kubeconfig-exec).
+//
+// # Applying
+//
+// Every object is applied with field manager "regatta", forcing ownership of
+// the fields it sets, and carries the labels regatta.dev/profile,
+// regatta.dev/addon and regatta.dev/cluster and the annotation
+// regatta.dev/tier. A Request's steps (add-on, Helm hook phase, weight,
+// objects) are applied in the order given; within a step, CRDs, Namespaces and
+// ClusterRoles go first and are waited for, then class definitions, then the
+// rest (ssa's staging). After each step its objects must become healthy
+// (kstatus, or a HealthChecker override) within the health timeout before the
+// next step starts. With ContinueOnError false the first failing step stops
+// the pass; with it true every step is tried and every error reported.
+//
+// # Inventory, prune, withdraw
+//
+// What a profile applied to a cluster is stored in that cluster, in the
+// ConfigMap regatta-inv-<profile> of namespace regatta-system (created when
+// missing): object references, revision, render hash, sync mode, tier and
+// stop-matching behaviour. A restarted daemon therefore knows what it applied.
+// After a pass in which every step was applied without error, the objects of
+// the previous inventory missing from the new render are deleted, in reverse
+// apply order (custom resources before CRDs, namespaced objects before
+// Namespaces). Nothing is deleted after a failed pass. An object is never
+// deleted when its regatta.dev/profile label names another profile (ownership
+// moved) or when it carries the annotation regatta.dev/prune: disabled; both
+// cases are reported. Objects that failed to delete stay in the inventory.
+// Deleting a Namespace or a CRD deletes everything in it, as in Kubernetes.
+//
+// Withdraw with WithdrawPolicies deletes every inventoried object (same rules)
+// and then the inventory; with LeavePolicies it removes the ownership labels
+// and tier annotation from every object and deletes the inventory, and
+// deletes no object.
+//
+// # Sync modes
+//
+// OneTime applies until one pass completes, then never updates or deletes.
+// Continuous applies every render and prunes. ContinuousWithDriftDetection
+// also watches the applied objects and corrects drift within seconds. DryRun
+// reports, per object, what a Continuous pass would do (created, configured
+// with a unified diff, unchanged, deleted, skipped) and changes nothing, not
+// even the inventory. Secret data and stringData values never appear in a
+// diff: a changed value reads "(redacted, changed)".
+//
+// A pass is skipped entirely (no write request, a single read of the
+// inventory) when the inventory records a complete pass of the same render
+// hash, this Manager applied that hash and found it healthy, and no drift is
+// pending. The revision does not take part: a new commit that renders the same
+// objects costs nothing.
+//
+// # Tiers and conflicts
+//
+// Before applying, objects that exist with a regatta.dev/profile label naming
+// another profile are looked up. The lower tier wins: a profile with a lower
+// tier than the owner's (read from the object's regatta.dev/tier annotation,
+// default 100) takes the object over by applying it with its own labels — no
+// delete, no re-create. On an equal or higher tier the current owner keeps it,
+// the object is left out of this pass and of this profile's inventory, and the
+// Result's state is Conflict, naming the object and the owner.
+//
+// # Drift
+//
+// For ContinuousWithDriftDetection profiles a DriftWatcher per cluster runs one
+// label-filtered watch (regatta.dev/profile) per kind applied and re-applies,
+// from the desired state kept in memory, an object that was deleted or whose
+// fields regatta set were changed. A cheap local comparison screens watch
+// events; ssa's dry-run comparison decides. Drift exclusions (JSON pointers
+// per target selector) are left out of both the comparison and the re-apply,
+// so that fields another controller owns — replicas under an
+// HorizontalPodAutoscaler, an injected caBundle — are not fought over: on an
+// existing object, an excluded field is dropped from the apply when another
+// manager owns it and otherwise keeps its in-cluster value (ssa's rule), while
+// a new object is created with the value rendered. Objects annotated
+// regatta.dev/drift-detection: disabled are not corrected. Every correction is
+// counted and reported through Options.OnDrift. Cluster.DriftCheck compares
+// every tracked object by dry-run, as the --drift-interval safety net.
+package apply

@@ -1,0 +1,412 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// DriftEvent reports one drift correction, or a failed one (Err set).
+type DriftEvent struct {
+	Cluster string
+	Profile string
+	Object  ObjectRef
+	// Action is ActionCreated for an object that was deleted out of band,
+	// ActionConfigured for one that was changed.
+	Action Action
+	Err    error
+	Time   time.Time
+}
+
+// driftWorkers is the number of goroutines correcting drift per cluster.
+const driftWorkers = 2
+
+// DriftWatcher corrects drift on one cluster: one label-filtered informer per
+// kind applied (objects labelled regatta.dev/profile), and a work queue of
+// (profile, object) keys whose live state is compared with the desired state
+// kept in memory. Safe for concurrent use.
+type DriftWatcher struct {
+	cluster string
+	client  *Client
+	rm      *ssa.ResourceManager
+	onDrift func(DriftEvent)
+	log     *slog.Logger
+
+	ctx     context.Context
+	cancel  context.CancelFunc
+	factory dynamicinformer.DynamicSharedInformerFactory
+	queue   workqueue.TypedRateLimitingInterface[driftKey]
+	wg      sync.WaitGroup
+
+	mu        sync.Mutex
+	profiles  map[string]*driftProfile
+	informers map[schema.GroupKind]cache.SharedIndexInformer
+	counts    map[string]int
+	failing   map[driftKey]bool
+}
+
+// driftProfile is the desired state of one profile's tracked objects.
+type driftProfile struct {
+	objects  map[ObjectRef]*unstructured.Unstructured // by ref.key()
+	rules    []jsondiff.IgnoreRule
+	compiled jsondiff.CompiledIgnoreRules
+}
+
+type driftKey struct {
+	profile string
+	ref     ObjectRef // ref.key(): no version
+}
+
+// newDriftWatcher starts the workers of a watcher; informers start with the
+// first Track.
+func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Options) *DriftWatcher {
+	ctx, cancel := context.WithCancel(parent)
+	tweak := func(o *metav1.ListOptions) { o.LabelSelector = LabelProfile }
+	w := &DriftWatcher{cluster: cluster, client: cl, onDrift: opts.OnDrift,
+		log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
+		rm:      ssa.NewResourceManager(cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"}),
+		factory: dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Watch, 0, metav1.NamespaceAll, tweak),
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[driftKey](
+			100*time.Millisecond, time.Minute)),
+		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind]cache.SharedIndexInformer{},
+		counts: map[string]int{}, failing: map[driftKey]bool{}}
+	w.rm.SetConcurrency(opts.Concurrency)
+	for range driftWorkers {
+		w.wg.Go(w.work)
+	}
+	return w
+}
+
+// Stop stops the informers and workers and waits for them.
+func (w *DriftWatcher) Stop() {
+	w.cancel()
+	w.queue.ShutDown()
+	w.factory.Shutdown()
+	w.wg.Wait()
+}
+
+// Track replaces the desired state of a profile and watches its kinds. It
+// waits until the new watches have listed, then compares every object once.
+func (w *DriftWatcher) Track(ctx context.Context, profile string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) error {
+	dp, err := newDriftProfile(objs, rules)
+	if err != nil {
+		return err
+	}
+	synced, err := w.watchKinds(objs)
+	w.mu.Lock()
+	w.profiles[profile] = dp
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	w.factory.Start(w.ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("cluster %s: drift watches did not sync: %w", w.cluster, context.Cause(ctx))
+	}
+	for ref := range dp.objects {
+		w.queue.Add(driftKey{profile: profile, ref: ref})
+	}
+	return nil
+}
+
+func newDriftProfile(objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) (*driftProfile, error) {
+	compiled, err := jsondiff.CompileIgnoreRules(rules)
+	if err != nil {
+		return nil, fmt.Errorf("drift exclusions: %w", err)
+	}
+	dp := &driftProfile{objects: make(map[ObjectRef]*unstructured.Unstructured, len(objs)), rules: rules, compiled: compiled}
+	for _, o := range objs {
+		dp.objects[RefOf(o).key()] = o.DeepCopy()
+	}
+	return dp, nil
+}
+
+// watchKinds makes sure an informer runs for the kind of every object.
+func (w *DriftWatcher) watchKinds(objs []*unstructured.Unstructured) ([]cache.InformerSynced, error) {
+	var synced []cache.InformerSynced
+	var errs []error
+	seen := map[schema.GroupKind]bool{}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if seen[gvk.GroupKind()] {
+			continue
+		}
+		seen[gvk.GroupKind()] = true
+		inf, err := w.informerFor(gvk)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		synced = append(synced, inf.HasSynced)
+	}
+	return synced, errors.Join(errs...)
+}
+
+func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) (cache.SharedIndexInformer, error) {
+	w.mu.Lock()
+	inf := w.informers[gvk.GroupKind()]
+	w.mu.Unlock()
+	if inf != nil {
+		return inf, nil
+	}
+	mapping, err := w.client.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
+	}
+	inf = w.factory.ForResource(mapping.Resource).Informer()
+	if _, err := inf.AddEventHandler(w.handler()); err != nil {
+		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
+	}
+	w.mu.Lock()
+	w.informers[gvk.GroupKind()] = inf
+	w.mu.Unlock()
+	return inf, nil
+}
+
+// Untrack stops correcting a profile's objects (its watches stay: they are
+// shared by kind).
+func (w *DriftWatcher) Untrack(profile string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.profiles, profile)
+	for k := range w.failing {
+		if k.profile == profile {
+			delete(w.failing, k)
+		}
+	}
+}
+
+// Tracked reports whether the watcher corrects a profile.
+func (w *DriftWatcher) Tracked(profile string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.profiles[profile] != nil
+}
+
+// Corrections returns the number of corrections made for a profile.
+func (w *DriftWatcher) Corrections(profile string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.counts[profile]
+}
+
+// Pending reports whether a correction of the profile failed and waits for
+// a retry.
+func (w *DriftWatcher) Pending(profile string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.failing {
+		if k.profile == profile {
+			return true
+		}
+	}
+	return false
+}
+
+// restart returns a watcher on a new client with the same desired state and
+// counts; it re-tracks in the background. parent bounds the new watcher.
+func (w *DriftWatcher) restart(parent context.Context, cl *Client, opts Options) *DriftWatcher {
+	nw := newDriftWatcher(parent, w.cluster, cl, opts)
+	w.mu.Lock()
+	profiles := maps.Clone(w.profiles)
+	nw.counts = maps.Clone(w.counts)
+	w.mu.Unlock()
+	nw.wg.Go(func() {
+		for name, dp := range profiles {
+			objs := make([]*unstructured.Unstructured, 0, len(dp.objects))
+			for _, o := range dp.objects {
+				objs = append(objs, o)
+			}
+			if err := nw.Track(nw.ctx, name, objs, dp.rules); err != nil {
+				nw.log.Error("drift re-track failed", "profile", name, "error", err)
+			}
+		}
+	})
+	return nw
+}
+
+func (w *DriftWatcher) handler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    w.onEvent,
+		UpdateFunc: func(old, cur any) { w.onEvent(old); w.onEvent(cur) },
+		DeleteFunc: w.onEvent,
+	}
+}
+
+// onEvent queues the key of a tracked object.
+func (w *DriftWatcher) onEvent(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	key := driftKey{profile: u.GetLabels()[LabelProfile], ref: RefOf(u).key()}
+	if want, _ := w.desired(key); want != nil {
+		w.queue.Add(key)
+	}
+}
+
+// desired returns the desired object of a key and its profile's ignore rules.
+func (w *DriftWatcher) desired(key driftKey) (*unstructured.Unstructured, *driftProfile) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	dp := w.profiles[key.profile]
+	if dp == nil || dp.objects[key.ref] == nil {
+		return nil, nil
+	}
+	return dp.objects[key.ref].DeepCopy(), dp
+}
+
+func (w *DriftWatcher) work() {
+	for w.next() {
+	}
+}
+
+func (w *DriftWatcher) next() bool {
+	key, quit := w.queue.Get()
+	if quit {
+		return false
+	}
+	defer w.queue.Done(key)
+	err := w.reconcile(w.ctx, key)
+	w.mu.Lock()
+	if err != nil && w.profiles[key.profile] != nil {
+		w.failing[key] = true
+	} else {
+		delete(w.failing, key)
+	}
+	w.mu.Unlock()
+	if err != nil && w.ctx.Err() == nil {
+		w.queue.AddRateLimited(key)
+		return true
+	}
+	w.queue.Forget(key)
+	return true
+}
+
+// reconcile compares one object with its desired state and re-applies it
+// when it was deleted or its fields drifted.
+func (w *DriftWatcher) reconcile(ctx context.Context, key driftKey) error {
+	want, dp := w.desired(key)
+	if want == nil || driftDisabled(want) {
+		return nil
+	}
+	if live := w.cached(key.ref); live != nil && live.GetLabels()[LabelProfile] == key.profile {
+		if driftDisabled(live) || !differs(want, live, dp.compiled) {
+			return nil
+		}
+		return w.correct(ctx, key, want, dp.rules)
+	}
+	owner, err := w.owner(ctx, key.ref)
+	if err != nil {
+		return err
+	}
+	if owner != "" && owner != key.profile {
+		w.forget(key) // ownership moved to another profile
+		return nil
+	}
+	return w.correct(ctx, key, want, dp.rules)
+}
+
+// cached returns the object from the informer's store, nil when absent.
+func (w *DriftWatcher) cached(ref ObjectRef) *unstructured.Unstructured {
+	w.mu.Lock()
+	inf := w.informers[ref.GroupVersionKind().GroupKind()]
+	w.mu.Unlock()
+	if inf == nil {
+		return nil
+	}
+	key := ref.Name
+	if ref.Namespace != "" {
+		key = ref.Namespace + "/" + ref.Name
+	}
+	obj, ok, err := inf.GetStore().GetByKey(key)
+	if err != nil || !ok {
+		return nil
+	}
+	u, _ := obj.(*unstructured.Unstructured)
+	return u
+}
+
+// owner reads the profile label of the live object; "" when it is gone or
+// unlabelled.
+func (w *DriftWatcher) owner(ctx context.Context, ref ObjectRef) (string, error) {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(ref.GroupVersionKind())
+	err := w.client.Kube.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", &ObjectError{Object: ref, Op: "get", Err: err}
+	}
+	return live.Labels[LabelProfile], nil
+}
+
+func (w *DriftWatcher) forget(key driftKey) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if dp := w.profiles[key.profile]; dp != nil {
+		delete(dp.objects, key.ref)
+	}
+}
+
+// correct re-applies the desired object; ssa applies it only when its
+// dry-run differs from the live object (ignoring the exclusions).
+func (w *DriftWatcher) correct(ctx context.Context, key driftKey, want *unstructured.Unstructured, rules []jsondiff.IgnoreRule) error {
+	entry, err := w.rm.Apply(ctx, want, driftApplyOptions(rules))
+	ev := DriftEvent{Cluster: w.cluster, Profile: key.profile, Object: RefOf(want), Time: time.Now()}
+	if err != nil {
+		ev.Err = &ObjectError{Object: ev.Object, Op: "drift correction", Err: err}
+		w.report(ev)
+		return ev.Err
+	}
+	if entry.Action != ssa.CreatedAction && entry.Action != ssa.ConfiguredAction {
+		return nil
+	}
+	ev.Action = Action(entry.Action)
+	w.mu.Lock()
+	w.counts[key.profile]++
+	w.mu.Unlock()
+	w.report(ev)
+	return nil
+}
+
+func driftApplyOptions(rules []jsondiff.IgnoreRule) ssa.ApplyOptions {
+	opts := ssa.DefaultApplyOptions()
+	opts.DriftIgnoreRules = rules
+	opts.ExclusionSelector = map[string]string{AnnotationDriftDetection: Disabled}
+	return opts
+}
+
+func (w *DriftWatcher) report(ev DriftEvent) {
+	if ev.Err != nil {
+		w.log.Error("drift correction failed", "profile", ev.Profile, "object", ev.Object.String(), "error", ev.Err)
+	} else {
+		w.log.Info("drift corrected", "profile", ev.Profile, "object", ev.Object.String(), "action", ev.Action)
+	}
+	if w.onDrift != nil {
+		w.onDrift(ev)
+	}
+}
+
+func driftDisabled(obj *unstructured.Unstructured) bool {
+	return obj.GetAnnotations()[AnnotationDriftDetection] == Disabled
+}

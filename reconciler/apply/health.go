@@ -1,0 +1,150 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Health statuses a HealthChecker returns (Argo CD's hs.status values).
+const (
+	HealthHealthy     = "Healthy"
+	HealthProgressing = "Progressing"
+	HealthDegraded    = "Degraded"
+	HealthSuspended   = "Suspended"
+)
+
+// HealthChecker overrides kstatus for the kinds it knows (a profile's Lua
+// health scripts). Check returns ok false when it has no override for the
+// object's kind; then kstatus decides. When ok, status is one of Healthy,
+// Progressing, Degraded and Suspended: Healthy and Suspended end the wait,
+// Progressing keeps waiting, Degraded fails the add-on. Check is called
+// from several goroutines and on every poll; ctx carries the deadline.
+type HealthChecker interface {
+	Check(ctx context.Context, obj *unstructured.Unstructured) (status, message string, ok bool, err error)
+}
+
+// healthReader computes status with the default kstatus readers, lets the
+// HealthChecker override it, and records the last status of every object
+// for the Result's health summary.
+type healthReader struct {
+	def     engine.StatusReader
+	checker HealthChecker
+
+	mu   sync.Mutex
+	last map[object.ObjMetadata]*event.ResourceStatus
+	// suspended marks objects whose override said Suspended.
+	suspended map[object.ObjMetadata]bool
+}
+
+func newHealthReader(mapper meta.RESTMapper, checker HealthChecker) *healthReader {
+	return &healthReader{def: statusreaders.NewDefaultStatusReader(mapper), checker: checker,
+		last: map[object.ObjMetadata]*event.ResourceStatus{}, suspended: map[object.ObjMetadata]bool{}}
+}
+
+// Supports every kind: unknown kinds go to the default reader.
+func (h *healthReader) Supports(schema.GroupKind) bool { return true }
+
+func (h *healthReader) ReadStatus(ctx context.Context, r engine.ClusterReader, id object.ObjMetadata) (*event.ResourceStatus, error) {
+	rs, err := h.def.ReadStatus(ctx, r, id)
+	return h.override(ctx, rs, err)
+}
+
+func (h *healthReader) ReadStatusForObject(ctx context.Context, r engine.ClusterReader, obj *unstructured.Unstructured) (*event.ResourceStatus, error) {
+	rs, err := h.def.ReadStatusForObject(ctx, r, obj)
+	return h.override(ctx, rs, err)
+}
+
+func (h *healthReader) override(ctx context.Context, rs *event.ResourceStatus, err error) (*event.ResourceStatus, error) {
+	if err != nil || rs == nil {
+		return rs, err
+	}
+	suspended := false
+	if h.checker != nil && rs.Resource != nil {
+		suspended = h.applyChecker(ctx, rs)
+	}
+	h.mu.Lock()
+	h.last[rs.Identifier] = rs
+	h.suspended[rs.Identifier] = suspended
+	h.mu.Unlock()
+	return rs, nil
+}
+
+// applyChecker replaces rs's status by the checker's verdict, if it has one.
+func (h *healthReader) applyChecker(ctx context.Context, rs *event.ResourceStatus) (suspended bool) {
+	st, msg, ok, err := h.checker.Check(ctx, rs.Resource)
+	switch {
+	case err != nil:
+		rs.Status, rs.Message, rs.Error = status.UnknownStatus, "", fmt.Errorf("health check: %w", err)
+	case !ok:
+	case st == HealthHealthy || st == HealthSuspended:
+		rs.Status, rs.Message, rs.Error = status.CurrentStatus, msg, nil
+		return st == HealthSuspended
+	case st == HealthDegraded:
+		rs.Status, rs.Message, rs.Error = status.FailedStatus, msg, nil
+	default:
+		rs.Status, rs.Message, rs.Error = status.InProgressStatus, msg, nil
+	}
+	return false
+}
+
+// summary tallies the last statuses of the given objects.
+func (h *healthReader) summary(ids object.ObjMetadataSet) (Health, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var hs Health
+	degraded := false
+	for _, id := range ids {
+		rs := h.last[id]
+		switch {
+		case rs != nil && rs.Status == status.CurrentStatus && h.suspended[id]:
+			hs.Suspended++
+		case rs != nil && rs.Status == status.CurrentStatus:
+			hs.Healthy++
+		case rs != nil && rs.Status == status.FailedStatus:
+			hs.Degraded++
+			degraded = true
+			hs.addUnhealthy(id, rs)
+		default:
+			hs.Progressing++
+			hs.addUnhealthy(id, rs)
+		}
+	}
+	return hs, degraded
+}
+
+func (hs *Health) addUnhealthy(id object.ObjMetadata, rs *event.ResourceStatus) {
+	if len(hs.Unhealthy) >= 10 {
+		return
+	}
+	ref := ObjectRef{Group: id.GroupKind.Group, Kind: id.GroupKind.Kind, Namespace: id.Namespace, Name: id.Name}
+	msg := ref.String() + ": status unknown"
+	if rs != nil {
+		msg = fmt.Sprintf("%s: %s", ref, rs.Status)
+		if rs.Message != "" {
+			msg += ": " + rs.Message
+		}
+	}
+	hs.Unhealthy = append(hs.Unhealthy, msg)
+}
+
+func (hs *Health) merge(o Health) {
+	hs.Healthy += o.Healthy
+	hs.Progressing += o.Progressing
+	hs.Degraded += o.Degraded
+	hs.Suspended += o.Suspended
+	for _, u := range o.Unhealthy {
+		if len(hs.Unhealthy) < 10 {
+			hs.Unhealthy = append(hs.Unhealthy, u)
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Options configures a Manager.
+type Options struct {
+	Client ClientOptions
+	// Concurrency is the number of objects dry-run in parallel per apply.
+	Concurrency int
+	// HealthTimeout bounds the health wait of each step unless the request
+	// sets its own (--health-timeout).
+	HealthTimeout time.Duration
+	// HealthPollInterval is how often health is polled during a wait.
+	HealthPollInterval time.Duration
+	// StageTimeout bounds the wait for CRDs, Namespaces and ClusterRoles
+	// (and class definitions) before the rest of a step is applied.
+	StageTimeout time.Duration
+	// OnDrift, when set, receives every drift correction (and failed
+	// correction). It is called from the drift watchers' goroutines and
+	// must not block for long.
+	OnDrift func(DriftEvent)
+	// Logger receives one line per meaningful event; never credentials.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns DefaultClientOptions, 16 objects in flight, a 5 m
+// health timeout polled every 2 s, and a 1 m stage timeout.
+func DefaultOptions() Options {
+	return Options{Client: DefaultClientOptions(), Concurrency: 16, HealthTimeout: 5 * time.Minute,
+		HealthPollInterval: 2 * time.Second, StageTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)}
+}
+
+// Manager applies profiles to the clusters of a fleet. It keeps one client
+// and one drift watcher per cluster, and in memory what it applied last (to
+// skip unchanged passes and correct drift). Safe for concurrent use.
+type Manager struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	opts    Options
+	clients *ClientCache
+
+	mu       sync.Mutex
+	clusters map[string]*Cluster
+}
+
+// NewManager returns a Manager. ctx bounds its background work (drift
+// watchers); Close stops it too.
+func NewManager(ctx context.Context, opts Options) *Manager {
+	def := DefaultOptions()
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = def.Concurrency
+	}
+	if opts.HealthTimeout <= 0 {
+		opts.HealthTimeout = def.HealthTimeout
+	}
+	if opts.HealthPollInterval <= 0 {
+		opts.HealthPollInterval = def.HealthPollInterval
+	}
+	if opts.StageTimeout <= 0 {
+		opts.StageTimeout = def.StageTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = def.Logger
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	return &Manager{ctx: ctx, cancel: cancel, opts: opts,
+		clients: NewClientCache(opts.Client), clusters: map[string]*Cluster{}}
+}
+
+// Cluster returns the handle of one cluster, reached with the given
+// kubeconfig. Call it on every pass with the kubeconfig just read: a changed
+// kubeconfig replaces the client (and restarts the cluster's drift watcher).
+func (m *Manager) Cluster(name string, kubeconfig []byte) (*Cluster, error) {
+	if errs := validation.IsValidLabelValue(name); name == "" || len(errs) > 0 {
+		return nil, fmt.Errorf("cluster name %q is not a label value", name)
+	}
+	client, replaced, err := m.clients.Get(name, kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.clusters[name]
+	if c == nil {
+		c = newCluster(m, name, client)
+		m.clusters[name] = c
+	} else if replaced || c.currentClient() != client {
+		c.setClient(client)
+	}
+	return c, nil
+}
+
+// Forget drops a cluster that left the fleet: its client, drift watcher
+// and in-memory state. Objects and inventories in the cluster stay.
+func (m *Manager) Forget(name string) {
+	m.mu.Lock()
+	c := m.clusters[name]
+	delete(m.clusters, name)
+	m.mu.Unlock()
+	if c != nil {
+		c.stopDrift()
+	}
+	m.clients.Delete(name)
+}
+
+// Close stops every drift watcher.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	clusters := make([]*Cluster, 0, len(m.clusters))
+	for _, c := range m.clusters {
+		clusters = append(clusters, c)
+	}
+	m.mu.Unlock()
+	for _, c := range clusters {
+		c.stopDrift()
+	}
+	m.cancel()
+}
+
+// Cluster applies profiles to one cluster. Passes of different profiles may
+// run concurrently; passes of one profile are serialised.
+type Cluster struct {
+	m    *Manager
+	name string
+
+	mu       sync.Mutex
+	client   *Client
+	drift    *DriftWatcher
+	profiles map[string]*profileState
+	locks    map[string]*sync.Mutex
+}
+
+// profileState is what this Manager knows of a profile on a cluster.
+type profileState struct {
+	renderHash string
+	healthy    bool
+	health     Health
+}
+
+func newCluster(m *Manager, name string, client *Client) *Cluster {
+	return &Cluster{m: m, name: name, client: client,
+		profiles: map[string]*profileState{}, locks: map[string]*sync.Mutex{}}
+}
+
+// Name returns the cluster's name.
+func (c *Cluster) Name() string { return c.name }
+
+func (c *Cluster) currentClient() *Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.client
+}
+
+// setClient swaps the client and moves the drift watcher to it.
+func (c *Cluster) setClient(client *Client) {
+	c.mu.Lock()
+	c.client = client
+	old := c.drift
+	if old != nil {
+		c.drift = old.restart(c.m.ctx, client, c.m.opts)
+	}
+	c.mu.Unlock()
+	if old != nil {
+		old.Stop()
+	}
+}
+
+func (c *Cluster) stopDrift() {
+	c.mu.Lock()
+	w := c.drift
+	c.drift = nil
+	c.mu.Unlock()
+	if w != nil {
+		w.Stop()
+	}
+}
+
+// lockProfile serialises passes of one profile.
+func (c *Cluster) lockProfile(profile string) func() {
+	c.mu.Lock()
+	l := c.locks[profile]
+	if l == nil {
+		l = &sync.Mutex{}
+		c.locks[profile] = l
+	}
+	c.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+func (c *Cluster) state(profile string) *profileState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.profiles[profile]; s != nil {
+		cp := *s
+		return &cp
+	}
+	return nil
+}
+
+func (c *Cluster) setState(profile string, s *profileState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s == nil {
+		delete(c.profiles, profile)
+		return
+	}
+	c.profiles[profile] = s
+}
+
+// Inventories lists the profiles that have an inventory in the cluster (what
+// a restarted daemon needs to decide withdrawals).
+func (c *Cluster) Inventories(ctx context.Context) ([]*Inventory, error) {
+	invs, err := listInventories(ctx, c.currentClient().Kube)
+	return invs, unreachable(ctx, c.name, err)
+}
+
+// Inventory returns one profile's inventory, nil when it has none.
+func (c *Cluster) Inventory(ctx context.Context, profile string) (*Inventory, error) {
+	inv, err := readInventory(ctx, c.currentClient().Kube, profile)
+	return inv, unreachable(ctx, c.name, err)
+}
+
+func (c *Cluster) log() *slog.Logger { return c.m.opts.Logger.With("cluster", c.name) }

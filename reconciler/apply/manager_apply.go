@@ -1,0 +1,393 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// Apply makes the cluster hold what the request renders for one profile and
+// returns the pass's Result; errors are in the Result, wrapped with cluster
+// and profile. See the package documentation for the semantics.
+func (c *Cluster) Apply(ctx context.Context, req Request) (res Result) {
+	start := time.Now()
+	res = newResult(c.name, req)
+	defer func() { res.Duration = time.Since(start) }()
+	if err := req.validate(); err != nil {
+		res.fail(err)
+		return res
+	}
+	defer c.lockProfile(req.Profile)()
+	p := c.newPass(req, &res)
+	inv, err := readInventory(ctx, p.cl.Kube, req.Profile)
+	switch {
+	case err != nil:
+		res.fail(unreachable(ctx, c.name, err))
+	case req.syncMode() == spec.SyncModeDryRun:
+		p.dryRun(ctx, inv)
+	case c.canSkip(req, inv):
+		p.skip()
+	default:
+		p.run(ctx, inv)
+	}
+	res.DriftCorrections = c.driftCorrections(req.Profile)
+	c.log().Info("apply", "profile", req.Profile, "state", res.State, "created", res.Counts.Created,
+		"configured", res.Counts.Configured, "deleted", res.Counts.Deleted, "skipped", res.Skipped,
+		"duration", res.Duration, "error", res.Error)
+	return res
+}
+
+// canSkip reports whether the pass has nothing to do: a OneTime profile
+// already applied, or the same render hash applied and healthy with no
+// drift pending.
+func (c *Cluster) canSkip(req Request, inv *Inventory) bool {
+	if inv == nil || !inv.Complete {
+		return false
+	}
+	if req.syncMode() == spec.SyncModeOneTime {
+		return true
+	}
+	st := c.state(req.Profile)
+	if req.syncMode() == spec.SyncModeContinuousWithDriftDetection &&
+		(!c.driftTracked(req.Profile) || c.driftPending(req.Profile)) {
+		return false
+	}
+	return st != nil && st.healthy && req.RenderHash != "" && st.renderHash == req.RenderHash &&
+		inv.RenderHash == req.RenderHash && inv.SyncMode == req.syncMode() && inv.Tier == req.tier()
+}
+
+// pass is the state of one Apply call.
+type pass struct {
+	c      *Cluster
+	cl     *Client
+	req    Request
+	res    *Result
+	rm     *ssa.ResourceManager
+	health *healthReader
+	rules  []jsondiff.IgnoreRule
+
+	prev        *Inventory
+	takeovers   map[ObjectRef]string
+	attempted   []InventoryEntry // in apply order, conflicts excluded
+	tracked     []*unstructured.Unstructured
+	applyErrs   []error
+	healthErrs  []error
+	conflicts   []error
+	reachedLast bool
+}
+
+func (c *Cluster) newPass(req Request, res *Result) *pass {
+	cl := c.currentClient()
+	h := newHealthReader(cl.Mapper, req.Health)
+	poller := polling.NewStatusPoller(cl.Kube, cl.Mapper, polling.Options{CustomStatusReaders: []engine.StatusReader{h}})
+	rm := ssa.NewResourceManager(cl.Kube, poller, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
+	rm.SetConcurrency(c.m.opts.Concurrency)
+	return &pass{c: c, cl: cl, req: req, res: res, rm: rm, health: h,
+		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}}
+}
+
+// ignoreRules converts drift exclusions to ssa's ignore rules.
+func ignoreRules(exclusions []spec.DriftExclusion) []jsondiff.IgnoreRule {
+	var rules []jsondiff.IgnoreRule
+	for _, ex := range exclusions {
+		rule := jsondiff.IgnoreRule{Paths: ex.Paths}
+		if t := ex.Target; t != nil {
+			rule.Selector = &jsondiff.Selector{Group: t.Group, Version: t.Version, Kind: t.Kind,
+				Name: t.Name, Namespace: t.Namespace, LabelSelector: t.LabelSelector,
+				AnnotationSelector: t.AnnotationSelector}
+		}
+		rules = append(rules, rule)
+	}
+	return rules
+}
+
+func (p *pass) skip() {
+	p.res.State, p.res.Skipped = StateApplied, true
+	if st := p.c.state(p.req.Profile); st != nil {
+		p.res.Health = st.health
+	}
+}
+
+// run is a full pass: record intent, apply steps, prune, record result.
+func (p *pass) run(ctx context.Context, inv *Inventory) {
+	p.prev = inv
+	steps, err := p.prepareAll()
+	if err != nil {
+		p.res.fail(err)
+		return
+	}
+	// Until this pass finishes, nothing is known to be applied and healthy;
+	// drift correction pauses so it does not restore the previous render.
+	p.c.setState(p.req.Profile, nil)
+	p.c.untrackDrift(p.req.Profile)
+	if err := p.recordIntent(ctx, inv, steps); err != nil {
+		p.res.fail(unreachable(ctx, p.c.name, err))
+		return
+	}
+	p.applySteps(ctx, steps)
+	var prev []InventoryEntry
+	if inv != nil {
+		prev = inv.Objects
+	}
+	objects, pruneErr := p.pruneOrKeep(ctx, prev)
+	p.finish(ctx, objects, pruneErr)
+}
+
+func (p *pass) prepareAll() ([][]desired, error) {
+	steps := make([][]desired, 0, len(p.req.Steps))
+	for _, st := range p.req.Steps {
+		ds, err := p.req.prepare(p.c.name, st)
+		if err != nil {
+			return nil, &AddonError{Addon: st.Addon, Err: err}
+		}
+		steps = append(steps, ds)
+	}
+	return steps, nil
+}
+
+// recordIntent writes, before anything is created, an inventory that also
+// lists the objects this pass may create, so a crash mid-pass leaves no
+// object unknown to the next daemon.
+func (p *pass) recordIntent(ctx context.Context, inv *Inventory, steps [][]desired) error {
+	next := entriesOf(steps)
+	if inv != nil && len(minus(next, inv.keys())) == 0 {
+		return nil
+	}
+	intent := p.inventory(nil)
+	intent.Complete, intent.RenderHash = false, ""
+	if inv != nil {
+		intent.RenderHash, intent.Revision = inv.RenderHash, inv.Revision
+		intent.Objects = union(inv.Objects, next)
+	} else {
+		intent.Objects = next
+	}
+	return writeInventory(ctx, p.cl.Kube, intent)
+}
+
+func entriesOf(steps [][]desired) []InventoryEntry {
+	var out []InventoryEntry
+	for _, st := range steps {
+		for _, d := range st {
+			out = append(out, InventoryEntry{ObjectRef: RefOf(d.obj), Addon: d.addon})
+		}
+	}
+	return out
+}
+
+func (p *pass) inventory(objects []InventoryEntry) *Inventory {
+	return &Inventory{Profile: p.req.Profile, Revision: p.req.Revision, RenderHash: p.req.RenderHash,
+		SyncMode: p.req.syncMode(), StopMatchingBehavior: p.req.StopMatchingBehavior, Tier: p.req.tier(),
+		Objects: objects}
+}
+
+// applySteps applies the steps in order, each healthy before the next; the
+// first failure stops unless ContinueOnError.
+func (p *pass) applySteps(ctx context.Context, steps [][]desired) {
+	for i, st := range steps {
+		if err := p.applyStep(ctx, p.req.Steps[i].Addon, st); err != nil && !p.req.ContinueOnError {
+			return
+		}
+	}
+	p.reachedLast = true
+}
+
+// applyStep resolves conflicts, applies the step's objects in stages and
+// waits for their health.
+func (p *pass) applyStep(ctx context.Context, addon string, st []desired) error {
+	objs, err := p.resolveConflicts(ctx, st)
+	if err != nil {
+		err = &AddonError{Addon: addon, Err: err}
+		p.applyErrs = append(p.applyErrs, err)
+		return err
+	}
+	for _, o := range objs {
+		p.attempted = append(p.attempted, InventoryEntry{ObjectRef: RefOf(o), Addon: addon})
+	}
+	cs, err := p.applyStaged(ctx, objs)
+	p.recordChanges(addon, cs)
+	if err != nil {
+		err = &AddonError{Addon: addon, Err: err}
+		p.applyErrs = append(p.applyErrs, err)
+		return err
+	}
+	p.tracked = append(p.tracked, objs...)
+	if err := p.wait(ctx, objs); err != nil {
+		err = &AddonError{Addon: addon, Err: err}
+		p.healthErrs = append(p.healthErrs, err)
+		return err
+	}
+	return nil
+}
+
+// applyStaged applies CRDs, Namespaces and ClusterRoles first and waits for
+// them, then class definitions likewise, then the rest: the stages of ssa's
+// ApplyAllStaged, with waits that honour ctx.
+func (p *pass) applyStaged(ctx context.Context, objs []*unstructured.Unstructured) (*ssa.ChangeSet, error) {
+	var defs, classes, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		switch {
+		case utils.IsClusterDefinition(o):
+			defs = append(defs, o)
+		case utils.IsClassDefinition(o):
+			classes = append(classes, o)
+		default:
+			rest = append(rest, o)
+		}
+	}
+	cs := ssa.NewChangeSet()
+	for _, stage := range [][]*unstructured.Unstructured{defs, classes} {
+		if err := p.applyAndSettle(ctx, stage, cs); err != nil {
+			return cs, err
+		}
+	}
+	if len(rest) == 0 {
+		return cs, nil
+	}
+	s, err := p.rm.ApplyAll(ctx, rest, p.applyOptions())
+	if s != nil {
+		cs.Append(s.Entries)
+	}
+	return cs, err
+}
+
+func (p *pass) applyAndSettle(ctx context.Context, stage []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
+	if len(stage) == 0 {
+		return nil
+	}
+	s, err := p.rm.ApplyAll(ctx, stage, p.applyOptions())
+	if err != nil {
+		return err
+	}
+	cs.Append(s.Entries)
+	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: p.c.m.opts.StageTimeout, FailFast: true}
+	if err := p.rm.WaitForSetWithContext(ctx, s.ToObjMetadataSet(), opts); err != nil {
+		return fmt.Errorf("waiting for definitions: %w", err)
+	}
+	return nil
+}
+
+func (p *pass) applyOptions() ssa.ApplyOptions {
+	opts := ssa.DefaultApplyOptions()
+	opts.WaitInterval = p.c.m.opts.HealthPollInterval
+	opts.WaitTimeout = p.c.m.opts.StageTimeout
+	opts.DriftIgnoreRules = p.rules
+	return opts
+}
+
+func (p *pass) recordChanges(addon string, cs *ssa.ChangeSet) {
+	if cs == nil {
+		return
+	}
+	for _, e := range cs.Entries {
+		ref := ObjectRef{Group: e.ObjMetadata.GroupKind.Group, Version: e.GroupVersion,
+			Kind: e.ObjMetadata.GroupKind.Kind, Namespace: e.ObjMetadata.Namespace, Name: e.ObjMetadata.Name}
+		p.res.record(ObjectChange{Object: ref, Addon: addon, Action: Action(e.Action),
+			Message: p.takeovers[ref.key()]})
+	}
+}
+
+// wait waits until the objects are healthy, or the health timeout.
+func (p *pass) wait(ctx context.Context, objs []*unstructured.Unstructured) error {
+	ids := object.UnstructuredSetToObjMetadataSet(objs)
+	timeout := p.req.HealthTimeout
+	if timeout <= 0 {
+		timeout = p.c.m.opts.HealthTimeout
+	}
+	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: timeout, FailFast: true}
+	err := p.rm.WaitForSetWithContext(ctx, ids, opts)
+	hs, degraded := p.health.summary(ids)
+	p.res.Health.merge(hs)
+	if err != nil {
+		return &HealthError{Degraded: degraded, Err: err}
+	}
+	return nil
+}
+
+// pruneOrKeep prunes what the new render dropped when every step was
+// applied without error, and returns the objects of the new inventory.
+func (p *pass) pruneOrKeep(ctx context.Context, prev []InventoryEntry) ([]InventoryEntry, error) {
+	if !p.reachedLast || len(p.applyErrs) > 0 || ctx.Err() != nil {
+		return union(prev, p.attempted), nil
+	}
+	kept, err := p.pruner().prune(ctx, minus(prev, keysOf(p.attempted, p.conflictKeys())), p.res.record)
+	return append(kept, p.attempted...), err
+}
+
+func keysOf(entries []InventoryEntry, extra map[ObjectRef]bool) map[ObjectRef]bool {
+	set := make(map[ObjectRef]bool, len(entries)+len(extra))
+	for _, e := range entries {
+		set[e.key()] = true
+	}
+	for k := range extra {
+		set[k] = true
+	}
+	return set
+}
+
+// finish writes the inventory, sets the state and remembers the pass.
+func (p *pass) finish(ctx context.Context, objects []InventoryEntry, pruneErr error) {
+	errs := append(append([]error(nil), p.applyErrs...), p.healthErrs...)
+	if pruneErr != nil {
+		errs = append(errs, pruneErr)
+	}
+	p.setState(ctx, errs, pruneErr == nil && p.onlyProgressing(ctx))
+	inv := p.inventory(objects)
+	inv.Complete = p.res.State == StateApplied
+	if err := p.writeIfChanged(ctx, inv); err != nil {
+		p.res.fail(unreachable(ctx, p.c.name, errors.Join(append(errs, err)...)))
+	}
+	p.c.setState(p.req.Profile, &profileState{renderHash: p.req.RenderHash,
+		healthy: p.res.State == StateApplied, health: p.res.Health})
+	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
+		p.c.trackDrift(ctx, p.req.Profile, p.tracked, p.rules)
+	}
+}
+
+// writeIfChanged writes the inventory unless the cluster holds it already.
+func (p *pass) writeIfChanged(ctx context.Context, inv *Inventory) error {
+	if p.prev != nil && equalInventories(p.prev, inv) {
+		return nil
+	}
+	return writeInventory(ctx, p.cl.Kube, inv)
+}
+
+func (p *pass) setState(ctx context.Context, errs []error, progressing bool) {
+	switch {
+	case len(errs) > 0 && progressing:
+		p.res.State = StateProgressing
+		p.res.setErr(errors.Join(errs...))
+	case len(errs) > 0:
+		p.res.fail(unreachable(ctx, p.c.name, errors.Join(errs...)))
+	case len(p.conflicts) > 0:
+		p.res.State = StateConflict
+		p.res.setErr(errors.Join(p.conflicts...))
+	default:
+		p.res.State = StateApplied
+	}
+}
+
+// onlyProgressing is true when every error is a health wait that timed out
+// with nothing degraded.
+func (p *pass) onlyProgressing(ctx context.Context) bool {
+	if ctx.Err() != nil || len(p.applyErrs) > 0 || len(p.healthErrs) == 0 {
+		return false
+	}
+	for _, err := range p.healthErrs {
+		var he *HealthError
+		if !errors.As(err, &he) || he.Degraded {
+			return false
+		}
+	}
+	return true
+}
