@@ -44,7 +44,8 @@ type Error struct {
 func (e *Error) Error() string {
 	switch {
 	case e.Kind == ErrAuthentication || e.Kind == ErrHostKey:
-		return fmt.Sprintf("%v for %s: %v", e.Kind, e.URL, e.Err)
+		detail := strings.TrimPrefix(fmt.Sprint(e.Err), "ssh: handshake failed: ")
+		return fmt.Sprintf("%v for %s: %s", e.Kind, e.URL, strings.TrimPrefix(detail, e.Kind.Error()+": "))
 	case e.Kind != nil && (e.Err == nil || strings.HasPrefix(e.Err.Error(), e.Kind.Error())):
 		return fmt.Sprintf("%s %s: %v", e.Op, e.URL, firstErr(e.Err, e.Kind))
 	case e.Kind != nil:
@@ -105,7 +106,8 @@ func classify(err error) error {
 		errors.Is(err, transport.ErrAuthorizationFailed),
 		strings.Contains(msg, "unable to authenticate"):
 		return ErrAuthentication
-	case errors.Is(err, ErrHostKey), strings.Contains(msg, "knownhosts:"):
+	case errors.Is(err, ErrHostKey), strings.Contains(msg, "knownhosts:"), strings.Contains(msg, "known_hosts"),
+		strings.Contains(msg, "no common algorithm for host key"):
 		return ErrHostKey
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return ErrRepositoryNotFound

@@ -339,3 +339,25 @@ func TestSyncConcurrentReaders(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+func TestSyncFullHistory(t *testing.T) {
+	root := t.TempDir()
+	up := newUpstream(t, root, "fleet.git")
+	first := up.head("main")
+	second := up.commit("second")
+	srv := newHTTPServer(t, root, nil)
+	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git", FullHistory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if rev, _, err := src.Sync(ctx); err != nil || rev != second {
+		t.Fatalf("sync: %s %v", rev, err)
+	}
+	if got, err := src.Resolve(ctx, "main~1"); err != nil || got != first {
+		t.Fatalf("Resolve(main~1) = %s, %v; want %s", got, err, first)
+	}
+	if shallow, _ := src.store.Shallow(); len(shallow) != 0 {
+		t.Fatalf("full history clone is shallow: %v", shallow)
+	}
+}

@@ -67,7 +67,11 @@ func httpEndpoint(raw string) (endpoint, error) {
 }
 
 func sshEndpoint(raw string, ep *transport.Endpoint) endpoint {
-	hostport := net.JoinHostPort(strings.Trim(ep.Host, "[]"), strconv.Itoa(ep.Port))
+	port := ep.Port
+	if port == 0 {
+		port = 22
+	}
+	hostport := net.JoinHostPort(strings.Trim(ep.Host, "[]"), strconv.Itoa(port))
 	e := endpoint{proto: protoSSH, user: ep.User, url: raw, hostport: hostport}
 	if u, err := url.Parse(raw); err == nil && u.Scheme == "ssh" && u.User != nil {
 		if _, ok := u.User.Password(); ok {
