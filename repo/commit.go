@@ -196,9 +196,11 @@ func (req CommitRequest) normalized() (CommitRequest, error) {
 		req.MaxAttempts = DefaultMaxAttempts
 	}
 	req.Prefix = strings.Trim(path.Clean("/"+req.Prefix), "/")
+	trailers := make([]Trailer, len(req.Trailers)) // the caller's slice stays as is
 	for i, t := range req.Trailers {
-		req.Trailers[i].Value = strings.Join(strings.Fields(t.Value), " ")
+		trailers[i] = Trailer{Key: strings.TrimSpace(t.Key), Value: strings.Join(strings.Fields(t.Value), " ")}
 	}
+	req.Trailers = trailers
 	for p := range req.Files {
 		if err := req.checkPath(p); err != nil {
 			return req, err

@@ -206,3 +206,30 @@ func TestCommitRequestPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitToLocalRepository(t *testing.T) {
+	up := newUpstream(t, t.TempDir(), "fleet.git")
+	for name, url := range map[string]string{"working clone": up.work, "bare": "file://" + up.bare} {
+		t.Run(name, func(t *testing.T) {
+			src, err := NewSource(Options{URL: url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rev, _, err := src.Sync(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := src.CommitAndPush(context.Background(), statusRequest(map[string]string{"status/README.md": "ok\n"}, rev))
+			if err != nil || !res.Committed {
+				t.Fatalf("%+v %v", res, err)
+			}
+			dir := strings.TrimPrefix(url, "file://")
+			if got := runGit(t, dir, "rev-parse", "refs/heads/"+DefaultStatusBranch); got != res.SHA {
+				t.Fatalf("status branch at %s, want %s", got, res.SHA)
+			}
+			if got := runGit(t, dir, "show", res.SHA+":status/README.md"); got != "ok" {
+				t.Fatalf("status/README.md = %q", got)
+			}
+		})
+	}
+}
