@@ -8,13 +8,20 @@
 // URLs are redacted with RedactURL and every error is scrubbed of the
 // password, token and key passphrase before it leaves the package.
 //
-// Typical use by the daemon:
+// The daemon:
 //
 //	src, err := repo.NewSource(repo.Options{URL: url, Branch: "main", Auth: auth})
-//	w := repo.NewWatcher(src, repo.WatchOptions{Interval: 30 * time.Second})
-//	go w.Run(ctx, func(ev repo.Event) { ... src.Tree(ctx, ev.Revision) ... })
+//	w := repo.NewWatcher(src, repo.DefaultWatchOptions())
+//	go w.Run(ctx, func(ev repo.Event) {
+//		if ev.Err != nil { ... report; src.Revision() is still the last good one }
+//		c, _ := src.Commit(ctx, ev.Revision)
+//		if c.ByRegatta(author) { ... or src.TreesEqualExcept(ctx, ev.Previous, ev.Revision, "status") }
+//		tree, _ := src.Tree(ctx, ev.Revision) // an fs.FS; TreeHash keys the render cache
+//	})
+//	res, err := src.CommitAndPush(ctx, repo.CommitRequest{Branch: "regatta/status", Prefix: "status",
+//		Files: files, Prune: true, Trailers: []repo.Trailer{{repo.TrailerSourceRevision, rev}}})
 //
-// and by `regatta plan` / `regatta render --revision` on a local clone:
+// `regatta plan --base --head` and `regatta render --revision` on a clone:
 //
 //	r, err := repo.Open(dir)
 //	base, err := r.Tree(ctx, "main")

@@ -27,6 +27,10 @@ type WatchOptions struct {
 	DisableFSNotify bool
 }
 
+// DefaultWatchOptions polls every 30s, retries from 1s up to 5m, and
+// watches local repositories with fsnotify.
+func DefaultWatchOptions() WatchOptions { return WatchOptions{}.withDefaults() }
+
 func (o WatchOptions) withDefaults() WatchOptions {
 	if o.Interval <= 0 {
 		o.Interval = DefaultInterval
