@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // PairError is an error of one (profile, cluster) pass:
@@ -109,10 +110,22 @@ type HealthError struct {
 	// Degraded is true when an object failed (kstatus Failed or a health
 	// check's Degraded), false when the wait timed out.
 	Degraded bool
-	Err      error
+	Timeout  time.Duration
+	// Unhealthy lists "Kind/ns/name: Status: message" per object.
+	Unhealthy []string
+	// Err is the wait's own error.
+	Err error
 }
 
-func (e *HealthError) Error() string { return "health check failed: " + e.Err.Error() }
+func (e *HealthError) Error() string {
+	if len(e.Unhealthy) == 0 {
+		return "health check failed: " + e.Err.Error()
+	}
+	if e.Degraded {
+		return "not healthy: " + strings.Join(e.Unhealthy, "; ")
+	}
+	return fmt.Sprintf("not healthy within %s: %s", e.Timeout, strings.Join(e.Unhealthy, "; "))
+}
 
 func (e *HealthError) Unwrap() error { return e.Err }
 

@@ -309,7 +309,7 @@ func (p *pass) wait(ctx context.Context, objs []*unstructured.Unstructured) erro
 	hs, degraded := p.health.summary(ids)
 	p.res.Health.merge(hs)
 	if err != nil {
-		return &HealthError{Degraded: degraded, Err: err}
+		return &HealthError{Degraded: degraded, Timeout: timeout, Unhealthy: hs.Unhealthy, Err: err}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -80,8 +81,14 @@ func (pr *pruner) delete(ctx context.Context, e InventoryEntry, dryRun bool) (Ob
 	if dryRun || live.DeletionTimestamp != nil {
 		return ch, nil
 	}
+	// Deleted as unstructured: controller-runtime deletes PartialObjectMetadata
+	// through its typed client, which knows only the built-in kinds.
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(live.GroupVersionKind())
+	obj.SetNamespace(live.Namespace)
+	obj.SetName(live.Name)
 	uid := live.UID
-	err = pr.kube.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground),
+	err = pr.kube.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
 		client.Preconditions{UID: &uid})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ch, &ObjectError{Object: e.ObjectRef, Op: "delete", Err: err}

@@ -1,0 +1,50 @@
+package apply_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/regatta-dev/regatta/reconciler/apply"
+)
+
+// Tiers: an equal tier leaves the object with its owner and reports
+// Conflict; a lower tier takes it over without re-creating it, and the old
+// owner's prune leaves it alone.
+func TestTierConflict(t *testing.T) {
+	ns := "tiers"
+	m := newManager(t, testOptions())
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	shared := func(v string) apply.Step { return step("shared", configMap(ns, "shared", map[string]string{"by": v})) }
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "tier-first", RenderHash: "h1",
+		Steps: []apply.Step{step("ns", namespace(ns)), shared("first")}}))
+	uid := getCM(t, k, ns, "shared").UID
+
+	res := c.Apply(t.Context(), apply.Request{Profile: "tier-equal", RenderHash: "h1",
+		Steps: []apply.Step{shared("equal"), step("own", configMap(ns, "own", nil))}})
+	var ce *apply.ConflictError
+	if res.State != apply.StateConflict || len(res.Conflicts) != 1 || res.Conflicts[0].Owner != "tier-first" ||
+		!errors.As(res.Err, &ce) || !strings.Contains(res.Error, "ConfigMap/tiers/shared is owned by profile tier-first") {
+		t.Fatalf("equal tier: %s\nconflicts %+v", res, res.Conflicts)
+	}
+	if cm := getCM(t, k, ns, "shared"); cm.Data["by"] != "first" || getCM(t, k, ns, "own") == nil {
+		t.Fatalf("equal tier changed the shared object (%v) or skipped its own", cm.Data)
+	}
+
+	res = c.Apply(t.Context(), apply.Request{Profile: "tier-low", Tier: 10, RenderHash: "h1", Steps: []apply.Step{shared("low")}})
+	mustApplied(t, res)
+	cm := getCM(t, k, ns, "shared")
+	if cm.UID != uid || cm.Data["by"] != "low" || cm.Labels[apply.LabelProfile] != "tier-low" || cm.Annotations[apply.AnnotationTier] != "10" {
+		t.Fatalf("takeover: uid changed %v, data %v, labels %v, annotations %v", cm.UID != uid, cm.Data, cm.Labels, cm.Annotations)
+	}
+
+	res = c.Apply(t.Context(), apply.Request{Profile: "tier-first", RenderHash: "h2", Steps: []apply.Step{step("ns", namespace(ns))}})
+	mustApplied(t, res)
+	if cm := getCM(t, k, ns, "shared"); cm == nil || cm.UID != uid {
+		t.Fatal("the old owner's prune deleted the object taken over")
+	}
+	res = c.Apply(t.Context(), apply.Request{Profile: "tier-first", RenderHash: "h3", Steps: []apply.Step{step("ns", namespace(ns)), shared("first")}})
+	if res.State != apply.StateConflict || res.Conflicts[0].Owner != "tier-low" || res.Conflicts[0].OwnerTier != 10 {
+		t.Errorf("old owner re-rendering the object: %s %+v", res, res.Conflicts)
+	}
+}

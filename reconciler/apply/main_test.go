@@ -1,0 +1,23 @@
+package apply_test
+
+import (
+	"testing"
+
+	"github.com/regatta-dev/regatta/internal/testenv"
+)
+
+// Cluster names of the test environment. "stop" is stopped and restarted by
+// TestUnreachableCluster only; every other test shares "main" and uses its
+// own profiles and namespaces.
+const (
+	mainCluster = "main"
+	stopCluster = "stop"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	testenv.Main(m, testenv.Options{Clusters: []testenv.ClusterOptions{
+		{Name: mainCluster}, {Name: stopCluster},
+	}}, &env)
+}
