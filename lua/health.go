@@ -1,0 +1,66 @@
+package lua
+
+import (
+	"context"
+	"slices"
+
+	glua "github.com/yuin/gopher-lua"
+)
+
+// HealthCode is a health status as Argo CD names them.
+type HealthCode string
+
+// The health statuses a script may return.
+const (
+	Healthy     HealthCode = "Healthy"
+	Progressing HealthCode = "Progressing"
+	Degraded    HealthCode = "Degraded"
+	Suspended   HealthCode = "Suspended"
+	Missing     HealthCode = "Missing"
+	Unknown     HealthCode = "Unknown"
+)
+
+var healthCodes = []HealthCode{Healthy, Progressing, Degraded, Suspended, Missing, Unknown}
+
+// HealthStatus is the outcome of a health script.
+type HealthStatus struct {
+	Status  HealthCode
+	Message string
+}
+
+// Health runs a health script with the global obj set to obj. Argo CD
+// health.lua scripts work unchanged: top-level code that builds hs and ends
+// with `return hs`. A script may instead define function evaluate()
+// returning hs (Sveltos style).
+func (r *Runner) Health(ctx context.Context, s Script, obj map[string]any) (HealthStatus, error) {
+	var hs HealthStatus
+	err := r.session(ctx, s, map[string]any{"obj": obj}, func(c *call, v glua.LValue) error {
+		var err error
+		hs, err = c.health(v)
+		return err
+	})
+	return hs, err
+}
+
+// health reads hs.status and hs.message.
+func (c *call) health(v glua.LValue) (HealthStatus, error) {
+	t, err := c.table(v, "status and message")
+	if err != nil {
+		return HealthStatus{}, err
+	}
+	st, ok := c.field(t, "status").(glua.LString)
+	if !ok || !slices.Contains(healthCodes, HealthCode(st)) {
+		return HealthStatus{}, c.invalid("hs.status is %s, want one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown",
+			describe(c.field(t, "status")))
+	}
+	msg, err := c.message(t)
+	return HealthStatus{Status: HealthCode(st), Message: msg}, err
+}
+
+// describe renders a Lua value for an error message: "\"Ok\"" or "a nil value".
+func describe(v glua.LValue) string {
+	if s, ok := v.(glua.LString); ok {
+		return `"` + string(s) + `"`
+	}
+	return "a " + v.Type().String() + " value"
+}
