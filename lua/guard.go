@@ -41,8 +41,8 @@ func newGuard(parent context.Context, start time.Time, opts Options) *guard {
 }
 
 func (g *guard) Deadline() (time.Time, bool) { return g.parent.Deadline() }
-func (g *guard) Value(key any) any             { return g.parent.Value(key) }
-func (g *guard) Err() error                    { return g.err }
+func (g *guard) Value(key any) any           { return g.parent.Value(key) }
+func (g *guard) Err() error                  { return g.err }
 
 // Done is the per-instruction hook.
 func (g *guard) Done() <-chan struct{} {

@@ -8,12 +8,12 @@ package lua
 // stepChunk steps whether to go on, and nests at most maxMatchDepth deep.
 
 const (
-	maxCaptures   = 32
-	maxMatchDepth = 200
-	stepChunk     = 1024
-	capUnfinished = -1
-	capPosition   = -2
-	patternEsc    = '%'
+	maxCaptures     = 32
+	maxMatchDepth   = 200
+	stepChunk       = 1024
+	capUnfinished   = -1
+	capPosition     = -2
+	patternEsc      = '%'
 	patternSpecials = "^$*+?.([%-"
 )
 
