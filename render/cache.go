@@ -81,21 +81,37 @@ func flightKey(p *plan, key string, known bool) string {
 	return hashStrings(parts...)
 }
 
-// join runs renderAndStore once per flight key; shared tells whether the
-// result came from another request's render.
+// join runs lookupOrRender once per flight key; shared tells whether the
+// result came from another request's call.
 func (r *Renderer) join(ctx context.Context, p *plan, fk string) (*Result, bool, error) {
+	var mine atomic.Bool // set only if this call's function runs
 	ch := r.cache.flight.DoChan(fk, func() (any, error) {
-		return r.renderAndStore(context.WithoutCancel(ctx), p)
+		mine.Store(true)
+		return r.lookupOrRender(context.WithoutCancel(ctx), p)
 	})
 	select {
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	case out := <-ch:
+		shared := !mine.Load()
 		if out.Err != nil {
-			return nil, out.Shared, out.Err
+			return nil, shared, out.Err
 		}
-		return out.Val.(*Result), out.Shared, nil
+		return out.Val.(*Result), shared, nil
 	}
+}
+
+// lookupOrRender looks p up once more, since a render that finished
+// between the caller's lookup and its joining may have stored it, and
+// renders it otherwise.
+func (r *Renderer) lookupOrRender(ctx context.Context, p *plan) (*Result, error) {
+	if key, known, err := r.inputKey(ctx, p); err == nil && known {
+		if res, ok := r.cache.results.get(key); ok {
+			r.cache.hits.Add(1)
+			return res, nil
+		}
+	}
+	return r.renderAndStore(ctx, p)
 }
 
 // renderAndStore renders p, records what each add-on used and caches the
@@ -108,7 +124,6 @@ func (r *Renderer) renderAndStore(ctx context.Context, p *plan) (*Result, error)
 	}
 	keys := make([]string, len(p.addons))
 	for i := range p.addons {
-		r.remember(p, &p.addons[i], entries[i])
 		if keys[i], err = r.addonKey(ctx, p, &p.addons[i], entries[i]); err != nil {
 			return nil, err
 		}
@@ -118,7 +133,12 @@ func (r *Renderer) renderAndStore(ctx context.Context, p *plan) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
+	// The result goes in before the memo entries that make its key
+	// computable, so a request that can compute the key finds it.
 	r.cache.results.put(res.Key, res, size)
+	for i := range p.addons {
+		r.remember(p, &p.addons[i], entries[i])
+	}
 	return res, nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // errReadOnly is returned by every write kustomize might attempt.
@@ -29,6 +31,23 @@ type kustFS struct {
 	overrides map[string][]byte
 	disk      filesys.FileSystem
 	cloneDir  string
+	// failure is the first read failure of ours (an escaping path, a
+	// template, SOPS or remote error): kustomize flattens errors into
+	// strings, so renderKustomize reports this one instead.
+	failure error
+}
+
+// fail records err as the build's failure if it is one of ours.
+func (k *kustFS) fail(p string, err error) error {
+	var re *Error
+	switch {
+	case k.failure != nil:
+	case errors.As(err, &re):
+		k.failure = err
+	case errors.Is(err, spec.ErrPathEscapes):
+		k.failure = &Error{File: p, Err: err}
+	}
+	return err
 }
 
 func newKustFS(a *addonRender) *kustFS {
@@ -148,7 +167,7 @@ func (k *kustFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 	}
 	resolved, err := k.a.fs.resolve(repoPath(p))
 	if err != nil {
-		return "", "", err
+		return "", "", k.fail(repoPath(p), err)
 	}
 	info, err := fs.Stat(k.a.fs.fsys, resolved)
 	if err != nil {
@@ -183,11 +202,11 @@ func (k *kustFS) ReadFile(p string) ([]byte, error) {
 	}
 	data, err := k.a.readFile(rp)
 	if err != nil {
-		return nil, err
+		return nil, k.fail(rp, err)
 	}
 	if isKustomizationFile(rp) && !k.a.allowRemote {
 		if err := checkNoRemote(rp, data); err != nil {
-			return nil, err
+			return nil, k.fail(rp, err)
 		}
 	}
 	return data, nil

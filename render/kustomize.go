@@ -57,18 +57,16 @@ func (a *addonRender) renderKustomize(dir string, ks *spec.KustomizeSource) ([]O
 	m, err := krusty.MakeKustomizer(kustomizeOptions()).Run(kfs, absPath(root))
 	kustomizeMu.Unlock()
 	if err != nil {
+		if kfs.failure != nil {
+			return nil, kfs.failure
+		}
 		return nil, kustomizeError(dir, err)
 	}
 	return objectsOf(m, root, keepOrigin)
 }
 
-// kustomizeError keeps a located *Error from the read pipeline and names
-// the kustomization folder otherwise.
+// kustomizeError names the kustomization folder of a kustomize failure.
 func kustomizeError(dir string, err error) error {
-	var re *Error
-	if errors.As(err, &re) {
-		return re
-	}
 	msg := strings.ReplaceAll(err.Error(), "'/", "'")
 	return &Error{File: dir, Err: fmt.Errorf("kustomize: %s", msg)}
 }

@@ -1,0 +1,215 @@
+package render
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"testing"
+	"testing/fstest"
+
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// memRepo copies the test repository into memory, so tests can change it.
+func memRepo(t testing.TB) fstest.MapFS {
+	t.Helper()
+	m := fstest.MapFS{}
+	err := fs.WalkDir(os.DirFS(repoDir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(os.DirFS(repoDir), p)
+		m[p] = &fstest.MapFile{Data: data, Mode: 0o644}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// fleetCluster is one of a synthetic fleet: every cluster has its own
+// name, zone and values; tier picks one of three overlay selections.
+func fleetCluster(i int) ClusterFacts {
+	tier := []string{"gold", "silver", "bronze"}[i%3]
+	return ClusterFacts{
+		Name:              fmt.Sprintf("cluster-%04d", i),
+		Labels:            map[string]string{"fleet": "yes", "tier": tier, "zone": fmt.Sprintf("z%d", i%17)},
+		Values:            map[string]any{"index": i},
+		KubernetesVersion: fmt.Sprintf("v1.3%d.0", 5+i%3),
+	}
+}
+
+func TestCacheFleetRendersEachSelectionOnce(t *testing.T) {
+	for _, concurrent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("concurrent=%v", concurrent), func(t *testing.T) {
+			fsys := memRepo(t)
+			prof := loadProfile(t, fsys, "fleet")
+			r := New(Options{})
+			hashes := renderFleet(t, r, fsys, prof, 1000, concurrent)
+			hits, misses := r.CacheStats()
+			if misses != 3 || hits != 997 {
+				t.Errorf("hits %d misses %d, want 997 and 3", hits, misses)
+			}
+			if len(hashes) != 3 {
+				t.Errorf("%d distinct outputs, want 3", len(hashes))
+			}
+		})
+	}
+}
+
+// renderFleet renders prof for n clusters and returns the distinct hashes.
+func renderFleet(t testing.TB, r *Renderer, fsys fs.FS, prof *spec.Profile, n int, concurrent bool) map[string]bool {
+	var mu sync.Mutex
+	hashes := map[string]bool{}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := range n {
+		do := func() {
+			req := Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(i)}
+			res, err := r.Render(context.Background(), req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			hashes[res.Hash] = true
+			mu.Unlock()
+		}
+		if !concurrent {
+			do()
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() { defer wg.Done(); defer func() { <-sem }(); do() }()
+	}
+	wg.Wait()
+	return hashes
+}
+
+func TestCacheTemplatedAddonRendersPerCluster(t *testing.T) {
+	fsys := memRepo(t)
+	prof := loadProfile(t, fsys, "templated")
+	r := New(Options{})
+	for round := range 2 {
+		for i := range 5 {
+			c := prodCluster()
+			c.Name = fmt.Sprintf("c%d", i)
+			if _, err := r.Render(context.Background(), Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: c}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hits, misses := r.CacheStats()
+		if want := uint64(5 * round); misses != 5 || hits != want {
+			t.Errorf("round %d: hits %d misses %d, want %d and 5", round, hits, misses, want)
+		}
+	}
+}
+
+func TestCacheKeyFollowsContent(t *testing.T) {
+	fsys := memRepo(t)
+	prof := loadProfile(t, fsys, "fleet")
+	r := New(Options{})
+	render := func(rev string) *Result {
+		t.Helper()
+		res, err := r.Render(context.Background(), Request{FS: fsys, Revision: rev, Profile: prof, Cluster: fleetCluster(2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := render("rev1")
+	fsys["addons/extras/priorityclass.yaml"].Data = []byte("# not read by the fleet profile\n")
+	if again := render("rev2"); again.Key != first.Key {
+		t.Errorf("a change outside the profile's paths changed the key")
+	}
+	fsys["addons/app/base/deployment.yaml"].Data = append(fsys["addons/app/base/deployment.yaml"].Data, []byte("  minReadySeconds: 5\n")...)
+	changed := render("rev3")
+	if changed.Key == first.Key || changed.Hash == first.Hash {
+		t.Errorf("a change in the kustomize base kept key or hash")
+	}
+	if _, misses := r.CacheStats(); misses != 2 {
+		t.Errorf("%d misses, want 2", misses)
+	}
+	delete(fsys, "addons/app/components/monitoring/servicemonitor.yaml")
+	if _, err := r.Render(context.Background(), Request{FS: fsys, Profile: prof, Cluster: fleetCluster(2)}); err == nil {
+		t.Errorf("a deleted resource file still rendered from the cache (no revision given)")
+	}
+}
+
+func TestCachedResultIsACopy(t *testing.T) {
+	fsys := memRepo(t)
+	req := Request{FS: fsys, Revision: "rev1", Profile: loadProfile(t, fsys, "plain"), Cluster: prodCluster()}
+	r := New(Options{})
+	first, err := r.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Steps[0].Objects[0].SetLabels(map[string]string{"regatta.dev/profile": "plain"})
+	second, err := r.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Steps[0].Objects[0].GetLabels() != nil {
+		t.Errorf("a change to a returned object reached the cache")
+	}
+}
+
+func TestLRUBoundsCost(t *testing.T) {
+	c := newLRU[int](100)
+	for i := range 10 {
+		c.put(fmt.Sprint(i), i, 30)
+	}
+	if c.len() != 3 || c.size != 90 {
+		t.Errorf("len %d size %d, want 3 and 90", c.len(), c.size)
+	}
+	if _, ok := c.get("9"); !ok {
+		t.Errorf("newest entry evicted")
+	}
+	if _, ok := c.get("0"); ok {
+		t.Errorf("oldest entry kept")
+	}
+	c.put("big", 1, 101)
+	if _, ok := c.get("big"); ok {
+		t.Errorf("an entry larger than the bound was stored")
+	}
+}
+
+func TestCacheDisabled(t *testing.T) {
+	fsys := memRepo(t)
+	req := Request{FS: fsys, Revision: "rev1", Profile: loadProfile(t, fsys, "plain"), Cluster: prodCluster()}
+	r := New(Options{CacheBytes: -1})
+	for range 2 {
+		if _, err := r.Render(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits, misses := r.CacheStats(); hits != 0 || misses != 2 {
+		t.Errorf("hits %d misses %d with the cache off, want 0 and 2", hits, misses)
+	}
+}
+
+// TestConcurrentKustomize renders kustomize add-ons from many goroutines
+// with the cache off; run with -race.
+func TestConcurrentKustomize(t *testing.T) {
+	fsys := memRepo(t)
+	profiles := []*spec.Profile{loadProfile(t, fsys, "kustomize"), loadProfile(t, fsys, "overlays"), loadProfile(t, fsys, "fleet")}
+	r := New(Options{CacheBytes: -1})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 6 {
+				req := Request{FS: fsys, Profile: profiles[(g+i)%3], Cluster: fleetCluster(g*6 + i)}
+				if _, err := r.Render(context.Background(), req); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
