@@ -29,6 +29,9 @@ func validateClassifier(c *Classifier, rep report) {
 			rep.errorf(field+".version", "%q is not a semantic version such as 1.37.0", vc.Version)
 		}
 	}
+	if r := versionRangeOf(c); !r.overlaps(r) {
+		rep.errorf("spec.kubernetesVersionConstraints", "the constraints can never all hold: no version is %s", r)
+	}
 	if d := s.DeployedResourceConstraint; d != nil {
 		checkDeployedResources(d, rep)
 	}

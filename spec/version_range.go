@@ -1,6 +1,10 @@
 package spec
 
-import "github.com/Masterminds/semver/v3"
+import (
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+)
 
 // bound is one end of a version range; a nil version is unbounded.
 type bound struct {
@@ -64,4 +68,24 @@ func (r versionRange) overlaps(o versionRange) bool {
 		return lo.inclusive && hi.inclusive
 	}
 	return lo.v.LessThan(hi.v)
+}
+
+// String describes the range, e.g. ">= 1.37.0 and < 1.37.0".
+func (r versionRange) String() string {
+	var parts []string
+	if r.lo.v != nil {
+		op := ">"
+		if r.lo.inclusive {
+			op = ">="
+		}
+		parts = append(parts, op+" "+r.lo.v.String())
+	}
+	if r.hi.v != nil {
+		op := "<"
+		if r.hi.inclusive {
+			op = "<="
+		}
+		parts = append(parts, op+" "+r.hi.v.String())
+	}
+	return strings.Join(parts, " and ")
 }

@@ -95,6 +95,7 @@ REGATTA_FOO_BAR. Flags on the command line win.`,
 		newVersionCommand(stdout),
 		newValidateCommand(stdout, stderr),
 		newStatusCommand(stdout),
+		newRenderCommand(stdout, stderr),
 	)
 	return root
 }

@@ -1,0 +1,47 @@
+package app
+
+import (
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/render/sops"
+)
+
+// renderOptionFlags are the flags of every command that renders.
+type renderOptionFlags struct {
+	ageKeyFile       string
+	allowRemoteBases bool
+	helmCacheDir     string
+}
+
+func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&r.ageKeyFile, "sops-age-key-file", "", "age identities for SOPS-encrypted files (default $SOPS_AGE_KEY_FILE)")
+	fl.BoolVar(&r.allowRemoteBases, "allow-remote-bases", false, "let kustomizations load remote bases (git, https)")
+	fl.StringVar(&r.helmCacheDir, "helm-cache-dir", "", "where chart indexes and archives are cached (default: the user cache dir)")
+}
+
+func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
+	keys, err := r.keyring()
+	if err != nil {
+		return nil, err
+	}
+	return render.New(render.Options{Keys: keys, AllowRemoteBases: r.allowRemoteBases}), nil
+}
+
+// keyring loads the age identities, or returns nil when none are configured.
+func (r *renderOptionFlags) keyring() (*sops.Keyring, error) {
+	path := r.ageKeyFile
+	if path == "" {
+		path = os.Getenv("SOPS_AGE_KEY_FILE")
+	}
+	if path == "" {
+		return nil, nil
+	}
+	k, err := sops.LoadAgeKeyFile(path)
+	if err != nil {
+		return nil, usageError("--sops-age-key-file: %v", err)
+	}
+	return k, nil
+}
