@@ -233,4 +233,3 @@ func RedactSecret(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	}
 	return out
 }
-
