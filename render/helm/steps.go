@@ -1,0 +1,116 @@
+package helm
+
+import (
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
+)
+
+// buildSteps orders rendered files: pre hooks by weight, the main step
+// (CRDs, then Helm's install order), post hooks by weight. Empty steps are
+// left out.
+func buildSteps(c *chart.Chart, files map[string]string) ([]Step, error) {
+	for name := range files {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(files, name)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
+	if err != nil {
+		return nil, templateError(c.Name(), err)
+	}
+	main, err := mainStep(c, manifests)
+	if err != nil {
+		return nil, err
+	}
+	pre, post, err := hookSteps(c.Name(), hooks)
+	if err != nil {
+		return nil, err
+	}
+	steps := append(pre, main)
+	steps = append(steps, post...)
+	return dropEmpty(steps), nil
+}
+
+func mainStep(c *chart.Chart, manifests []releaseutil.Manifest) (Step, error) {
+	step := Step{Phase: PhaseMain}
+	for _, crd := range c.CRDObjects() {
+		objs, err := decodeObjects(chartRelative(c.Name(), crd.Filename), crd.File.Data)
+		if err != nil {
+			return Step{}, err
+		}
+		step.Objects = append(step.Objects, objs...)
+	}
+	for _, m := range manifests {
+		objs, err := decodeObjects(chartRelative(c.Name(), m.Name), []byte(m.Content))
+		if err != nil {
+			return Step{}, err
+		}
+		step.Objects = append(step.Objects, objs...)
+	}
+	return step, nil
+}
+
+// hookSteps groups install/upgrade hooks by phase and weight, in Helm's
+// execution order (weight, then name, then kind). A hook for both
+// pre-install and post-install appears in both phases.
+func hookSteps(chartName string, hooks []*release.Hook) (pre, post []Step, err error) {
+	sort.SliceStable(hooks, func(i, j int) bool {
+		if hooks[i].Weight != hooks[j].Weight {
+			return hooks[i].Weight < hooks[j].Weight
+		}
+		return hooks[i].Name < hooks[j].Name
+	})
+	for _, h := range hooks {
+		isPre, isPost := hookPhases(h.Events)
+		if isPre {
+			if pre, err = appendHook(pre, PhasePre, chartName, h); err != nil {
+				return nil, nil, err
+			}
+		}
+		if isPost {
+			if post, err = appendHook(post, PhasePost, chartName, h); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return pre, post, nil
+}
+
+func hookPhases(events []release.HookEvent) (isPre, isPost bool) {
+	for _, e := range events {
+		switch e {
+		case release.HookPreInstall, release.HookPreUpgrade:
+			isPre = true
+		case release.HookPostInstall, release.HookPostUpgrade:
+			isPost = true
+		}
+	}
+	return isPre, isPost
+}
+
+func appendHook(steps []Step, phase Phase, chartName string, h *release.Hook) ([]Step, error) {
+	objs, err := decodeObjects(chartRelative(chartName, h.Path), []byte(h.Manifest))
+	if err != nil {
+		return nil, err
+	}
+	if n := len(steps); n == 0 || steps[n-1].Weight != h.Weight {
+		steps = append(steps, Step{Phase: phase, Weight: h.Weight})
+	}
+	last := &steps[len(steps)-1]
+	last.Objects = append(last.Objects, objs...)
+	return steps, nil
+}
+
+func dropEmpty(steps []Step) []Step {
+	out := steps[:0]
+	for _, s := range steps {
+		if len(s.Objects) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
