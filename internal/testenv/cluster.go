@@ -24,6 +24,7 @@ type Cluster struct {
 	etcd       *etcd // its own or the environment's shared one
 	etcdPrefix string
 	extraFlags []string
+	env        []string // added to the API server's environment
 	timeout    time.Duration
 	logf       func(format string, args ...any)
 
@@ -114,7 +115,7 @@ func (c *Cluster) startWithRetry(ctx context.Context, path string) error {
 
 func (c *Cluster) startOnce(ctx context.Context, path string) error {
 	logPath := filepath.Join(c.dir, "kube-apiserver.log")
-	proc, err := startProcess("kube-apiserver", logPath, path, c.apiserverArgs(c.port)...)
+	proc, err := startProcess("kube-apiserver", logPath, c.env, path, c.apiserverArgs(c.port)...)
 	if err != nil {
 		return err
 	}

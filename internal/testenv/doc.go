@@ -14,6 +14,14 @@
 // etcd-server). When something is missing, Start fails with a message that
 // tells how to get it: tests that need the environment fail, never skip.
 //
+// All kube-apiserver binaries are compiled from one Kubernetes source (see
+// hack/kube) and differ only in the version stamped at link time. Because
+// kube-apiserver's emulation version defaults to its binary version, a
+// binary stamped v1.35.4 not only reports v1.35.4 through /version but also
+// serves the API surface of 1.35 (no storagemigration.k8s.io/v1, no
+// MutatingAdmissionPolicy, which became GA in 1.36); no emulation flags are
+// needed.
+//
 // A test package starts its clusters once:
 //
 //	var env *testenv.Env

@@ -111,6 +111,7 @@ func (e *Env) newCluster(ctx context.Context, co ClusterOptions, shared *etcd) (
 		name: co.Name, dir: dir, files: files, bins: e.bins, ports: e.ports,
 		etcd: shared, etcdPrefix: "/registry",
 		extraFlags: append(append([]string(nil), e.opts.APIServerFlags...), co.APIServerFlags...),
+		env:        e.opts.APIServerEnv,
 		timeout:    e.opts.ReadyTimeout, logf: e.opts.Logf,
 	}
 	if shared != nil {

@@ -43,7 +43,7 @@ func startEtcdOnce(ctx context.Context, binary, dir string, p *ports, timeout ti
 	}
 	clientURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	proc, err := startProcess("etcd", filepath.Join(dir, "etcd.log"), binary,
+	proc, err := startProcess("etcd", filepath.Join(dir, "etcd.log"), nil, binary,
 		"--name=testenv",
 		"--data-dir="+filepath.Join(dir, "etcd-data"),
 		"--listen-client-urls="+clientURL, "--advertise-client-urls="+clientURL,

