@@ -2,10 +2,10 @@ package helm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"errors"
 	"strings"
 	"testing"
 
