@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/render/sops"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -103,6 +104,8 @@ const DefaultCacheBytes = 256 << 20
 
 // Options configures a Renderer.
 type Options struct {
+	// Helm renders charts; nil makes any Helm add-on an error.
+	Helm *helm.Renderer
 	// Keys decrypts SOPS documents; nil makes any encrypted file an error.
 	Keys *sops.Keyring
 	// AllowRemoteBases lets kustomizations load remote (git, http) bases
