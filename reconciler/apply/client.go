@@ -37,10 +37,10 @@ type ClientOptions struct {
 	WrapTransport func(cluster string, rt http.RoundTripper) http.RoundTripper
 }
 
-// DefaultClientOptions returns QPS 100, burst 200, a 30 s request timeout
-// and a 10 s dial timeout.
+// DefaultClientOptions returns QPS 300, burst 600 (per cluster), a 30 s
+// request timeout and a 10 s dial timeout.
 func DefaultClientOptions() ClientOptions {
-	return ClientOptions{QPS: 100, Burst: 200, Timeout: 30 * time.Second,
+	return ClientOptions{QPS: 300, Burst: 600, Timeout: 30 * time.Second,
 		DialTimeout: 10 * time.Second, UserAgent: "regatta"}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -29,6 +30,9 @@ func testOptions() apply.Options {
 	opts.HealthTimeout = 30 * time.Second
 	opts.StageTimeout = 30 * time.Second
 	opts.Client.Timeout = 5 * time.Second
+	if os.Getenv("APPLY_DEBUG") != "" {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	return opts
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
@@ -23,7 +25,6 @@ import (
 func (c *Cluster) Apply(ctx context.Context, req Request) (res Result) {
 	start := time.Now()
 	res = newResult(c.name, req)
-	defer func() { res.Duration = time.Since(start) }()
 	if err := req.validate(); err != nil {
 		res.fail(err)
 		return res
@@ -42,6 +43,7 @@ func (c *Cluster) Apply(ctx context.Context, req Request) (res Result) {
 		p.run(ctx, inv)
 	}
 	res.DriftCorrections = c.driftCorrections(req.Profile)
+	res.Duration = time.Since(start)
 	c.log().Info("apply", "profile", req.Profile, "state", res.State, "created", res.Counts.Created,
 		"configured", res.Counts.Configured, "deleted", res.Counts.Deleted, "skipped", res.Skipped,
 		"duration", res.Duration, "error", res.Error)
@@ -214,6 +216,7 @@ func (p *pass) applyStep(ctx context.Context, addon string, st []desired) error 
 	for _, o := range objs {
 		p.attempted = append(p.attempted, InventoryEntry{ObjectRef: RefOf(o), Addon: addon})
 	}
+	start := time.Now()
 	cs, err := p.applyStaged(ctx, objs)
 	p.recordChanges(addon, cs)
 	if err != nil {
@@ -222,7 +225,11 @@ func (p *pass) applyStep(ctx context.Context, addon string, st []desired) error 
 		return err
 	}
 	p.tracked = append(p.tracked, objs...)
-	if err := p.wait(ctx, objs); err != nil {
+	applied := time.Since(start)
+	err = p.wait(ctx, objs)
+	p.c.log().Debug("add-on applied", "profile", p.req.Profile, "addon", addon, "objects", len(objs),
+		"apply", applied, "wait", time.Since(start)-applied)
+	if err != nil {
 		err = &AddonError{Addon: addon, Err: err}
 		p.healthErrs = append(p.healthErrs, err)
 		return err
@@ -251,14 +258,69 @@ func (p *pass) applyStaged(ctx context.Context, objs []*unstructured.Unstructure
 			return cs, err
 		}
 	}
-	if len(rest) == 0 {
-		return cs, nil
-	}
-	s, err := p.rm.ApplyAll(ctx, rest, p.applyOptions())
-	if s != nil {
-		cs.Append(s.Entries)
-	}
+	err := p.applyParallel(ctx, rest, cs)
 	return cs, err
+}
+
+// applyParallel applies objects in parallel chunks, webhook configurations
+// after the rest (ssa's order puts them last). ssa's ApplyAll dry-runs
+// concurrently but applies one object at a time, so one call per chunk keeps
+// about Concurrency requests in flight throughout.
+func (p *pass) applyParallel(ctx context.Context, objs []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
+	var first, last []*unstructured.Unstructured
+	for _, o := range objs {
+		if isWebhookConfiguration(o) {
+			last = append(last, o)
+		} else {
+			first = append(first, o)
+		}
+	}
+	if err := p.applyChunks(ctx, first, cs); err != nil {
+		return err
+	}
+	return p.applyChunks(ctx, last, cs)
+}
+
+func isWebhookConfiguration(o *unstructured.Unstructured) bool {
+	k := o.GetKind()
+	return k == "MutatingWebhookConfiguration" || k == "ValidatingWebhookConfiguration"
+}
+
+func (p *pass) applyChunks(ctx context.Context, objs []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	sort.Sort(ssa.SortableUnstructureds(objs))
+	conc := p.c.m.opts.Concurrency
+	chunks := min((len(objs)+minChunk-1)/minChunk, max(1, conc/2))
+	sets := make([]*ssa.ChangeSet, chunks)
+	errs := make([]error, chunks)
+	var wg sync.WaitGroup
+	for i := range chunks {
+		rm := ssa.NewResourceManager(p.cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
+		rm.SetConcurrency(max(1, conc/chunks))
+		wg.Go(func() { sets[i], errs[i] = rm.ApplyAll(ctx, chunk(objs, i, chunks), p.applyOptions()) })
+	}
+	wg.Wait()
+	for _, s := range sets {
+		if s != nil {
+			cs.Append(s.Entries)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// minChunk is the smallest number of objects worth a parallel ApplyAll.
+const minChunk = 8
+
+// chunk returns every n-th object starting at i, keeping ssa's kind order
+// within the chunk.
+func chunk(objs []*unstructured.Unstructured, i, n int) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for j := i; j < len(objs); j += n {
+		out = append(out, objs[j])
+	}
+	return out
 }
 
 func (p *pass) applyAndSettle(ctx context.Context, stage []*unstructured.Unstructured, cs *ssa.ChangeSet) error {

@@ -28,7 +28,6 @@ var releasePatch = []byte(fmt.Sprintf(
 func (c *Cluster) Withdraw(ctx context.Context, profile, behavior string) (res Result) {
 	start := time.Now()
 	res = Result{Cluster: c.name, Profile: profile}
-	defer func() { res.Duration = time.Since(start) }()
 	if errs := validation.IsDNS1123Label(profile); len(errs) > 0 {
 		res.fail(fmt.Errorf("profile name %q: %s", profile, errs[0]))
 		return res
@@ -50,6 +49,7 @@ func (c *Cluster) Withdraw(ctx context.Context, profile, behavior string) (res R
 	if res.State == StateWithdrawn {
 		c.setState(profile, nil)
 	}
+	res.Duration = time.Since(start)
 	c.log().Info("withdraw", "profile", profile, "state", res.State, "deleted", res.Counts.Deleted, "error", res.Error)
 	return res
 }

@@ -1,0 +1,127 @@
+package apply_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// driftLog collects the corrections reported through Options.OnDrift.
+type driftLog struct {
+	mu     sync.Mutex
+	events []apply.DriftEvent
+}
+
+func (d *driftLog) add(ev apply.DriftEvent) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.events = append(d.events, ev)
+}
+
+func (d *driftLog) count(name string, action apply.Action) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, ev := range d.events {
+		if ev.Object.Name == name && ev.Action == action && ev.Err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func mergePatch(t *testing.T, k client.Client, obj client.Object, patch string) {
+	t.Helper()
+	if err := k.Patch(t.Context(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Drift: an object edited out of band and one deleted are restored within
+// seconds; an excluded path (/spec/replicas) and an opted-out object are left.
+func TestDriftCorrection(t *testing.T) {
+	ns := "drift"
+	log := &driftLog{}
+	opts := testOptions()
+	opts.OnDrift = log.add
+	m := newManager(t, opts)
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	optOut := configMap(ns, "opted-out", map[string]string{"v": "1"})
+	optOut.SetAnnotations(map[string]string{apply.AnnotationDriftDetection: apply.Disabled})
+	req := apply.Request{Profile: "drift", RenderHash: "h1", SyncMode: spec.SyncModeContinuousWithDriftDetection,
+		DriftExclusions: []spec.DriftExclusion{{Target: &spec.PatchSelector{Kind: "Deployment"}, Paths: []string{"/spec/replicas"}}},
+		Steps: []apply.Step{step("a", append([]*unstructured.Unstructured{namespace(ns),
+			configMap(ns, "edited", map[string]string{"v": "1"}), configMap(ns, "deleted", map[string]string{"v": "1"}), optOut},
+			objects(t, "deployment.yaml", "NAMESPACE", ns, "NAME", "scaled")...)...)}}
+	readyWhenCreated(t, k, ns, "scaled")
+	mustApplied(t, c.Apply(t.Context(), req))
+
+	dep := get(t, k, deployGVK, ns, "scaled")
+	mergePatch(t, k, dep, `{"spec":{"replicas":5}}`)
+	mergePatch(t, k, getCM(t, k, ns, "opted-out"), `{"data":{"v":"changed"}}`)
+	mergePatch(t, k, getCM(t, k, ns, "edited"), `{"data":{"v":"changed","extra":"x"}}`)
+	took := eventually(t, 10*time.Second, "edited ConfigMap restored", func() bool {
+		cm := getCM(t, k, ns, "edited")
+		return cm.Data["v"] == "1"
+	})
+	t.Logf("edit corrected in %s", took.Round(time.Millisecond))
+	if err := k.Delete(t.Context(), getCM(t, k, ns, "deleted")); err != nil {
+		t.Fatal(err)
+	}
+	took = eventually(t, 10*time.Second, "deleted ConfigMap re-created", func() bool { return getCM(t, k, ns, "deleted") != nil })
+	t.Logf("deletion corrected in %s", took.Round(time.Millisecond))
+
+	time.Sleep(time.Second) // give the watcher time to (wrongly) act on the others
+	if r, _, _ := unstructured.NestedInt64(get(t, k, deployGVK, ns, "scaled").Object, "spec", "replicas"); r != 5 {
+		t.Errorf("excluded /spec/replicas was reset to %d", r)
+	}
+	if v := getCM(t, k, ns, "opted-out").Data["v"]; v != "changed" {
+		t.Errorf("opted-out ConfigMap was corrected (v=%s)", v)
+	}
+	if log.count("edited", apply.ActionConfigured) < 1 || log.count("deleted", apply.ActionCreated) != 1 ||
+		log.count("scaled", apply.ActionConfigured) != 0 {
+		t.Errorf("drift events: %+v", log.events)
+	}
+	events, err := c.DriftCheck(t.Context())
+	if err != nil || len(events) != 0 {
+		t.Errorf("DriftCheck on a converged cluster: %v, %v", events, err)
+	}
+	res := c.Apply(t.Context(), req)
+	if !res.Skipped || res.DriftCorrections < 2 {
+		t.Errorf("pass after corrections: skipped %v, corrections %d", res.Skipped, res.DriftCorrections)
+	}
+}
+
+// A change of the render is not undone by the watcher, and a withdrawn
+// profile is no longer corrected.
+func TestDriftFollowsNewRenderAndWithdraw(t *testing.T) {
+	ns := "drift2"
+	m := newManager(t, testOptions())
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	req := func(hash, v string) apply.Request {
+		return apply.Request{Profile: "drift2", RenderHash: hash, SyncMode: spec.SyncModeContinuousWithDriftDetection,
+			StopMatchingBehavior: spec.StopMatchingLeavePolicies,
+			Steps:                []apply.Step{step("a", namespace(ns), configMap(ns, "cm", map[string]string{"v": v}))}}
+	}
+	mustApplied(t, c.Apply(t.Context(), req("h1", "1")))
+	mustApplied(t, c.Apply(t.Context(), req("h2", "2")))
+	time.Sleep(time.Second)
+	if v := getCM(t, k, ns, "cm").Data["v"]; v != "2" {
+		t.Fatalf("the watcher restored the previous render: v=%s", v)
+	}
+	if res := c.Withdraw(t.Context(), "drift2", ""); res.State != apply.StateWithdrawn {
+		t.Fatal(res)
+	}
+	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"mine"}}`)
+	time.Sleep(time.Second)
+	if v := getCM(t, k, ns, "cm").Data["v"]; v != "mine" {
+		t.Errorf("a withdrawn (left) profile was still corrected: v=%s", v)
+	}
+}
