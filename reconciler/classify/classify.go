@@ -30,8 +30,18 @@ type Result struct {
 	Matched []plan.Classified
 	// Errors are classifiers that could not be evaluated; they neither
 	// match nor withdraw anything.
-	Errors []error
+	Errors []*Error
 }
+
+// Error is a classifier that could not be evaluated on a cluster.
+type Error struct {
+	Classifier string
+	Err        error
+}
+
+func (e *Error) Error() string { return "classifier " + e.Classifier + ": " + e.Err.Error() }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 // Classify evaluates every classifier for a cluster reporting version.
 func Classify(ctx context.Context, version string, l Lister, ev Evaluator, cs []*spec.Classifier) Result {
@@ -40,7 +50,7 @@ func Classify(ctx context.Context, version string, l Lister, ev Evaluator, cs []
 	for _, c := range cs {
 		ok, err := matches(ctx, version, lists, ev, c)
 		if err != nil {
-			r.Errors = append(r.Errors, fmt.Errorf("classifier %s: %w", c.Metadata.Name, err))
+			r.Errors = append(r.Errors, &Error{Classifier: c.Metadata.Name, Err: err})
 			continue
 		}
 		if ok {

@@ -77,7 +77,7 @@ func TestClassify(t *testing.T) {
 	if fmt.Sprint(got) != "[has-workers large v1-37]" {
 		t.Errorf("matched %v", got)
 	}
-	if len(r.Errors) != 1 || !errors.Is(r.Errors[0], r.Errors[0]) || fmt.Sprint(r.Errors[0]) != "classifier broken: list v1 Broken: the server could not find the requested resource" {
+	if len(r.Errors) != 1 || r.Errors[0].Classifier != "broken" || fmt.Sprint(r.Errors[0]) != "classifier broken: list v1 Broken: the server could not find the requested resource" {
 		t.Errorf("errors %v", r.Errors)
 	}
 	if l.calls["Node"] != 1 {

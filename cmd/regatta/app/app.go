@@ -96,6 +96,7 @@ REGATTA_FOO_BAR. Flags on the command line win.`,
 		newValidateCommand(stdout, stderr),
 		newStatusCommand(stdout),
 		newRenderCommand(stdout, stderr),
+		newRunCommand(stdout, stderr),
 	)
 	return root
 }

@@ -1,0 +1,235 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+
+	"github.com/regatta-dev/regatta/lua"
+	"github.com/regatta-dev/regatta/reconciler"
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/metrics"
+	"github.com/regatta-dev/regatta/reconciler/webhook"
+	"github.com/regatta-dev/regatta/repo"
+)
+
+type runFlags struct {
+	repoURL, branch      string
+	git                  gitFlags
+	cacheDir             string
+	interval             time.Duration
+	driftInterval        time.Duration
+	render               renderOptionFlags
+	managementKubeconfig string
+	statusBranch         string
+	statusAuthorName     string
+	statusAuthorEmail    string
+	concurrency          int
+	clusterTimeout       time.Duration
+	healthTimeout        time.Duration
+	allowExec            bool
+	metricsAddr          string
+	webhookAddr          string
+	webhookSecretFile    string
+	once                 bool
+	shutdownGrace        time.Duration
+	leaderElect          bool
+	leaderElectNamespace string
+	logFormat, logLevel  string
+
+	mgmt *rest.Config // the management cluster, when configured
+}
+
+func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run --repo URL",
+		Short: "Follow the fleet repository and keep every cluster in the state it describes",
+		Long: `Clones the fleet repository, follows one branch, and runs a pass on every new
+commit and every --drift-interval: load and validate, classify clusters, match
+profiles, render, apply in dependsOn order, and commit status back to the
+repository (branch --status-branch).
+
+An invalid commit is reported (status and logs, with file and line) and the last
+good revision stays in force: nothing is deleted on its account.
+
+With --once, runs one pass and exits 0 when every (profile, cluster) pair
+converged, 1 otherwise — for cron jobs and tests.`,
+		Example: `  regatta run --repo https://git.example.com/platform/fleet-infra.git \
+      --git-username regatta --git-password-file /etc/regatta/git-token \
+      --sops-age-key-file /etc/regatta/age.key --metrics-addr :8080
+  regatta run --repo ./fleet-infra --once`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDaemon(cmd.Context(), f, stdout, stderr)
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}
+
+func (f *runFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.repoURL, "repo", "", "fleet repository: https://, ssh://, git@host:path, file:// or a local path (required)")
+	fl.StringVar(&f.branch, "branch", repo.DefaultBranch, "branch to follow")
+	f.git.register(fl)
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep the repository clone on disk here (default: in memory)")
+	fl.DurationVar(&f.interval, "interval", 30*time.Second, "how often the remote branch is polled")
+	fl.DurationVar(&f.driftInterval, "drift-interval", 5*time.Minute, "how often a full pass re-classifies clusters and checks drift (0 disables)")
+	f.render.register(fl)
+	fl.StringVar(&f.managementKubeconfig, "management-kubeconfig", "", `management cluster kubeconfig for kubeconfig Secrets and leader election ("in-cluster" for the pod's service account)`)
+	fl.StringVar(&f.statusBranch, "status-branch", DefaultStatusBranch, "branch for status commits; the followed branch puts status/ on it; empty disables status commits")
+	fl.StringVar(&f.statusAuthorName, "status-author-name", repo.DefaultAuthorName, "author name of status commits")
+	fl.StringVar(&f.statusAuthorEmail, "status-author-email", repo.DefaultAuthorEmail, "author email of status commits")
+	fl.IntVar(&f.concurrency, "concurrency", 10, "clusters reconciled at once")
+	fl.DurationVar(&f.clusterTimeout, "cluster-timeout", 30*time.Second, "per-request timeout for each cluster: an unreachable cluster fails within it")
+	fl.DurationVar(&f.healthTimeout, "health-timeout", 5*time.Minute, "default time each add-on may take to become healthy")
+	fl.BoolVar(&f.allowExec, "allow-kubeconfig-exec", false, "allow exec credential plugins and auth providers in cluster kubeconfigs (they run programs on this host)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "address for /metrics, /healthz and /readyz (empty disables)")
+	fl.StringVar(&f.webhookAddr, "webhook-addr", "", "address for the push webhook (POST any path); needs a secret")
+	fl.StringVar(&f.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (or $REGATTA_WEBHOOK_SECRET)")
+	fl.BoolVar(&f.once, "once", false, "run one pass, then exit 0 when every pair converged, 1 otherwise")
+	fl.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long an in-flight pass may finish before it is cancelled")
+	fl.BoolVar(&f.leaderElect, "leader-elect", true, "with a management cluster, hold a Lease so only one replica acts")
+	fl.StringVar(&f.leaderElectNamespace, "leader-elect-namespace", "regatta-system", "namespace of the leader election Lease")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error {
+	if f.repoURL == "" {
+		return usageError("--repo is required")
+	}
+	log, err := newLogger(stderr, f.logFormat, f.logLevel)
+	if err != nil {
+		return err
+	}
+	if f.mgmt, err = managementConfig(f.managementKubeconfig); err != nil {
+		return err
+	}
+	d, m, err := f.build(ctx, log)
+	if err != nil {
+		return err
+	}
+	if err := f.serve(ctx, m, d, log); err != nil {
+		return err
+	}
+	if f.once {
+		res, err := d.RunOnce(ctx)
+		fmt.Fprintf(stdout, "revision %s: converged=%v\n", res.Snapshot.Fleet.SourceRevision, res.Converged)
+		if errors.Is(err, reconciler.ErrUnconverged) {
+			return &ExitError{Code: ExitFailed, Err: err}
+		}
+		return err
+	}
+	return f.lead(ctx, f.mgmt, log, d.Run)
+}
+
+// build wires the daemon from the flags.
+func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Daemon, *metrics.Metrics, error) {
+	auth, err := f.git.auth()
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := repo.NewSource(repo.Options{URL: f.repoURL, Branch: f.branch, Auth: auth, Dir: f.cacheDir, Logger: log})
+	if err != nil {
+		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
+	}
+	renderer, err := f.render.renderer()
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, _ := f.render.keyring()
+	mgmt, err := managementSecrets(f.mgmt)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := metrics.New()
+	am := apply.NewManager(ctx, f.applyOptions(log, m))
+	r := reconciler.New(reconciler.Options{Apply: am, Renderer: renderer, Lua: lua.NewRunner(lua.Options{}),
+		Keys: keys, Management: mgmt, Metrics: m, Log: log, Concurrency: f.concurrency,
+		ClusterTimeout: f.clusterTimeout, HealthTimeout: f.healthTimeout})
+	watch := repo.DefaultWatchOptions()
+	watch.Interval = f.interval
+	d := reconciler.NewDaemon(r, reconciler.DaemonOptions{Source: src, Watch: watch, DriftInterval: f.driftInterval,
+		StatusBranch: f.statusBranch, StatusAuthor: repo.Signature{Name: f.statusAuthorName, Email: f.statusAuthorEmail},
+		ShutdownGrace: f.shutdownGrace})
+	return d, m, nil
+}
+
+func (f *runFlags) applyOptions(log *slog.Logger, m *metrics.Metrics) apply.Options {
+	o := apply.DefaultOptions()
+	o.Client.AllowExec = f.allowExec
+	o.Client.Timeout = f.clusterTimeout
+	o.HealthTimeout = f.healthTimeout
+	o.Logger = log
+	o.OnDrift = func(ev apply.DriftEvent) {
+		if ev.Err == nil {
+			m.DriftCorrections.WithLabelValues(ev.Cluster, ev.Profile).Inc()
+		}
+		log.Info("drift corrected", "cluster", ev.Cluster, "profile", ev.Profile, "object", ev.Object.String(),
+			"action", ev.Action, "error", ev.Err)
+	}
+	return o
+}
+
+// serve starts the metrics and webhook listeners; they stop with ctx.
+func (f *runFlags) serve(ctx context.Context, m *metrics.Metrics, d *reconciler.Daemon, log *slog.Logger) error {
+	if f.metricsAddr != "" {
+		if err := listen(ctx, f.metricsAddr, m.Handler(), log, "metrics"); err != nil {
+			return err
+		}
+	}
+	if f.webhookAddr == "" {
+		return nil
+	}
+	secret := os.Getenv("REGATTA_WEBHOOK_SECRET")
+	if f.webhookSecretFile != "" {
+		b, err := os.ReadFile(f.webhookSecretFile)
+		if err != nil {
+			return usageError("--webhook-secret-file: %v", err)
+		}
+		secret = trimNewline(string(b))
+	}
+	if secret == "" {
+		return usageError("--webhook-addr needs a secret: --webhook-secret-file or $REGATTA_WEBHOOK_SECRET")
+	}
+	h := &webhook.Handler{Secret: []byte(secret), Branch: f.branch, Trigger: func(string) { d.Trigger() }, Log: log}
+	return listen(ctx, f.webhookAddr, h, log, "webhook")
+}
+
+func listen(ctx context.Context, addr string, h http.Handler, log *slog.Logger, what string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return usageError("%s address %s: %v", what, addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	context.AfterFunc(ctx, func() { srv.Close() })
+	log.Info("listening", "what", what, "addr", ln.Addr().String())
+	return nil
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError("--log-level must be debug, info, warn or error, got %q", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError("--log-format must be text or json, got %q", format)
+}

@@ -1,0 +1,172 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/classify"
+	"github.com/regatta-dev/regatta/reconciler/plan"
+	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// clusterPass is the work of one pass on one cluster.
+type clusterPass struct {
+	r     *Reconciler
+	rev   *revision
+	spec  *spec.Cluster
+	cl    *apply.Cluster
+	facts *factsClient
+	st    status.ClusterStatus
+	log   *slog.Logger
+	// results by profile, filled wave by wave; mu guards it while the
+	// profiles of one wave run concurrently.
+	mu      sync.Mutex
+	results map[string]status.Profile
+}
+
+// reconcileCluster runs one cluster's pass and returns its status. Nothing
+// here is ever deleted unless the revision loaded, the cluster was reached
+// and classified, and a profile no longer selects it.
+func (r *Reconciler) reconcileCluster(ctx context.Context, rev *revision, c *spec.Cluster, drift bool) status.ClusterStatus {
+	p := &clusterPass{r: r, rev: rev, spec: c, log: r.log.With("cluster", c.Metadata.Name),
+		st: status.ClusterStatus{Cluster: c.Metadata.Name, SourceRevision: rev.sha}, results: map[string]status.Profile{}}
+	if c.Spec.Paused {
+		p.paused()
+		return p.st
+	}
+	labels, ok := p.connect(ctx)
+	if !ok {
+		return p.st
+	}
+	a := plan.Match(rev.repo.Profiles, plan.Cluster{Name: c.Metadata.Name, Labels: labels})
+	p.withdraw(ctx, a)
+	if drift {
+		p.driftCheck(ctx)
+	}
+	p.applyWaves(ctx, a)
+	p.st.Profiles = p.sortedResults()
+	return p.st
+}
+
+// driftCheck compares every drift-detected object with its desired state
+// (server-side dry-run) and restores what drifted, beyond what the watches
+// caught.
+func (p *clusterPass) driftCheck(ctx context.Context) {
+	events, err := p.cl.DriftCheck(ctx)
+	if err != nil {
+		p.log.Warn("drift check failed", "error", err)
+	}
+	if len(events) > 0 {
+		p.log.Info("drift check corrected objects", "corrections", len(events))
+	}
+}
+
+// connect reads the kubeconfig, reaches the cluster and classifies it. It
+// returns the effective labels, or false when the cluster cannot be
+// reconciled in this pass (its status then says why).
+func (p *clusterPass) connect(ctx context.Context) (map[string]string, bool) {
+	name := p.spec.Metadata.Name
+	kc, err := kubeconfig(ctx, p.rev.tree, p.r.opts.Keys, p.r.opts.Management, p.spec)
+	if err == nil {
+		p.cl, err = p.r.opts.Apply.Cluster(name, kc)
+	}
+	if err == nil {
+		p.facts, err = newFactsClient(kc, p.r.opts.ClusterTimeout)
+	}
+	if err != nil {
+		p.unreachable(fmt.Errorf("kubeconfig: %w", err))
+		return nil, false
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.r.opts.ClusterTimeout)
+	defer cancel()
+	version, err := p.facts.version(cctx)
+	if err != nil {
+		p.unreachable(err)
+		return nil, false
+	}
+	p.st.Reachable, p.st.KubernetesVersion = true, version
+	p.r.opts.Metrics.ClusterReachable.WithLabelValues(name).Set(1)
+	res := classify.Classify(cctx, version, p.facts, luaEvaluator{p.r.opts.Lua}, p.rev.repo.Classifiers)
+	return p.labels(version, res), true
+}
+
+// labels merges cluster.yaml labels with classifier labels. A classifier
+// that could not be evaluated keeps its last known result, so a transient
+// error never withdraws add-ons.
+func (p *clusterPass) labels(version string, res classify.Result) map[string]string {
+	name := p.spec.Metadata.Name
+	p.r.mu.Lock()
+	prev := p.r.known[name]
+	next := knownCluster{version: version, classified: map[string]plan.Classified{}}
+	for _, m := range res.Matched {
+		next.classified[m.Classifier] = m
+	}
+	for _, err := range res.Errors {
+		p.log.Warn("classifier failed; keeping its last result", "error", err)
+		if m, ok := prev.classified[err.Classifier]; ok {
+			next.classified[err.Classifier] = m
+		}
+	}
+	p.r.known[name] = next
+	p.r.mu.Unlock()
+	return p.effective(next, false)
+}
+
+// effective records the effective labels and classifier labels in the status.
+func (p *clusterPass) effective(k knownCluster, stale bool) map[string]string {
+	classified := make([]plan.Classified, 0, len(k.classified))
+	p.st.ClassifierLabels = nil
+	for _, c := range sortedClassified(k.classified) {
+		classified = append(classified, c)
+		if p.st.ClassifierLabels == nil {
+			p.st.ClassifierLabels = map[string]map[string]string{}
+		}
+		p.st.ClassifierLabels[c.Classifier] = c.Labels
+	}
+	labels, notes := plan.EffectiveLabels(p.spec.Metadata.Labels, classified)
+	p.st.Labels, p.st.ClassifierLabelsStale = labels, stale
+	p.st.LabelNotes = nil
+	for _, n := range notes {
+		p.st.LabelNotes = append(p.st.LabelNotes, status.LabelNote{Key: n.Key, Reason: n.Reason, Message: n.Message})
+	}
+	return labels
+}
+
+// unreachable reports a cluster that could not be reached: its profiles
+// (matched with the last known labels) are Failed and nothing is changed.
+func (p *clusterPass) unreachable(err error) {
+	name := p.spec.Metadata.Name
+	p.log.Warn("cluster unreachable; nothing changed there", "error", err)
+	p.st.Reachable, p.st.Error = false, err.Error()
+	p.r.opts.Metrics.ClusterReachable.WithLabelValues(name).Set(0)
+	p.r.mu.Lock()
+	k := p.r.known[name]
+	p.r.mu.Unlock()
+	p.st.KubernetesVersion = k.version
+	labels := p.effective(k, len(k.classified) > 0)
+	a := plan.Match(p.rev.repo.Profiles, plan.Cluster{Name: name, Labels: labels})
+	for _, prof := range a.Profiles() {
+		p.results[prof.Metadata.Name] = status.Profile{Name: prof.Metadata.Name, State: status.StateFailed,
+			Error: &status.Error{Message: "cluster unreachable: " + err.Error()}}
+	}
+	p.st.Profiles = p.sortedResults()
+}
+
+// paused reports every profile the cluster's own labels select as Paused.
+func (p *clusterPass) paused() {
+	p.st.Paused = true
+	p.r.mu.Lock()
+	k := p.r.known[p.spec.Metadata.Name]
+	p.r.mu.Unlock()
+	labels := p.effective(k, false)
+	a := plan.Match(p.rev.repo.Profiles, plan.Cluster{Name: p.spec.Metadata.Name, Labels: labels})
+	for _, prof := range a.Profiles() {
+		p.results[prof.Metadata.Name] = status.Profile{Name: prof.Metadata.Name, State: status.StatePaused,
+			Message: "cluster is paused (spec.paused)"}
+	}
+	p.st.Profiles = p.sortedResults()
+}

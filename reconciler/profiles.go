@@ -1,0 +1,274 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/plan"
+	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// applyWaves applies the matched profiles wave by wave. Profiles of one
+// wave are independent and run concurrently; a profile whose dependency is
+// not Applied waits, and unrelated profiles go on.
+func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment) {
+	if a.Err != nil {
+		for _, prof := range matchedProfiles(p.rev.repo, p.st.Labels, p.spec.Metadata.Name) {
+			p.setResult(status.Profile{Name: prof.Metadata.Name, State: status.StateFailed, Error: &status.Error{Message: a.Err.Error()}})
+		}
+		return
+	}
+	for _, wave := range a.Waves {
+		var wg sync.WaitGroup
+		for _, prof := range wave {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.setResult(p.runProfile(ctx, prof, a.Missing[prof.Metadata.Name]))
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+func matchedProfiles(repo *spec.Repository, labels map[string]string, cluster string) []*spec.Profile {
+	var out []*spec.Profile
+	for _, prof := range repo.Profiles {
+		if prof.Matches(cluster, labels) {
+			out = append(out, prof)
+		}
+	}
+	return out
+}
+
+func (p *clusterPass) setResult(s status.Profile) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.results[s.Name] = s
+}
+
+func (p *clusterPass) result(name string) (status.Profile, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.results[name]
+	return s, ok
+}
+
+// runProfile renders and applies one profile, unless a dependency is not
+// ready. A render failure applies and deletes nothing for the pair.
+func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missing []string) status.Profile {
+	name := prof.Metadata.Name
+	if len(missing) > 0 {
+		return waiting(name, fmt.Sprintf("dependency %s does not select this cluster", strings.Join(missing, ", ")))
+	}
+	for _, d := range prof.Spec.DependsOn {
+		if dep, _ := p.result(d); dep.State != status.StateApplied {
+			return waiting(name, fmt.Sprintf("waiting for %s (%s)", d, orPending(dep.State)))
+		}
+	}
+	res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: p.rev.tree, Revision: p.rev.sha, Profile: prof,
+		Cluster: p.renderFacts(), TreeHash: treeHasher(p.rev.tree)})
+	if err != nil {
+		p.log.Error("render failed; nothing applied or deleted for the pair", "profile", name, "error", err)
+		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: renderError(err)}
+	}
+	req, err := p.request(prof, res)
+	if err != nil {
+		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: &status.Error{File: prof.Source.File, Message: err.Error()}}
+	}
+	out := p.cl.Apply(ctx, req)
+	p.r.countApply(out)
+	s := toStatus(out)
+	s.Objects = len(res.Objects())
+	return s
+}
+
+func waiting(name, msg string) status.Profile {
+	return status.Profile{Name: name, State: status.StateWaitingForDependency, Message: msg}
+}
+
+func orPending(s string) string {
+	if s == "" {
+		return "not applied"
+	}
+	return s
+}
+
+func (p *clusterPass) renderFacts() render.ClusterFacts {
+	var recipients []string
+	if d := p.spec.Spec.Decryption; d != nil {
+		recipients = d.AgeRecipients
+	}
+	return render.ClusterFacts{Name: p.spec.Metadata.Name, Labels: p.st.Labels, Values: p.spec.Spec.Values,
+		KubernetesVersion: p.st.KubernetesVersion, AgeRecipients: recipients}
+}
+
+// treeHasher uses Git tree hashes when the tree is a Git tree.
+func treeHasher(tree fs.FS) func(string) (string, error) {
+	if th, ok := tree.(interface{ TreeHash(string) (string, error) }); ok {
+		return th.TreeHash
+	}
+	return nil
+}
+
+// request builds the apply request of a rendered profile.
+func (p *clusterPass) request(prof *spec.Profile, res *render.Result) (apply.Request, error) {
+	hc, err := newHealthChecker(p.r.opts.Lua, p.rev.tree, prof)
+	if err != nil {
+		return apply.Request{}, err
+	}
+	timeout := p.r.opts.HealthTimeout
+	if prof.Spec.HealthTimeout != "" {
+		timeout, _ = time.ParseDuration(prof.Spec.HealthTimeout) // validated by spec
+	}
+	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: p.rev.sha, RenderHash: res.Hash,
+		SyncMode: prof.Spec.SyncMode, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,
+		ContinueOnError: prof.Spec.ContinueOnError, HealthTimeout: timeout,
+		DriftExclusions: prof.Spec.DriftExclusions, Health: hc}
+	for _, st := range res.Steps {
+		step := apply.Step{Addon: st.Addon, Phase: apply.Phase(st.Phase), Weight: st.Weight}
+		for _, o := range st.Objects {
+			step.Objects = append(step.Objects, o.Unstructured)
+		}
+		req.Steps = append(req.Steps, step)
+	}
+	return req, nil
+}
+
+// withdraw removes the profiles the cluster holds (by their inventories)
+// that no longer select it: dependents first, as each profile's
+// stopMatchingBehavior says. Any doubt — an inventory that cannot be read —
+// withdraws nothing.
+func (p *clusterPass) withdraw(ctx context.Context, a plan.Assignment) {
+	invs, err := p.cl.Inventories(ctx)
+	if err != nil {
+		p.log.Warn("cannot read inventories; nothing withdrawn this pass", "error", err)
+		return
+	}
+	matched := map[string]bool{}
+	for _, prof := range a.Profiles() {
+		matched[prof.Metadata.Name] = true
+	}
+	for _, inv := range withdrawOrder(p.rev.repo, invs, matched) {
+		behavior := inv.StopMatchingBehavior
+		if prof := p.rev.repo.Profile(inv.Profile); prof != nil {
+			behavior = prof.Spec.StopMatchingBehavior
+		}
+		p.log.Info("profile no longer selects the cluster; withdrawing", "profile", inv.Profile, "behavior", behavior)
+		res := p.cl.Withdraw(ctx, inv.Profile, behavior)
+		p.r.countApply(res)
+		p.setResult(toStatus(res))
+	}
+}
+
+// withdrawOrder returns the inventories to withdraw: profiles deleted from
+// the repository first, then the others with dependents before their
+// dependencies.
+func withdrawOrder(repo *spec.Repository, invs []*apply.Inventory, matched map[string]bool) []*apply.Inventory {
+	var deleted, known []*apply.Inventory
+	var profiles []*spec.Profile
+	byName := map[string]*apply.Inventory{}
+	for _, inv := range invs {
+		if matched[inv.Profile] {
+			continue
+		}
+		if prof := repo.Profile(inv.Profile); prof != nil {
+			profiles = append(profiles, prof)
+			byName[inv.Profile] = inv
+		} else {
+			deleted = append(deleted, inv)
+		}
+	}
+	sort.Slice(deleted, func(i, j int) bool { return deleted[i].Profile < deleted[j].Profile })
+	waves, _ := plan.Waves(profiles) // acyclic: the revision validated
+	for i := len(waves) - 1; i >= 0; i-- {
+		for _, prof := range waves[i] {
+			known = append(known, byName[prof.Metadata.Name])
+		}
+	}
+	return append(deleted, known...)
+}
+
+// toStatus turns an apply result into the pair's status record.
+func toStatus(r apply.Result) status.Profile {
+	s := status.Profile{Name: r.Profile, State: string(r.State), Revision: r.Revision, RenderHash: r.RenderHash,
+		DriftCorrections: int64(r.DriftCorrections)}
+	if r.Health.Healthy+r.Health.Progressing+r.Health.Degraded+r.Health.Suspended > 0 {
+		s.Health = healthSummary(r.Health)
+	}
+	if r.Err != nil {
+		s.Error = objectError(r.Err)
+	}
+	if len(r.Conflicts) > 0 {
+		c := r.Conflicts[0]
+		s.Message = fmt.Sprintf("%s is owned by profile %s (tier %d)", c.Object, c.Owner, c.OwnerTier)
+	}
+	if r.State == apply.StateDryRun {
+		for _, ch := range r.Changes {
+			if ch.Action != apply.ActionUnchanged {
+				s.Changes = append(s.Changes, status.Change{Action: string(ch.Action), Object: ch.Object.String()})
+			}
+		}
+	}
+	return s
+}
+
+func healthSummary(h apply.Health) string {
+	parts := []string{fmt.Sprintf("%d healthy", h.Healthy)}
+	for _, x := range []struct {
+		n    int
+		word string
+	}{{h.Progressing, "progressing"}, {h.Degraded, "degraded"}, {h.Suspended, "suspended"}} {
+		if x.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.word))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// objectError places an apply error at its object when it has one.
+func objectError(err error) *status.Error {
+	var oe *apply.ObjectError
+	if errors.As(err, &oe) {
+		return &status.Error{Object: oe.Object.String(), Message: err.Error()}
+	}
+	return &status.Error{Message: err.Error()}
+}
+
+// renderError places a render error at its file and line.
+func renderError(err error) *status.Error {
+	var re *render.Error
+	if errors.As(err, &re) {
+		return &status.Error{File: re.File, Line: re.Line, Message: err.Error()}
+	}
+	return &status.Error{Message: err.Error()}
+}
+
+func (p *clusterPass) sortedResults() []status.Profile {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]status.Profile, 0, len(p.results))
+	for _, s := range p.results {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func sortedClassified(m map[string]plan.Classified) []plan.Classified {
+	out := make([]plan.Classified, 0, len(m))
+	for _, c := range m {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Classifier < out[j].Classifier })
+	return out
+}

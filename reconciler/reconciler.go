@@ -1,0 +1,104 @@
+// Package reconciler runs regatta's passes: load a revision of the fleet
+// repository, classify each cluster, match profiles, render, apply in
+// dependsOn order, and turn the results into status. It owns the order of
+// things and the safety rules between them; the work itself is done by
+// spec, render, apply, classify and status.
+package reconciler
+
+import (
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/regatta-dev/regatta/lua"
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/metrics"
+	"github.com/regatta-dev/regatta/reconciler/plan"
+	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/render/sops"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// Options configures a Reconciler.
+type Options struct {
+	Apply    *apply.Manager
+	Renderer *render.Renderer
+	Lua      *lua.Runner
+	// Keys decrypts SOPS-encrypted kubeconfig Secrets in cluster folders.
+	Keys *sops.Keyring
+	// Management reads kubeconfig Secrets from a management cluster.
+	Management SecretGetter
+	Metrics    *metrics.Metrics
+	Log        *slog.Logger
+	// Concurrency is how many clusters are reconciled at once.
+	Concurrency int
+	// ClusterTimeout bounds reaching and classifying one cluster.
+	ClusterTimeout time.Duration
+	// HealthTimeout is the default per-add-on health timeout.
+	HealthTimeout time.Duration
+}
+
+// DefaultOptions returns 10 clusters at a time, a 30 s cluster timeout and
+// a 5 m health timeout.
+func DefaultOptions() Options {
+	return Options{Concurrency: 10, ClusterTimeout: 30 * time.Second, HealthTimeout: 5 * time.Minute}
+}
+
+// Reconciler runs passes. One pass runs at a time; its state (the last
+// good revision, last known classifier labels) carries over between passes.
+type Reconciler struct {
+	opts Options
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	good      *revision                      // last revision that loaded and validated
+	known     map[string]knownCluster        // last facts per cluster
+	lastPairs map[string]map[string]struct{} // pairs reported, for metrics clean-up
+	// render cache counts at the last pass, to export deltas
+	cacheHits, cacheMisses uint64
+}
+
+// revision is a loaded, valid revision of the fleet repository.
+type revision struct {
+	sha  string
+	tree fs.FS
+	repo *spec.Repository
+}
+
+// knownCluster is what the last successful classification found.
+type knownCluster struct {
+	version    string
+	classified map[string]plan.Classified // by classifier name
+}
+
+// New returns a Reconciler.
+func New(opts Options) *Reconciler {
+	d := DefaultOptions()
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = d.Concurrency
+	}
+	if opts.ClusterTimeout <= 0 {
+		opts.ClusterTimeout = d.ClusterTimeout
+	}
+	if opts.HealthTimeout <= 0 {
+		opts.HealthTimeout = d.HealthTimeout
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Lua == nil {
+		opts.Lua = lua.NewRunner(lua.Options{})
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	return &Reconciler{opts: opts, log: opts.Log, known: map[string]knownCluster{}, lastPairs: map[string]map[string]struct{}{}}
+}
+
+// allStates lists the pair states, for the pair-state metric.
+var allStates = []string{
+	status.StateApplied, status.StateProgressing, status.StateWaitingForDependency, status.StateFailed,
+	status.StateConflict, status.StateDryRun, status.StateWithdrawn, status.StatePaused,
+}

@@ -1,0 +1,58 @@
+package reconciler
+
+import (
+	"github.com/regatta-dev/regatta/reconciler/apply"
+)
+
+// countApply counts a pair's writes: an apply that was not skipped, and
+// the objects it pruned or withdrew.
+func (r *Reconciler) countApply(res apply.Result) {
+	if res.Skipped || res.State == apply.StateDryRun {
+		return
+	}
+	m := r.opts.Metrics
+	m.Applies.WithLabelValues(res.Cluster, res.Profile).Inc()
+	if res.Counts.Deleted > 0 {
+		m.Prunes.WithLabelValues(res.Cluster, res.Profile).Add(float64(res.Counts.Deleted))
+	}
+}
+
+// record derives the pass's metrics and log line from its result, so
+// status, metrics and logs never disagree.
+func (r *Reconciler) record(res PassResult) {
+	m := r.opts.Metrics
+	m.PassDuration.Observe(res.Duration.Seconds())
+	outcome := "converged"
+	switch {
+	case len(res.Snapshot.Fleet.Errors) > 0:
+		outcome = "invalid"
+	case !res.Converged:
+		outcome = "unconverged"
+	}
+	m.Passes.WithLabelValues(outcome).Inc()
+	seen := map[string]map[string]struct{}{}
+	for _, c := range res.Snapshot.Clusters {
+		seen[c.Cluster] = map[string]struct{}{}
+		for _, p := range c.Profiles {
+			seen[c.Cluster][p.Name] = struct{}{}
+			m.SetPairState(c.Cluster, p.Name, p.State, allStates)
+		}
+	}
+	r.mu.Lock()
+	for cluster, profiles := range r.lastPairs {
+		for profile := range profiles {
+			if _, ok := seen[cluster][profile]; !ok {
+				m.ForgetPair(cluster, profile)
+			}
+		}
+	}
+	r.lastPairs = seen
+	hits, misses := r.opts.Renderer.CacheStats()
+	m.RenderCache.WithLabelValues("hit").Add(float64(hits - r.cacheHits))
+	m.RenderCache.WithLabelValues("miss").Add(float64(misses - r.cacheMisses))
+	r.cacheHits, r.cacheMisses = hits, misses
+	r.mu.Unlock()
+	r.log.Info("pass finished", "revision", res.Snapshot.Fleet.SourceRevision,
+		"applied", res.Snapshot.Fleet.AppliedRevision, "outcome", outcome,
+		"clusters", len(res.Snapshot.Clusters), "duration", res.Duration.Round(1e6))
+}

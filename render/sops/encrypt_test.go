@@ -1,0 +1,34 @@
+package sops
+
+import (
+	"bytes"
+	"os"
+	"testing"
+)
+
+func TestEncryptRoundTrip(t *testing.T) {
+	keys, err := LoadAgeKeyFile("testdata/age.key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: c1-kubeconfig\n  namespace: regatta-system\nstringData:\n  value: top-secret-kubeconfig\n")
+	enc, err := Encrypt("kubeconfig.yaml", plain, SecretRegex, keys.Recipients())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(enc, []byte("top-secret-kubeconfig")) || !bytes.Contains(enc, []byte("name: c1-kubeconfig")) || !IsEncrypted(enc) {
+		t.Fatalf("not encrypted as a Secret:\n%s", enc)
+	}
+	dec, err := keys.Decrypt("kubeconfig.yaml", enc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(dec, []byte("value: top-secret-kubeconfig")) {
+		t.Errorf("round trip lost the value:\n%s", dec)
+	}
+	other, _ := os.ReadFile("testdata/other.key")
+	otherKeys, _ := LoadAgeKeys(other)
+	if _, err := otherKeys.Decrypt("kubeconfig.yaml", enc, nil); err == nil {
+		t.Error("another key decrypted it")
+	}
+}
