@@ -46,6 +46,8 @@ type DriftWatcher struct {
 	rm      *ssa.ResourceManager
 	onDrift func(DriftEvent)
 	log     *slog.Logger
+	// syncTimeout bounds the wait for new watches to list.
+	syncTimeout time.Duration
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -77,7 +79,7 @@ type driftKey struct {
 func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Options) *DriftWatcher {
 	ctx, cancel := context.WithCancel(parent)
 	tweak := func(o *metav1.ListOptions) { o.LabelSelector = LabelProfile }
-	w := &DriftWatcher{cluster: cluster, client: cl, onDrift: opts.OnDrift,
+	w := &DriftWatcher{cluster: cluster, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
 		log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
 		rm:      ssa.NewResourceManager(cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"}),
 		factory: dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Watch, 0, metav1.NamespaceAll, tweak),
@@ -115,8 +117,12 @@ func (w *DriftWatcher) Track(ctx context.Context, profile string, objs []*unstru
 		return err
 	}
 	w.factory.Start(w.ctx.Done())
+	ctx, cancel := context.WithTimeout(ctx, w.syncTimeout)
+	defer cancel()
+	defer context.AfterFunc(w.ctx, cancel)()
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("cluster %s: drift watches did not sync: %w", w.cluster, context.Cause(ctx))
+		return fmt.Errorf("cluster %s: drift watches did not sync (list and watch across namespaces allowed?): %w",
+			w.cluster, context.Cause(ctx))
 	}
 	for ref := range dp.objects {
 		w.queue.Add(driftKey{profile: profile, ref: ref})

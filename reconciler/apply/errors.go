@@ -28,10 +28,18 @@ func (e *PairError) Unwrap() error { return e.Err }
 // AddonError is an error of one add-on (step) of a profile.
 type AddonError struct {
 	Addon string
-	Err   error
+	// Phase and Weight name a Helm hook step; empty Phase is the release.
+	Phase  Phase
+	Weight int
+	Err    error
 }
 
-func (e *AddonError) Error() string { return fmt.Sprintf("add-on %s: %v", e.Addon, e.Err) }
+func (e *AddonError) Error() string {
+	if e.Phase == PhasePre || e.Phase == PhasePost {
+		return fmt.Sprintf("add-on %s (%s hooks, weight %d): %v", e.Addon, e.Phase, e.Weight, e.Err)
+	}
+	return fmt.Sprintf("add-on %s: %v", e.Addon, e.Err)
+}
 
 func (e *AddonError) Unwrap() error { return e.Err }
 

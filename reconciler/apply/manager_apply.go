@@ -80,6 +80,7 @@ type pass struct {
 	rules  []jsondiff.IgnoreRule
 
 	prev        *Inventory
+	stepOpts    ssa.ApplyOptions // of the step being applied
 	takeovers   map[ObjectRef]string
 	attempted   []InventoryEntry // in apply order, conflicts excluded
 	tracked     []*unstructured.Unstructured
@@ -197,7 +198,7 @@ func (p *pass) inventory(objects []InventoryEntry) *Inventory {
 // first failure stops unless ContinueOnError.
 func (p *pass) applySteps(ctx context.Context, steps [][]desired) {
 	for i, st := range steps {
-		if err := p.applyStep(ctx, p.req.Steps[i].Addon, st); err != nil && !p.req.ContinueOnError {
+		if err := p.applyStep(ctx, p.req.Steps[i], st); err != nil && !p.req.ContinueOnError {
 			return
 		}
 	}
@@ -206,10 +207,12 @@ func (p *pass) applySteps(ctx context.Context, steps [][]desired) {
 
 // applyStep resolves conflicts, applies the step's objects in stages and
 // waits for their health.
-func (p *pass) applyStep(ctx context.Context, addon string, st []desired) error {
+func (p *pass) applyStep(ctx context.Context, step Step, st []desired) error {
+	addon := step.Addon
+	p.stepOpts = p.applyOptions(step.Phase)
 	objs, err := p.resolveConflicts(ctx, st)
 	if err != nil {
-		err = &AddonError{Addon: addon, Err: err}
+		err = &AddonError{Addon: addon, Phase: step.Phase, Weight: step.Weight, Err: err}
 		p.applyErrs = append(p.applyErrs, err)
 		return err
 	}
@@ -220,7 +223,7 @@ func (p *pass) applyStep(ctx context.Context, addon string, st []desired) error 
 	cs, err := p.applyStaged(ctx, objs)
 	p.recordChanges(addon, cs)
 	if err != nil {
-		err = &AddonError{Addon: addon, Err: err}
+		err = &AddonError{Addon: addon, Phase: step.Phase, Weight: step.Weight, Err: err}
 		p.applyErrs = append(p.applyErrs, err)
 		return err
 	}
@@ -230,7 +233,7 @@ func (p *pass) applyStep(ctx context.Context, addon string, st []desired) error 
 	p.c.log().Debug("add-on applied", "profile", p.req.Profile, "addon", addon, "objects", len(objs),
 		"apply", applied, "wait", time.Since(start)-applied)
 	if err != nil {
-		err = &AddonError{Addon: addon, Err: err}
+		err = &AddonError{Addon: addon, Phase: step.Phase, Weight: step.Weight, Err: err}
 		p.healthErrs = append(p.healthErrs, err)
 		return err
 	}
@@ -299,7 +302,7 @@ func (p *pass) applyChunks(ctx context.Context, objs []*unstructured.Unstructure
 	for i := range chunks {
 		rm := ssa.NewResourceManager(p.cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
 		rm.SetConcurrency(max(1, conc/chunks))
-		wg.Go(func() { sets[i], errs[i] = rm.ApplyAll(ctx, chunk(objs, i, chunks), p.applyOptions()) })
+		wg.Go(func() { sets[i], errs[i] = rm.ApplyAll(ctx, chunk(objs, i, chunks), p.stepOpts) })
 	}
 	wg.Wait()
 	for _, s := range sets {
@@ -327,7 +330,7 @@ func (p *pass) applyAndSettle(ctx context.Context, stage []*unstructured.Unstruc
 	if len(stage) == 0 {
 		return nil
 	}
-	s, err := p.rm.ApplyAll(ctx, stage, p.applyOptions())
+	s, err := p.rm.ApplyAll(ctx, stage, p.stepOpts)
 	if err != nil {
 		return err
 	}
@@ -339,8 +342,12 @@ func (p *pass) applyAndSettle(ctx context.Context, stage []*unstructured.Unstruc
 	return nil
 }
 
-func (p *pass) applyOptions() ssa.ApplyOptions {
+// applyOptions are ssa's apply options of the pass. Steps of Helm hook
+// phases (pre, post) recreate objects whose immutable fields changed (a
+// hook Job), as Helm's before-hook-creation delete policy would.
+func (p *pass) applyOptions(phase Phase) ssa.ApplyOptions {
 	opts := ssa.DefaultApplyOptions()
+	opts.Force = phase == PhasePre || phase == PhasePost
 	opts.WaitInterval = p.c.m.opts.HealthPollInterval
 	opts.WaitTimeout = p.c.m.opts.StageTimeout
 	opts.DriftIgnoreRules = p.rules

@@ -14,6 +14,9 @@ import (
 // watcher, starting it on first use. A watcher that cannot track the profile
 // makes the next pass re-apply instead of skipping.
 func (c *Cluster) trackDrift(ctx context.Context, profile string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) {
+	if c.m.ctx.Err() != nil {
+		return // the Manager is closed
+	}
 	c.mu.Lock()
 	if c.drift == nil {
 		c.drift = newDriftWatcher(c.m.ctx, c.name, c.client, c.m.opts)

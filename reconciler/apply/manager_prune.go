@@ -98,6 +98,9 @@ func (pr *pruner) delete(ctx context.Context, e InventoryEntry, dryRun bool) (Ob
 
 // keepReason says why an object must not be deleted or released, or "".
 func (pr *pruner) keepReason(live *metav1.PartialObjectMetadata) string {
+	if live.Kind == "Namespace" && live.Name == InventoryNamespace {
+		return "left in place: namespace " + InventoryNamespace + " holds regatta's inventories"
+	}
 	if owner := live.Labels[LabelProfile]; owner != pr.profile {
 		if owner == "" {
 			return fmt.Sprintf("left in place: no longer labelled %s=%s", LabelProfile, pr.profile)
