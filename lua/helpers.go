@@ -11,29 +11,26 @@ import (
 	glua "github.com/yuin/gopher-lua"
 )
 
-// installHelpers adds the helper modules and functions documented in doc.go.
-func (c *call) installHelpers() {
-	c.module("json", map[string]glua.LGFunction{"encode": c.jsonEncode, "decode": c.jsonDecode})
-	c.module("base64", map[string]glua.LGFunction{"encode": c.base64Encode, "decode": base64Decode})
-	c.module("strings", map[string]glua.LGFunction{
-		"split": c.stringsSplit, "join": c.tableConcat, "replace": c.stringsReplace,
-		"hasPrefix": stringsPredicate(strings.HasPrefix), "hasSuffix": stringsPredicate(strings.HasSuffix),
-		"contains": stringsPredicate(strings.Contains), "trim": stringsTrim,
-		"trimPrefix": stringsTransform(strings.TrimPrefix), "trimSuffix": stringsTransform(strings.TrimSuffix),
-	})
-	c.module("semver", semverFuncs())
-	c.L.SetGlobal("getLabel", c.L.NewFunction(metadataLookup("labels")))
-	c.L.SetGlobal("getAnnotation", c.L.NewFunction(metadataLookup("annotations")))
-	c.L.SetGlobal("getCondition", c.L.NewFunction(getCondition))
+// The helper modules; doc.go documents them.
+
+func (c *call) buildJSON() glua.LValue {
+	return c.module([]namedFunc{{"encode", c.jsonEncode}, {"decode", c.jsonDecode}})
 }
 
-func (c *call) module(name string, funcs map[string]glua.LGFunction) {
-	t := c.L.CreateTable(0, len(funcs))
-	for k, fn := range funcs {
-		t.RawSetString(k, c.L.NewFunction(fn))
-	}
-	c.L.SetGlobal(name, t)
+func (c *call) buildBase64() glua.LValue {
+	return c.module([]namedFunc{{"encode", c.base64Encode}, {"decode", base64Decode}})
 }
+
+func (c *call) buildStrings() glua.LValue {
+	return c.module([]namedFunc{
+		{"split", c.stringsSplit}, {"join", c.tableConcat}, {"replace", c.stringsReplace},
+		{"hasPrefix", stringsPredicate(strings.HasPrefix)}, {"hasSuffix", stringsPredicate(strings.HasSuffix)},
+		{"contains", stringsPredicate(strings.Contains)}, {"trim", stringsTrim},
+		{"trimPrefix", stringsTransform(strings.TrimPrefix)}, {"trimSuffix", stringsTransform(strings.TrimSuffix)},
+	})
+}
+
+func (c *call) buildSemver() glua.LValue { return c.module(semverFuncs()) }
 
 // helperFailed raises err from helper what; memory-limit errors end the call.
 func (c *call) helperFailed(what string, err error) {

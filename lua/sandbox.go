@@ -11,12 +11,15 @@ type call struct {
 	name    string
 	L       *glua.LState
 	g       *guard
-	arrayMT *glua.LTable
+	arrayMT *glua.LTable // marks tables that came from arrays (convert.go)
+	built   uint32       // lazy globals already built, by index in lazyGlobals
+	strlib  *glua.LTable // the string library, once built
 }
 
 // newState opens the safe libraries only: base (without loaders, print and
-// collectgarbage), table, string (without dump), math and an os holding time,
-// date and clock. There is no io, debug, package, coroutine or channel.
+// collectgarbage) and, built on first use (lazy.go), string (without dump),
+// table, math, an os holding time, date and clock, and the helpers. There is
+// no io, debug, package, coroutine or channel.
 func (c *call) newState() {
 	c.L = glua.NewState(glua.Options{
 		SkipOpenLibs:        true,
@@ -25,25 +28,21 @@ func (c *call) newState() {
 		RegistryMaxSize:     c.opts.RegistryMaxSize,
 		MinimizeStackMemory: true,
 	})
-	for _, lib := range []struct {
-		name string
-		open glua.LGFunction
-	}{
-		{glua.BaseLibName, glua.OpenBase},
-		{glua.TabLibName, glua.OpenTable},
-		{glua.StringLibName, glua.OpenString},
-		{glua.MathLibName, glua.OpenMath},
-		{glua.OsLibName, glua.OpenOs},
-	} {
-		c.L.Push(c.L.NewFunction(lib.open))
-		c.L.Push(glua.LString(lib.name))
-		c.L.Call(1, 0)
-	}
+	c.open(glua.BaseLibName, glua.OpenBase)
 	c.arrayMT = c.L.NewTable()
 	c.restrictBase()
-	c.restrictOS()
-	c.guardStrings()
-	c.installHelpers()
+	c.L.SetGlobal(concatGlobal, c.L.NewFunction(c.concat))
+	c.installLazyGlobals()
+}
+
+// open runs a gopher-lua library opener and returns the library's table.
+func (c *call) open(name string, opener glua.LGFunction) *glua.LTable {
+	c.L.Push(c.L.NewFunction(opener))
+	c.L.Push(glua.LString(name))
+	c.L.Call(1, 1)
+	lib := c.L.Get(-1).(*glua.LTable)
+	c.L.Pop(1)
+	return lib
 }
 
 // removedBase are the base functions that load code, reach the file system,
@@ -61,40 +60,33 @@ func (c *call) restrictBase() {
 	c.L.SetGlobal("print", c.L.NewFunction(func(*glua.LState) int { return 0 }))
 }
 
-// restrictOS replaces os (and its entry in the registry of loaded modules)
-// with a table of time, date and clock.
-func (c *call) restrictOS() {
-	full := c.L.GetGlobal("os").(*glua.LTable)
-	safe := c.L.NewTable()
-	safe.RawSetString("time", full.RawGetString("time"))
-	safe.RawSetString("clock", full.RawGetString("clock"))
-	safe.RawSetString("date", c.wrapDate(full.RawGetString("date").(*glua.LFunction)))
-	c.L.SetGlobal("os", safe)
-	if loaded, ok := c.L.GetField(c.L.Get(glua.RegistryIndex), "_LOADED").(*glua.LTable); ok {
-		loaded.RawSetString("os", safe)
+// buildString opens string with the functions that can build unbounded
+// strings or run unbounded pattern matches swapped for bounded versions
+// (limits.go, strlib.go). The library is also the strings' metatable
+// __index, so s:rep(n) is covered too.
+func (c *call) buildString() glua.LValue {
+	if c.strlib != nil {
+		return c.strlib
 	}
-}
-
-// guardStrings swaps the string functions that can build unbounded strings
-// or run unbounded pattern matches for bounded versions (limits.go,
-// strlib.go). The string table is also the strings' metatable __index, so
-// s:rep(n) is covered too.
-func (c *call) guardStrings() {
-	str := c.L.GetGlobal("string").(*glua.LTable)
+	str := c.open(glua.StringLibName, glua.OpenString)
 	format := str.RawGetString("format").(*glua.LFunction)
 	str.RawSetString("dump", glua.LNil)
-	for name, fn := range map[string]glua.LGFunction{
-		"rep":    c.strRep,
-		"format": c.wrapFormat(format),
-		"find":   c.strFind,
-		"match":  c.strMatch,
-		"gmatch": c.strGmatch,
-		"gfind":  c.strGmatch,
-		"gsub":   c.strGsub,
-	} {
-		str.RawSetString(name, c.L.NewFunction(fn))
+	c.setFuncs(str, []namedFunc{
+		{"rep", c.strRep}, {"format", c.wrapFormat(format)},
+		{"find", c.strFind}, {"match", c.strMatch}, {"gsub", c.strGsub},
+		{"gmatch", c.strGmatch}, {"gfind", c.strGmatch},
+	})
+	c.strlib = str
+	return str
+}
+
+type namedFunc struct {
+	name string
+	fn   glua.LGFunction
+}
+
+func (c *call) setFuncs(t *glua.LTable, funcs []namedFunc) {
+	for _, f := range funcs {
+		t.RawSetString(f.name, c.L.NewFunction(f.fn))
 	}
-	tbl := c.L.GetGlobal("table").(*glua.LTable)
-	tbl.RawSetString("concat", c.L.NewFunction(c.tableConcat))
-	c.L.SetGlobal(concatGlobal, c.L.NewFunction(c.concat))
 }

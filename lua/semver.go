@@ -84,21 +84,21 @@ func comparePrerelease(a, b string) int {
 // semverFuncs is the semver module: compare(a, b) returns -1, 0 or 1;
 // eq, gt, gte, lt and lte return booleans; parse(v) returns a table with
 // major, minor, patch and prerelease. Invalid versions raise an error.
-func semverFuncs() map[string]glua.LGFunction {
+func semverFuncs() []namedFunc {
 	test := func(ok func(int) bool) glua.LGFunction {
 		return func(L *glua.LState) int {
 			L.Push(glua.LBool(ok(semverArgs(L))))
 			return 1
 		}
 	}
-	return map[string]glua.LGFunction{
-		"compare": func(L *glua.LState) int { L.Push(glua.LNumber(semverArgs(L))); return 1 },
-		"eq":      test(func(c int) bool { return c == 0 }),
-		"gt":      test(func(c int) bool { return c > 0 }),
-		"gte":     test(func(c int) bool { return c >= 0 }),
-		"lt":      test(func(c int) bool { return c < 0 }),
-		"lte":     test(func(c int) bool { return c <= 0 }),
-		"parse":   semverParse,
+	return []namedFunc{
+		{"compare", func(L *glua.LState) int { L.Push(glua.LNumber(semverArgs(L))); return 1 }},
+		{"eq", test(func(c int) bool { return c == 0 })},
+		{"gt", test(func(c int) bool { return c > 0 })},
+		{"gte", test(func(c int) bool { return c >= 0 })},
+		{"lt", test(func(c int) bool { return c < 0 })},
+		{"lte", test(func(c int) bool { return c <= 0 })},
+		{"parse", semverParse},
 	}
 }
 
