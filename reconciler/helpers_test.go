@@ -1,0 +1,236 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/gittestserver"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/regatta-dev/regatta/internal/testenv"
+	"github.com/regatta-dev/regatta/lua"
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/metrics"
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/render/sops"
+	"github.com/regatta-dev/regatta/repo"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	log.SetOutput(io.Discard) // gitkit logs every request
+	testenv.Main(m, testenv.Options{Clusters: []testenv.ClusterOptions{
+		{Name: "c36", Version: "v1.36.3"}, {Name: "c37", Version: "v1.37.2"},
+	}}, &env)
+}
+
+func gitEnv(home string) []string {
+	return append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.com",
+		"GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.com")
+}
+
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, gitEnv(dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// fleetRepo is a fleet repository on a real Git server on loopback (HTTP,
+// basic auth) with a working clone to commit in.
+type fleetRepo struct {
+	t    *testing.T
+	url  string
+	bare string
+	work string
+}
+
+func newFleetRepo(t *testing.T) *fleetRepo {
+	t.Helper()
+	root := t.TempDir()
+	srv := gittestserver.NewGitServer(root)
+	srv.Auth("fleet", "s3cret")
+	if err := srv.StartHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.StopHTTP)
+	f := &fleetRepo{t: t, url: srv.HTTPAddress() + "/fleet.git", bare: filepath.Join(root, "fleet.git"), work: t.TempDir()}
+	runGit(t, root, "init", "-q", "--bare", "-b", "main", f.bare)
+	runGit(t, f.work, "init", "-q", "-b", "main")
+	runGit(t, f.work, "remote", "add", "origin", f.bare)
+	return f
+}
+
+func (f *fleetRepo) write(files map[string]string) {
+	f.t.Helper()
+	for name, content := range files {
+		p := filepath.Join(f.work, name)
+		if content == "" {
+			os.RemoveAll(p)
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			f.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// commit writes files (empty content deletes), commits and pushes main.
+func (f *fleetRepo) commit(msg string, files map[string]string) string {
+	f.t.Helper()
+	f.write(files)
+	runGit(f.t, f.work, "add", "-A")
+	runGit(f.t, f.work, "commit", "-q", "--allow-empty", "-m", msg)
+	runGit(f.t, f.work, "push", "-q", "origin", "HEAD:main")
+	return runGit(f.t, f.work, "rev-parse", "HEAD")
+}
+
+// show returns a file of the bare repository at a revision.
+func (f *fleetRepo) show(rev, name string) string {
+	f.t.Helper()
+	return runGit(f.t, f.bare, "show", rev+":"+name)
+}
+
+func (f *fleetRepo) commits(branch string) int {
+	f.t.Helper()
+	var n int
+	fmt.Sscan(runGit(f.t, f.bare, "rev-list", "--count", branch), &n)
+	return n
+}
+
+const testKeyFile = "../render/sops/testdata/age.key"
+
+// clusterFiles writes a cluster folder whose kubeconfig Secret is
+// SOPS-encrypted with the test age key.
+func clusterFiles(t *testing.T, name string, labels string) map[string]string {
+	t.Helper()
+	keys, err := sops.LoadAgeKeyFile(testKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := env.Cluster(name).Kubeconfig()
+	secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s-kubeconfig\n  namespace: regatta-system\nstringData:\n  value: |\n%s",
+		name, indent(string(kc), "    "))
+	enc, err := sops.Encrypt("kubeconfig.yaml", []byte(secret), sops.SecretRegex, keys.Recipients())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{
+		"clusters/" + name + "/cluster.yaml": fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {%s}\nspec:\n  values: {greeting: hello-%s}\n", name, labels, name),
+		"clusters/" + name + "/kubeconfig.yaml": string(enc),
+	}
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// harness is a daemon wired as `regatta run` wires it.
+type harness struct {
+	d   *Daemon
+	r   *Reconciler
+	m   *metrics.Metrics
+	src *repo.Source
+}
+
+func newHarness(t *testing.T, f *fleetRepo, opts func(*DaemonOptions)) *harness {
+	t.Helper()
+	keys, err := sops.LoadAgeKeyFile(testKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := repo.NewSource(repo.Options{URL: f.url, Auth: repo.Auth{Username: "fleet", Password: "s3cret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	m := metrics.New()
+	ao := apply.DefaultOptions()
+	ao.Client.Timeout, ao.Client.DialTimeout = 5*time.Second, 2*time.Second
+	ao.HealthTimeout, ao.HealthPollInterval, ao.Logger = 20*time.Second, 500*time.Millisecond, log
+	ctx, cancel := context.WithCancel(context.Background())
+	am := apply.NewManager(ctx, ao)
+	t.Cleanup(func() { am.Close(); cancel() })
+	r := New(Options{Apply: am, Renderer: render.New(render.Options{Keys: keys}), Lua: lua.NewRunner(lua.Options{}),
+		Keys: keys, Metrics: m, Log: log, ClusterTimeout: 5 * time.Second, HealthTimeout: 20 * time.Second})
+	do := DaemonOptions{Source: src, Watch: repo.DefaultWatchOptions(), StatusBranch: "regatta/status",
+		StatusAuthor: repo.Signature{Name: "regatta", Email: "regatta@example.com"}, ShutdownGrace: 10 * time.Second}
+	if opts != nil {
+		opts(&do)
+	}
+	return &harness{d: NewDaemon(r, do), r: r, m: m, src: src}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func clientset(t *testing.T, cluster string) *kubernetes.Clientset {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Cluster(cluster).RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// configMap returns a ConfigMap's data, or nil when it does not exist.
+func configMap(t *testing.T, cluster, ns, name string) map[string]string {
+	t.Helper()
+	cm, err := clientset(t, cluster).CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data == nil {
+		return map[string]string{}
+	}
+	return cm.Data
+}
+
+func configMapObj(t *testing.T, cluster, ns, name string) *corev1.ConfigMap {
+	t.Helper()
+	cm, err := clientset(t, cluster).CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+func writeFile(dir, name, content string) error {
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(content), 0o644)
+}
