@@ -35,7 +35,7 @@ spec:
     template: true
     manifests: {path: app}
 `,
-		"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: e2e}\ndata:\n  greeting: \"{{ .Cluster.Values.greeting }}\"\n  version: \"1\"\n",
+		"app/cm.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: e2e}\ndata:\n  greeting: \"{{ .Cluster.Values.greeting }}\"\n  version: \"1\"\n",
 		"compat/v1-36/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: engine-v1-36, namespace: default}\ndata: {engine: \"3.24\"}\n",
 		"compat/v1-37/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: engine-v1-37, namespace: default}\ndata: {engine: \"3.25\"}\n",
 	}

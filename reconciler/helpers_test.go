@@ -137,7 +137,7 @@ func clusterFiles(t *testing.T, name string, labels string) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{
-		"clusters/" + name + "/cluster.yaml": fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {%s}\nspec:\n  values: {greeting: hello-%s}\n", name, labels, name),
+		"clusters/" + name + "/cluster.yaml":    fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {%s}\nspec:\n  values: {greeting: hello-%s}\n", name, labels, name),
 		"clusters/" + name + "/kubeconfig.yaml": string(enc),
 	}
 }

@@ -86,7 +86,9 @@ func TestClassify(t *testing.T) {
 }
 
 func TestVersionMatches(t *testing.T) {
-	c := func(cmp, v string) []spec.VersionConstraint { return []spec.VersionConstraint{{Comparison: cmp, Version: v}} }
+	c := func(cmp, v string) []spec.VersionConstraint {
+		return []spec.VersionConstraint{{Comparison: cmp, Version: v}}
+	}
 	tests := []struct {
 		version string
 		cs      []spec.VersionConstraint
