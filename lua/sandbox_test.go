@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -83,6 +84,81 @@ func TestSandboxStatesAreNotShared(t *testing.T) {
 		got, err := r.Run(t.Context(), s, nil)
 		if err != nil || got != true {
 			t.Fatalf("globals leaked between runs: %v %v", got, err)
+		}
+	}
+}
+
+func TestLazyGlobals(t *testing.T) {
+	for src, want := range map[string]any{
+		`return ("abc"):upper()`:                                                         "ABC",
+		`return #("abc"):rep(3)`:                                                         int64(9),
+		`return math.max(1, 2) + #string.format("%d", 10)`:                               int64(4),
+		`local m = math math = nil return math == nil and m ~= nil`:                      true,
+		`return rawget(_G, "json") == nil and json ~= nil and rawget(_G, "json") ~= nil`: true,
+		`return undefined_global`:                                                        nil,
+		`return _G[1]`:                                                                   nil,
+		`local s = string string = nil return ("x"):rep(2) .. s.rep("y", 2)`:             "xxyy",
+	} {
+		if got := mustRun(t, src, nil); got != want {
+			t.Errorf("%s: got %#v, want %#v", src, got, want)
+		}
+	}
+}
+
+// TestConcatIsGuardedEverywhere puts ".." in every place the Lua grammar
+// allows an expression; with a 16-byte string limit each must fail.
+func TestConcatIsGuardedEverywhere(t *testing.T) {
+	r := NewRunner(Options{MaxStringLen: 16})
+	for _, src := range []string{
+		`local x = s .. s`,
+		`x = s .. s`,
+		`local t = {} t[s .. s] = 1`,
+		`local t = {[s .. s] = 1}`,
+		`local t = {s .. s}`,
+		`local t = {k = s .. s}`,
+		`print(s .. s)`,
+		`local t = {f = function() end} t.f(s .. s)`,
+		`local t = {} function t:m(x) end t:m(s .. s)`,
+		`local x = (s .. s):upper()`,
+		`return s .. s`,
+		`if s .. s then end`,
+		`while s .. s == "" do end`,
+		`repeat until s .. s`,
+		`for i = #(s .. s), 1 do end`,
+		`for i = 1, #(s .. s) do break end`,
+		`for i = 1, 2, #(s .. s) do break end`,
+		`for k in pairs({[s .. s] = 1}) do end`,
+		`local f = function() return s .. s end f()`,
+		`local function f() return s .. s end f()`,
+		`function g() return s .. s end g()`,
+		`do local x = s .. s end`,
+		`local x = not (s .. s)`,
+		`local x = -#(s .. s)`,
+		`local x = 1 + #(s .. s)`,
+		`local x = s .. s == "" or false`,
+		`local x = false or s .. s`,
+		`local x = s .. s < "z"`,
+		`if false then elseif s .. s then end`,
+		`if false then else local x = s .. s end`,
+		`local t = setmetatable({}, {__index = function() return s .. s end}) local x = t.y`,
+	} {
+		_, err := r.Run(t.Context(), Script{Name: "c.lua", Source: src}, map[string]any{"s": "0123456789"})
+		if !errors.Is(err, ErrMemoryLimit) {
+			t.Errorf("%s: got %v, want ErrMemoryLimit", src, err)
+		}
+	}
+}
+
+func TestConcatSemantics(t *testing.T) {
+	for src, want := range map[string]any{
+		`return "a" .. 1 .. 2.5 .. "b"`: "a12.5b",
+		`return 1 .. 2`:                 "12",
+		`local mt = {__concat = function(a, b) return "meta" end} return setmetatable({}, mt) .. "x"`:   "meta",
+		`local mt = {__concat = function(a, b) return a .. "!" end} return "x" .. setmetatable({}, mt)`: "x!",
+		`local s = "" for i = 1, 5 do s = s .. i end return s`:                                          "12345",
+	} {
+		if got := mustRun(t, src, nil); got != want {
+			t.Errorf("%s: got %#v, want %#v", src, got, want)
 		}
 	}
 }
