@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strconv"
 )
 
 // Cache keys
@@ -101,16 +102,16 @@ func (r *Renderer) addonKey(ctx context.Context, p *plan, ap *addonPlan, e memoE
 			return r.withChart(ctx, p, ap, k)
 		}
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "memo=%s\nfacts=%s\n", ap.memoKey, facts)
+	parts := make([]string, 0, 2+2*len(e.deps))
+	parts = append(parts, ap.memoKey, facts)
 	for _, d := range e.deps {
 		ph, err := hashPath(p.req, d)
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s=%s\n", d, ph)
+		parts = append(parts, d, ph)
 	}
-	k := hex.EncodeToString(h.Sum(nil))
+	k := hashStrings(parts...)
 	if revKey != "" {
 		r.cache.revKeys.put(revKey, k, int64(len(revKey)+len(k)+64))
 	}
@@ -183,8 +184,11 @@ func lstat(fsys fs.FS, p string) (fs.FileInfo, error) {
 
 func hashStrings(parts ...string) string {
 	h := sha256.New()
+	var n [20]byte
 	for _, s := range parts {
-		fmt.Fprintf(h, "%d:%s", len(s), s)
+		h.Write(strconv.AppendInt(n[:0], int64(len(s)), 10))
+		h.Write([]byte{':'})
+		io.WriteString(h, s)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -86,7 +86,8 @@ func (k *kustFS) overrideRoot(root string, ks *spec.KustomizeSource) (bool, erro
 	}
 	kus := map[string]any{}
 	if err := yaml.Unmarshal(data, &kus); err != nil {
-		return false, fileError(file, 0, fmt.Errorf("kustomize: invalid kustomization: %w", err))
+		line, msg := yamlErrorLine(err)
+		return false, &Error{File: file, Line: line, Err: fmt.Errorf("kustomize: invalid kustomization: %s", msg)}
 	}
 	if ks.TargetNamespace != "" {
 		kus["namespace"] = ks.TargetNamespace

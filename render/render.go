@@ -1,10 +1,3 @@
-// Package render turns one profile of a fleet repository into the exact
-// Kubernetes objects to apply to one cluster: plain YAML, Kustomize and
-// Helm sources, Go templates, per-cluster overlays and SOPS decryption.
-// It is offline: the cluster's facts arrive in the request.
-//
-// Results are cached by a key over everything that can change them (see
-// cache.go), so a fleet of clusters that share their inputs renders once.
 package render
 
 import (

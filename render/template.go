@@ -124,7 +124,7 @@ type TemplateError struct {
 func (e *TemplateError) Error() string {
 	switch {
 	case e.Key != "":
-		return fmt.Sprintf("template: missing key %q at %s (templates run with missingkey=error; add the key or use a default)", e.Key, e.Action)
+		return fmt.Sprintf("template: missing key %q at %s%s", e.Key, e.Action, optionalHint(e.Action, e.Key))
 	case e.Action != "":
 		return fmt.Sprintf("template: at %s: %v", e.Action, e.Err)
 	}
@@ -132,6 +132,17 @@ func (e *TemplateError) Error() string {
 }
 
 func (e *TemplateError) Unwrap() error { return e.Err }
+
+// optionalHint shows how to read a key that may be missing, for an action
+// such as <.Cluster.Values.region>.
+func optionalHint(action, key string) string {
+	field := strings.TrimSuffix(strings.TrimPrefix(action, "<"), ">")
+	parent, ok := strings.CutSuffix(field, "."+key)
+	if !ok || !strings.HasPrefix(parent, ".") || strings.ContainsAny(parent, " ()|$") {
+		return ""
+	}
+	return fmt.Sprintf(" (add the key, or make it optional: {{ index %s %q }})", parent, key)
+}
 
 var (
 	// template: NAME:LINE:COL: executing "NAME" at <.X.y>: map has no entry for key "y"
