@@ -65,13 +65,13 @@ func (k *kustFS) onDisk(p string) bool {
 	return k.a.allowRemote && strings.HasPrefix(p, k.cloneDir)
 }
 
-// repoPath maps a kustomize path to a repository-relative one.
+// repoPath maps a kustomize path to a repository-relative one. Kustomize
+// joins relative references to absolute folders itself, and such joins
+// stop at "/": "../../../etc/passwd" from addons/x names etc/passwd of the
+// repository. A path that still climbs keeps its "..", so that resolving
+// it fails with spec.ErrPathEscapes.
 func repoPath(p string) string {
-	p = strings.TrimPrefix(path.Clean("/"+filepath.ToSlash(p)), "/")
-	if p == "" {
-		return "."
-	}
-	return p
+	return path.Clean(strings.TrimPrefix(filepath.ToSlash(p), "/"))
 }
 
 // absPath maps a repository-relative path to kustomize's view.

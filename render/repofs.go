@@ -28,10 +28,7 @@ func newRepoFS(fsys fs.FS) *repoFS {
 // resolve cleans p, follows its symlinks inside the repository and
 // records both the path and the symlinks it went through.
 func (r *repoFS) resolve(p string) (string, error) {
-	p = strings.TrimPrefix(path.Clean("/"+p), "/")
-	if p == "" {
-		p = "."
-	}
+	p = path.Clean(p)
 	resolved, err := spec.ResolvePath(r.fsys, p)
 	if err != nil {
 		return "", err
