@@ -110,6 +110,11 @@
 //   - A single Go helper (json.decode of a large string, strings.split) runs
 //     to completion before the deadline is checked again; its work is
 //     bounded by MaxStringLen.
+//   - Importing this package lowers gopher-lua's global MaxArrayIndex to
+//     2^20 for the whole process: with the default, one assignment such as
+//     t[67108863] = true allocates 1 GiB in a single uninterruptible step.
+//     In exchange #t counts at most 2^20 - 1 elements (ipairs and indexing
+//     still see all of them).
 //   - Scripts see wall-clock time through os.time and os.date; there is no
 //     other access to the host.
 package lua

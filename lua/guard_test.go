@@ -106,6 +106,9 @@ var memoryBombs = map[string]string{
 	"strings.split":   `return strings.split(string.rep("a", 4e6), "")`,
 	"big strings":     `local s = string.rep("x", 4e6 - 16) local t = {} for i = 1, 1e6 do t[i] = s .. i end`,
 	"closures":        `local t = {} for i = 1, 1e9 do t[i] = function() return i end end`,
+	"sparse index":    `local all = {} for i = 1, 1e6 do local t = {} t[2^20 - 1] = true all[i] = t end`,
+	"sparse insert":   `local all = {} for i = 1, 1e6 do local t = {} table.insert(t, 2^20 - 1, true) all[i] = t end`,
+	"far index":       `local t = {} t[67108863] = true for i = 1, 1e9 do t[i] = i end`,
 	"base64":          `local s = string.rep("x", 3.5e6) return base64.encode(s)`,
 	"strings.replace": `return strings.replace(string.rep("x", 1e6), "x", "yyyyyyyyyy")`,
 }
@@ -160,6 +163,16 @@ func watchHeap(t *testing.T) func() uint64 {
 	})
 	t.Cleanup(func() { close(stop); wg.Wait() })
 	return peak.Load
+}
+
+func TestLongArraysStillWork(t *testing.T) {
+	src := `local t = {} for i = 1, 200000 do t[#t + 1] = i end
+local sum = 0 for _, v in ipairs(t) do sum = sum + v end
+return {#t, sum, t[200000]}`
+	want := []any{int64(200000), int64(200000 * 200001 / 2), int64(200000)}
+	if got := mustRun(t, src, nil); !equalJSON(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }
 
 func TestFormatRefusesHugeWidths(t *testing.T) {

@@ -159,3 +159,16 @@ func (c *call) wrapDate(orig *glua.LFunction) *glua.LFunction {
 		return orig.GFunction(L)
 	})
 }
+
+// maxArrayIndex caps gopher-lua's array part. Setting t[n] beyond the end of
+// a table's array part makes gopher-lua append nils up to n, so with its
+// default cap (2^26) `t[67108863] = true` allocates 1 GiB and spins for
+// tens of seconds in one instruction, where no deadline or watchdog can
+// reach. Integer keys from 2^20 on go to the hash part instead, which bounds
+// that to 16 MiB. The cap is a gopher-lua global, set once when this package
+// is initialised, and applies to every gopher-lua state in the process. Its
+// price: the length operator counts the array part only, so #t is wrong for
+// arrays of more than 2^20 - 1 elements (ipairs and t[i] still work).
+const maxArrayIndex = 1 << 20
+
+func init() { glua.MaxArrayIndex = maxArrayIndex }
