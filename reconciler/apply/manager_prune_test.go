@@ -1,8 +1,12 @@
 package apply_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -116,4 +120,55 @@ func TestInventorySurvivesRestart(t *testing.T) {
 	if getCM(t, k, ns, "two") != nil || res.Counts.Deleted != 1 || res.Counts.Unchanged != 2 {
 		t.Errorf("after restart: two exists %v, counts %+v", getCM(t, k, ns, "two") != nil, res.Counts)
 	}
+}
+
+// An object that fails to delete stays in the inventory, the pass fails, and
+// a later pass deletes it once it can.
+func TestPruneFailureKeepsInventoryEntry(t *testing.T) {
+	ns := "prune-fail"
+	m := newManager(t, testOptions())
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	policy := objects(t, "deny-delete-policy.yaml")
+	for _, o := range policy {
+		if err := k.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k.Delete(context.Background(), o) })
+	}
+	stuck := configMap(ns, "stuck", nil)
+	stuck.SetLabels(map[string]string{"test.regatta.dev/undeletable": "true"})
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "prune-fail", RenderHash: "h1",
+		Steps: []apply.Step{step("a", namespace(ns), stuck, configMap(ns, "gone", nil))}}))
+	waitForPolicy(t, k, ns)
+
+	res := c.Apply(t.Context(), apply.Request{Profile: "prune-fail", RenderHash: "h2",
+		Steps: []apply.Step{step("a", namespace(ns))}})
+	if res.State != apply.StateFailed || !strings.Contains(res.Error, "ConfigMap/prune-fail/stuck delete failed") {
+		t.Fatalf("%s", res)
+	}
+	inv, _ := c.Inventory(t.Context(), "prune-fail")
+	if len(inv.Objects) != 2 || inv.Objects[0].Name != "stuck" || inv.Complete || getCM(t, k, ns, "gone") != nil {
+		t.Fatalf("inventory %+v", inv)
+	}
+
+	mergePatch(t, k, getCM(t, k, ns, "stuck"), `{"metadata":{"labels":{"test.regatta.dev/undeletable":null}}}`)
+	res = c.Apply(t.Context(), apply.Request{Profile: "prune-fail", RenderHash: "h2",
+		Steps: []apply.Step{step("a", namespace(ns))}})
+	mustApplied(t, res)
+	if getCM(t, k, ns, "stuck") != nil || res.Counts.Deleted != 1 {
+		t.Errorf("retry did not delete: %s", res)
+	}
+}
+
+// waitForPolicy waits until the deny-delete policy is enforced.
+func waitForPolicy(t *testing.T, k client.Client, ns string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "the deny-delete policy to be enforced", func() bool {
+		probe := configMap(ns, "probe", nil)
+		probe.SetLabels(map[string]string{"test.regatta.dev/undeletable": "true"})
+		if err := k.Create(t.Context(), probe); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		return k.Delete(t.Context(), probe) != nil
+	})
 }
