@@ -114,3 +114,16 @@ func unstructuredInt(obj map[string]any, fields ...string) (int64, bool, error) 
 	n, ok := cur.(int64)
 	return n, ok, nil
 }
+
+func TestKustomizeTemplateMissingKey(t *testing.T) {
+	files := map[string]string{
+		"x/kustomization.yaml": "resources: [cm.yaml]\n",
+		"x/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Cluster.Values.name }}\n",
+	}
+	_, err := adhoc(t, Options{}, files, spec.Addon{Name: "x", Template: true, Kustomize: &spec.KustomizeSource{Path: "x"}})
+	assertError(t, err, "plain", `x/cm.yaml:4: template: missing key "name" at <.Cluster.Values.name> (add the key, or make it optional: {{ index .Cluster.Values "name" }})`, "x/cm.yaml", 4)
+	var te *TemplateError
+	if !errors.As(err, &te) || te.Key != "name" || te.Template != "x/cm.yaml" {
+		t.Errorf("error %v: want a *TemplateError for key name in x/cm.yaml", err)
+	}
+}

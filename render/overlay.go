@@ -39,7 +39,8 @@ import (
 //     Patches are not templated.
 
 // selectOverlay returns the first overlay for addon that matches the
-// cluster's labels, with its index, or nil and -1.
+// cluster's labels, with its index, or nil and -1. An invalid selector is
+// an error, with the overlay's index.
 func selectOverlay(p *spec.Profile, addon string, lbls map[string]string) (*spec.Overlay, int, error) {
 	for i := range p.Spec.Overlays {
 		o := &p.Spec.Overlays[i]
@@ -48,7 +49,7 @@ func selectOverlay(p *spec.Profile, addon string, lbls map[string]string) (*spec
 		}
 		sel, err := o.ClusterSelector.Compile()
 		if err != nil {
-			return nil, -1, fmt.Errorf("spec.overlays[%d].clusterSelector: %w", i, err)
+			return nil, i, fmt.Errorf("spec.overlays[%d].clusterSelector: %w", i, err)
 		}
 		if sel.Matches(labelSet(lbls)) {
 			return o, i, nil

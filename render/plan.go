@@ -83,7 +83,7 @@ func (p *plan) factsKey(usedData, usedKeys bool) string {
 	}
 	if usedKeys {
 		if p.keysHash == "" {
-			p.keysHash = hashJSON(p.req.Cluster.AgeRecipients)
+			p.keysHash = hashJSON(sortedCopy(p.req.Cluster.AgeRecipients))
 		}
 		k += "keys=" + p.keysHash
 	}
