@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -20,21 +19,27 @@ type owner struct {
 }
 
 // resolveConflicts drops the objects another profile keeps (recording a
-// Conflict for each) and notes those this profile takes over.
+// Conflict for each), notes those this profile takes over, and remembers
+// which objects carry regatta's labels already (the others are applied
+// without ssa's GET and dry-run: see applyFresh).
 func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructured.Unstructured, error) {
-	owners, err := foreignOwners(ctx, p.cl.Kube, p.req.Profile, st)
+	owners, err := labelledOwners(ctx, p.cl.Kube, st)
 	if err != nil {
 		return nil, err
 	}
 	objs := make([]*unstructured.Unstructured, 0, len(st))
 	for _, d := range st {
 		ref := RefOf(d.obj)
-		o, taken := owners[ref.key()]
+		o, labelled := owners[ref.key()]
 		switch {
-		case !taken:
+		case !labelled:
+			objs = append(objs, d.obj)
+		case o.profile == p.req.Profile:
+			p.labelled[ref.key()] = true
 			objs = append(objs, d.obj)
 		case p.req.tier() < o.tier:
 			p.takeovers[ref.key()] = fmt.Sprintf("taken over from profile %s (tier %d)", o.profile, o.tier)
+			p.labelled[ref.key()] = true
 			objs = append(objs, d.obj)
 		default:
 			p.conflict(d.addon, ref, o)
@@ -64,9 +69,10 @@ type listScope struct {
 	namespace string
 }
 
-// foreignOwners finds, with one metadata list per kind and namespace, the
-// objects of st that exist labelled with another profile.
-func foreignOwners(ctx context.Context, c client.Client, profile string, st []desired) (map[ObjectRef]owner, error) {
+// labelledOwners finds, with one metadata list per kind and namespace
+// (label-filtered: only objects carrying regatta.dev/profile), which
+// objects of st exist with a profile label, and whose.
+func labelledOwners(ctx context.Context, c client.Client, st []desired) (map[ObjectRef]owner, error) {
 	wanted := map[listScope]map[ObjectRef]bool{}
 	for _, d := range st {
 		scope := listScope{gvk: d.obj.GroupVersionKind(), namespace: d.obj.GetNamespace()}
@@ -75,7 +81,7 @@ func foreignOwners(ctx context.Context, c client.Client, profile string, st []de
 		}
 		wanted[scope][RefOf(d.obj).key()] = true
 	}
-	sel, err := foreignSelector(profile)
+	sel, err := labels.Parse(LabelProfile)
 	if err != nil {
 		return nil, err
 	}
@@ -86,18 +92,6 @@ func foreignOwners(ctx context.Context, c client.Client, profile string, st []de
 		}
 	}
 	return owners, nil
-}
-
-func foreignSelector(profile string) (labels.Selector, error) {
-	has, err := labels.NewRequirement(LabelProfile, selection.Exists, nil)
-	if err != nil {
-		return nil, err
-	}
-	other, err := labels.NewRequirement(LabelProfile, selection.NotEquals, []string{profile})
-	if err != nil {
-		return nil, err
-	}
-	return labels.NewSelector().Add(*has, *other), nil
 }
 
 func listOwners(ctx context.Context, c client.Client, scope listScope, sel labels.Selector,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"sync"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
@@ -13,7 +11,6 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
-	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/regatta-dev/regatta/spec"
@@ -71,18 +68,20 @@ func (c *Cluster) canSkip(req Request, inv *Inventory) bool {
 
 // pass is the state of one Apply call.
 type pass struct {
-	c      *Cluster
-	cl     *Client
-	req    Request
-	res    *Result
-	rm     *ssa.ResourceManager
-	health *healthReader
-	rules  []jsondiff.IgnoreRule
+	c        *Cluster
+	cl       *Client
+	req      Request
+	res      *Result
+	rm       *ssa.ResourceManager
+	health   *healthReader
+	rules    []jsondiff.IgnoreRule
+	compiled jsondiff.CompiledIgnoreRules
 
 	prev        *Inventory
 	stepOpts    ssa.ApplyOptions // of the step being applied
 	takeovers   map[ObjectRef]string
-	attempted   []InventoryEntry // in apply order, conflicts excluded
+	labelled    map[ObjectRef]bool // exist with a profile label
+	attempted   []InventoryEntry   // in apply order, conflicts excluded
 	tracked     []*unstructured.Unstructured
 	applyErrs   []error
 	healthErrs  []error
@@ -97,7 +96,7 @@ func (c *Cluster) newPass(req Request, res *Result) *pass {
 	rm := ssa.NewResourceManager(cl.Kube, poller, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
 	rm.SetConcurrency(c.m.opts.Concurrency)
 	return &pass{c: c, cl: cl, req: req, res: res, rm: rm, health: h,
-		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}}
+		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}, labelled: map[ObjectRef]bool{}}
 }
 
 // ignoreRules converts drift exclusions to ssa's ignore rules.
@@ -148,6 +147,11 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 }
 
 func (p *pass) prepareAll() ([][]desired, error) {
+	compiled, err := compileRules(p.rules)
+	if err != nil {
+		return nil, fmt.Errorf("drift exclusions: %w", err)
+	}
+	p.compiled = compiled
 	steps := make([][]desired, 0, len(p.req.Steps))
 	for _, st := range p.req.Steps {
 		ds, err := p.req.prepare(p.c.name, st)
@@ -236,108 +240,6 @@ func (p *pass) applyStep(ctx context.Context, step Step, st []desired) error {
 		err = &AddonError{Addon: addon, Phase: step.Phase, Weight: step.Weight, Err: err}
 		p.healthErrs = append(p.healthErrs, err)
 		return err
-	}
-	return nil
-}
-
-// applyStaged applies CRDs, Namespaces and ClusterRoles first and waits for
-// them, then class definitions likewise, then the rest: the stages of ssa's
-// ApplyAllStaged, with waits that honour ctx.
-func (p *pass) applyStaged(ctx context.Context, objs []*unstructured.Unstructured) (*ssa.ChangeSet, error) {
-	var defs, classes, rest []*unstructured.Unstructured
-	for _, o := range objs {
-		switch {
-		case utils.IsClusterDefinition(o):
-			defs = append(defs, o)
-		case utils.IsClassDefinition(o):
-			classes = append(classes, o)
-		default:
-			rest = append(rest, o)
-		}
-	}
-	cs := ssa.NewChangeSet()
-	for _, stage := range [][]*unstructured.Unstructured{defs, classes} {
-		if err := p.applyAndSettle(ctx, stage, cs); err != nil {
-			return cs, err
-		}
-	}
-	err := p.applyParallel(ctx, rest, cs)
-	return cs, err
-}
-
-// applyParallel applies objects in parallel chunks, webhook configurations
-// after the rest (ssa's order puts them last). ssa's ApplyAll dry-runs
-// concurrently but applies one object at a time, so one call per chunk keeps
-// about Concurrency requests in flight throughout.
-func (p *pass) applyParallel(ctx context.Context, objs []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
-	var first, last []*unstructured.Unstructured
-	for _, o := range objs {
-		if isWebhookConfiguration(o) {
-			last = append(last, o)
-		} else {
-			first = append(first, o)
-		}
-	}
-	if err := p.applyChunks(ctx, first, cs); err != nil {
-		return err
-	}
-	return p.applyChunks(ctx, last, cs)
-}
-
-func isWebhookConfiguration(o *unstructured.Unstructured) bool {
-	k := o.GetKind()
-	return k == "MutatingWebhookConfiguration" || k == "ValidatingWebhookConfiguration"
-}
-
-func (p *pass) applyChunks(ctx context.Context, objs []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
-	if len(objs) == 0 {
-		return nil
-	}
-	sort.Sort(ssa.SortableUnstructureds(objs))
-	conc := p.c.m.opts.Concurrency
-	chunks := min((len(objs)+minChunk-1)/minChunk, max(1, conc/2))
-	sets := make([]*ssa.ChangeSet, chunks)
-	errs := make([]error, chunks)
-	var wg sync.WaitGroup
-	for i := range chunks {
-		rm := ssa.NewResourceManager(p.cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
-		rm.SetConcurrency(max(1, conc/chunks))
-		wg.Go(func() { sets[i], errs[i] = rm.ApplyAll(ctx, chunk(objs, i, chunks), p.stepOpts) })
-	}
-	wg.Wait()
-	for _, s := range sets {
-		if s != nil {
-			cs.Append(s.Entries)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// minChunk is the smallest number of objects worth a parallel ApplyAll.
-const minChunk = 8
-
-// chunk returns every n-th object starting at i, keeping ssa's kind order
-// within the chunk.
-func chunk(objs []*unstructured.Unstructured, i, n int) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
-	for j := i; j < len(objs); j += n {
-		out = append(out, objs[j])
-	}
-	return out
-}
-
-func (p *pass) applyAndSettle(ctx context.Context, stage []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
-	if len(stage) == 0 {
-		return nil
-	}
-	s, err := p.rm.ApplyAll(ctx, stage, p.stepOpts)
-	if err != nil {
-		return err
-	}
-	cs.Append(s.Entries)
-	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: p.c.m.opts.StageTimeout, FailFast: true}
-	if err := p.rm.WaitForSetWithContext(ctx, s.ToObjMetadataSet(), opts); err != nil {
-		return fmt.Errorf("waiting for definitions: %w", err)
 	}
 	return nil
 }

@@ -143,14 +143,14 @@ func (w *DriftWatcher) dropForeign(ctx context.Context, profile string, objs []*
 	for i, o := range objs {
 		ds[i] = desired{obj: o}
 	}
-	owners, err := foreignOwners(ctx, w.client.Kube, profile, ds)
+	owners, err := labelledOwners(ctx, w.client.Kube, ds)
 	if err != nil {
 		return nil, err
 	}
 	kept := objs[:0]
 	for _, o := range objs {
 		key := driftKey{profile: profile, ref: RefOf(o).key()}
-		if _, foreign := owners[key.ref]; foreign {
+		if o, labelled := owners[key.ref]; labelled && o.profile != profile {
 			w.forget(key)
 			continue
 		}

@@ -1,0 +1,198 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
+	"github.com/fluxcd/pkg/ssa/utils"
+	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// applyStaged applies CRDs, Namespaces and ClusterRoles first and waits for
+// them, then class definitions likewise, then the rest: the stages of ssa's
+// ApplyAllStaged, with waits that honour ctx.
+func (p *pass) applyStaged(ctx context.Context, objs []*unstructured.Unstructured) (*ssa.ChangeSet, error) {
+	var defs, classes, rest []*unstructured.Unstructured
+	for _, o := range objs {
+		switch {
+		case utils.IsClusterDefinition(o):
+			defs = append(defs, o)
+		case utils.IsClassDefinition(o):
+			classes = append(classes, o)
+		default:
+			rest = append(rest, o)
+		}
+	}
+	cs := ssa.NewChangeSet()
+	for _, stage := range [][]*unstructured.Unstructured{defs, classes} {
+		if err := p.applyAndSettle(ctx, stage, cs); err != nil {
+			return cs, err
+		}
+	}
+	var first, last []*unstructured.Unstructured
+	for _, o := range rest {
+		if isWebhookConfiguration(o) {
+			last = append(last, o) // ssa's order puts them last
+		} else {
+			first = append(first, o)
+		}
+	}
+	if err := p.applySet(ctx, first, cs); err != nil {
+		return cs, err
+	}
+	return cs, p.applySet(ctx, last, cs)
+}
+
+func isWebhookConfiguration(o *unstructured.Unstructured) bool {
+	k := o.GetKind()
+	return k == "MutatingWebhookConfiguration" || k == "ValidatingWebhookConfiguration"
+}
+
+func (p *pass) applyAndSettle(ctx context.Context, stage []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
+	if len(stage) == 0 {
+		return nil
+	}
+	s := ssa.NewChangeSet()
+	if err := p.applySet(ctx, stage, s); err != nil {
+		return err
+	}
+	cs.Append(s.Entries)
+	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: p.c.m.opts.StageTimeout, FailFast: true}
+	if err := p.rm.WaitForSetWithContext(ctx, s.ToObjMetadataSet(), opts); err != nil {
+		return fmt.Errorf("waiting for definitions: %w", err)
+	}
+	return nil
+}
+
+// applySet applies objects that carry regatta's labels already through
+// ssa's ApplyAll (GET, dry-run, apply when drifted) and the others — new
+// objects, or unmanaged ones being adopted — with one server-side apply each
+// (see applyFresh).
+func (p *pass) applySet(ctx context.Context, objs []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
+	var known, fresh []*unstructured.Unstructured
+	for _, o := range objs {
+		if p.labelled[RefOf(o).key()] || p.excluded(o) {
+			known = append(known, o)
+		} else {
+			fresh = append(fresh, o)
+		}
+	}
+	return errors.Join(p.applyChunks(ctx, known, cs), p.applyFresh(ctx, fresh, cs))
+}
+
+// excluded reports whether a drift exclusion selects the object: ssa then
+// keeps the excluded fields of an existing object, which applyFresh would
+// overwrite.
+func (p *pass) excluded(o *unstructured.Unstructured) bool {
+	for sel := range p.compiled {
+		if sel.MatchUnstructured(o) {
+			return true
+		}
+	}
+	return false
+}
+
+// applyChunks runs ssa's ApplyAll on parallel chunks: ApplyAll dry-runs
+// concurrently but applies one object at a time, so one call per chunk keeps
+// about Concurrency requests in flight throughout.
+func (p *pass) applyChunks(ctx context.Context, objs []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	sort.Sort(ssa.SortableUnstructureds(objs))
+	conc := p.c.m.opts.Concurrency
+	chunks := min((len(objs)+minChunk-1)/minChunk, max(1, conc/2))
+	sets := make([]*ssa.ChangeSet, chunks)
+	errs := make([]error, chunks)
+	var wg sync.WaitGroup
+	for i := range chunks {
+		rm := ssa.NewResourceManager(p.cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
+		rm.SetConcurrency(max(1, conc/chunks))
+		wg.Go(func() { sets[i], errs[i] = rm.ApplyAll(ctx, chunk(objs, i, chunks), p.stepOpts) })
+	}
+	wg.Wait()
+	for _, s := range sets {
+		if s != nil {
+			cs.Append(s.Entries)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// minChunk is the smallest number of objects worth a parallel ApplyAll.
+const minChunk = 8
+
+// chunk returns every n-th object starting at i, keeping ssa's kind order
+// within the chunk.
+func chunk(objs []*unstructured.Unstructured, i, n int) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for j := i; j < len(objs); j += n {
+		out = append(out, objs[j])
+	}
+	return out
+}
+
+// applyFresh applies objects that carry no profile label with one
+// server-side apply each, Concurrency in flight. For an object that does not
+// exist, ssa's GET and dry-run have nothing to compare: they would triple
+// the requests of a first rollout and only move a validation error earlier.
+func (p *pass) applyFresh(ctx context.Context, objs []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
+	entries := make([]*ssa.ChangeSetEntry, len(objs))
+	errs := make([]error, len(objs))
+	var g errgroup.Group // no shared cancel: every object gets its answer
+	g.SetLimit(p.c.m.opts.Concurrency)
+	for i, o := range objs {
+		g.Go(func() error {
+			entries[i], errs[i] = p.applyOne(ctx, o)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, e := range entries {
+		if e != nil {
+			cs.Add(*e)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *pass) applyOne(ctx context.Context, o *unstructured.Unstructured) (*ssa.ChangeSetEntry, error) {
+	obj := o.DeepCopy()
+	utils.RemoveCABundleFromCRD(obj)
+	if err := applyObject(ctx, p.cl.Kube, obj); err != nil {
+		return nil, &ObjectError{Object: RefOf(o), Op: "apply", Err: err}
+	}
+	action := ssa.CreatedAction
+	if adopted(obj) {
+		action = ssa.ConfiguredAction
+	}
+	return &ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(obj),
+		GroupVersion: obj.GroupVersionKind().Version, Subject: utils.FmtUnstructured(obj), Action: action}, nil
+}
+
+// adopted reports whether an applied object existed before the apply:
+// another manager, or an update, owns some of its fields.
+func adopted(obj *unstructured.Unstructured) bool {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != FieldManager || mf.Operation != metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
+}
+
+// compile compiles the pass's drift exclusions once.
+func compileRules(rules []jsondiff.IgnoreRule) (jsondiff.CompiledIgnoreRules, error) {
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	return jsondiff.CompileIgnoreRules(rules)
+}
