@@ -8,7 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-func baseFleet(t *testing.T) map[string]string {
+// baseFleet is a fleet whose base profile creates namespace ns (unique per
+// test: without controllers a deleted namespace stays Terminating).
+func baseFleet(t *testing.T, ns string) map[string]string {
 	files := map[string]string{
 		"classifiers/kubernetes-v1-36.yaml": classifierYAML("36"),
 		"classifiers/kubernetes-v1-37.yaml": classifierYAML("37"),
@@ -22,7 +24,7 @@ spec:
   - name: namespace
     manifests: {path: base}
 `,
-		"base/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: e2e}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: base, namespace: e2e}\ndata: {tier: base}\n",
+		"base/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: base, namespace: " + ns + "}\ndata: {tier: base}\n",
 		"profiles/app.yaml": `apiVersion: regatta.dev/v1alpha1
 kind: Profile
 metadata: {name: app}
@@ -35,7 +37,7 @@ spec:
     template: true
     manifests: {path: app}
 `,
-		"app/cm.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: e2e}\ndata:\n  greeting: \"{{ .Cluster.Values.greeting }}\"\n  version: \"1\"\n",
+		"app/cm.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: " + ns + "}\ndata:\n  greeting: \"{{ .Cluster.Values.greeting }}\"\n  version: \"1\"\n",
 		"compat/v1-36/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: engine-v1-36, namespace: default}\ndata: {engine: \"3.24\"}\n",
 		"compat/v1-37/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: engine-v1-37, namespace: default}\ndata: {engine: \"3.25\"}\n",
 	}
@@ -68,7 +70,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 	f := newFleetRepo(t)
 	h := newHarness(t, f, nil)
 
-	rev1 := f.commit("fleet", baseFleet(t))
+	rev1 := f.commit("fleet", baseFleet(t, "e2e"))
 	res, err := h.d.RunOnce(ctx)
 	if err != nil {
 		t.Fatalf("first rollout: %v\n%+v", err, res.Snapshot)
@@ -94,7 +96,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 
 	t.Run("only changed pairs are re-applied", func(t *testing.T) {
 		baseBefore, appBefore := applies(h, "c37", "base"), applies(h, "c37", "app")
-		f.commit("app v2", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t)["app/cm.yaml"], `version: "1"`, `version: "2"`, 1)})
+		f.commit("app v2", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t, "e2e")["app/cm.yaml"], `version: "1"`, `version: "2"`, 1)})
 		if _, err := h.d.RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +129,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 	})
 
 	t.Run("the fix converges and quiet passes commit nothing", func(t *testing.T) {
-		f.commit("fix", baseFleet(t))
+		f.commit("fix", baseFleet(t, "e2e"))
 		if _, err := h.d.RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +155,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 		runGit(t, other, "commit", "-q", "-m", "notes")
 		runGit(t, other, "push", "-q", "origin", "HEAD:regatta/status")
 		theirs := runGit(t, other, "rev-parse", "HEAD")
-		f.commit("app v3", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t)["app/cm.yaml"], `version: "1"`, `version: "3"`, 1)})
+		f.commit("app v3", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t, "e2e")["app/cm.yaml"], `version: "1"`, `version: "3"`, 1)})
 		if _, err := h.d.RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +172,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 		}()
-		f.commit("app v4", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t)["app/cm.yaml"], `version: "1"`, `version: "4"`, 1)})
+		f.commit("app v4", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t, "e2e")["app/cm.yaml"], `version: "1"`, `version: "4"`, 1)})
 		res, err := h.d.RunOnce(ctx)
 		if err == nil {
 			t.Fatal("converged with a stopped cluster")

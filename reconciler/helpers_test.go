@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/gittestserver"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/lua"
@@ -32,6 +34,7 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) {
 	log.SetOutput(io.Discard) // gitkit logs every request
+	ctrllog.SetLogger(logr.Discard())
 	testenv.Main(m, testenv.Options{Clusters: []testenv.ClusterOptions{
 		{Name: "c36", Version: "v1.36.3"}, {Name: "c37", Version: "v1.37.2"},
 	}}, &env)

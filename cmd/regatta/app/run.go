@@ -11,9 +11,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler"
@@ -113,6 +115,7 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	ctrllog.SetLogger(logr.FromSlogHandler(log.Handler())) // used inside fluxcd/pkg/ssa
 	if f.mgmt, err = managementConfig(f.managementKubeconfig); err != nil {
 		return err
 	}
