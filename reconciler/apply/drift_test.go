@@ -125,3 +125,27 @@ func TestDriftFollowsNewRenderAndWithdraw(t *testing.T) {
 		t.Errorf("a withdrawn (left) profile was still corrected: v=%s", v)
 	}
 }
+
+// A paused cluster is not corrected; the first pass after the pause applies
+// in full and resumes drift correction.
+func TestDriftPausedCluster(t *testing.T) {
+	ns := "drift3"
+	m := newManager(t, testOptions())
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	req := apply.Request{Profile: "drift3", RenderHash: "h1", SyncMode: spec.SyncModeContinuousWithDriftDetection,
+		Steps: []apply.Step{step("a", namespace(ns), configMap(ns, "cm", map[string]string{"v": "1"}))}}
+	mustApplied(t, c.Apply(t.Context(), req))
+	c.Pause()
+	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"paused"}}`)
+	time.Sleep(time.Second)
+	if v := getCM(t, k, ns, "cm").Data["v"]; v != "paused" {
+		t.Fatalf("a paused cluster was corrected: v=%s", v)
+	}
+	res := c.Apply(t.Context(), req)
+	mustApplied(t, res)
+	if res.Skipped || getCM(t, k, ns, "cm").Data["v"] != "1" {
+		t.Fatalf("first pass after the pause: skipped %v, v=%s", res.Skipped, getCM(t, k, ns, "cm").Data["v"])
+	}
+	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"again"}}`)
+	eventually(t, 10*time.Second, "correction after the pause", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
+}

@@ -207,6 +207,9 @@ func newRequestCounter() *requestCounter { return &requestCounter{counts: map[st
 
 func (rc *requestCounter) wrap(_ string, rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if strings.Contains(req.URL.RawQuery, "watch=true") {
+			return rt.RoundTrip(req) // the drift watcher's long-running watches
+		}
 		key := req.Method
 		if strings.Contains(req.URL.RawQuery, "dryRun=All") {
 			key += "-dryrun"

@@ -173,6 +173,18 @@ func (c *Cluster) setClient(client *Client) {
 	}
 }
 
+// Pause stops every background change to a paused cluster: its drift
+// watcher stops and the Manager forgets what it applied, so the first pass
+// after the pause applies in full (and resumes drift correction). The
+// reconciler calls it on every pass of a paused cluster and reports
+// StatePaused itself; objects and inventories stay as they are.
+func (c *Cluster) Pause() {
+	c.stopDrift()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.profiles)
+}
+
 func (c *Cluster) stopDrift() {
 	c.mu.Lock()
 	w := c.drift

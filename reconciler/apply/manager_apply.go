@@ -27,6 +27,9 @@ func (c *Cluster) Apply(ctx context.Context, req Request) (res Result) {
 		return res
 	}
 	defer c.lockProfile(req.Profile)()
+	if req.syncMode() != spec.SyncModeContinuousWithDriftDetection {
+		c.untrackDrift(req.Profile) // e.g. switched to DryRun: change nothing
+	}
 	p := c.newPass(req, &res)
 	inv, err := readInventory(ctx, p.cl.Kube, req.Profile)
 	switch {
