@@ -93,9 +93,15 @@ func (c *protoCache) stats() CacheStats {
 	return CacheStats{Hits: c.hits, Compiles: c.comps, Entries: c.order.Len()}
 }
 
+// maxSourceLen bounds a script's source; health scripts are a few KiB.
+const maxSourceLen = 1 << 20
+
 // compile parses source, guards its string concatenations (see rewrite.go)
 // and compiles it to bytecode.
 func compile(key [sha256.Size]byte, source string) *compiled {
+	if len(source) > maxSourceLen {
+		return &compiled{key: key, msg: fmt.Sprintf("script of %s is longer than %s", formatBytes(int64(len(source))), formatBytes(maxSourceLen))}
+	}
 	chunk, err := parse.Parse(strings.NewReader(source), chunkName)
 	if err == nil && chunk == nil {
 		err = errors.New("cannot parse script")
@@ -104,7 +110,12 @@ func compile(key [sha256.Size]byte, source string) *compiled {
 		line, msg := describeCompileError(err)
 		return &compiled{key: key, line: line, msg: msg}
 	}
-	proto, err := glua.Compile(guardConcat(chunk), chunkName)
+	chunk, err = guardConcat(chunk)
+	if err != nil {
+		line, msg := describeCompileError(err)
+		return &compiled{key: key, line: line, msg: msg}
+	}
+	proto, err := glua.Compile(chunk, chunkName)
 	if err != nil {
 		line, msg := describeCompileError(err)
 		return &compiled{key: key, line: line, msg: msg}

@@ -42,15 +42,43 @@ func isStringy(v glua.LValue) bool {
 	return t == glua.LTString || t == glua.LTNumber
 }
 
-// concat implements `a .. b`: strings and numbers join, anything else goes
-// to a __concat metamethod, as in the VM.
+// concat implements the chain `a .. b .. c`: when every operand is a
+// string or number, they are joined at once after a size check; otherwise
+// the chain folds from the right, pairs without a string or number going to
+// a __concat metamethod, as in the VM.
 func (c *call) concat(L *glua.LState) int {
-	a, b := L.Get(1), L.Get(2)
+	n, size := L.GetTop(), 0
+	for i := 1; i <= n && size >= 0; i++ {
+		if v := L.Get(i); isStringy(v) {
+			size += len(glua.LVAsString(v))
+		} else {
+			size = -1
+		}
+	}
+	if size < 0 {
+		acc := L.Get(n)
+		for i := n - 1; i >= 1; i-- {
+			acc = c.concatPair(L, L.Get(i), acc)
+		}
+		L.Push(acc)
+		return 1
+	}
+	c.checkLen("..", size)
+	var b strings.Builder
+	b.Grow(size)
+	for i := 1; i <= n; i++ {
+		b.WriteString(glua.LVAsString(L.Get(i)))
+	}
+	L.Push(glua.LString(b.String()))
+	return 1
+}
+
+// concatPair is a .. b for one pair.
+func (c *call) concatPair(L *glua.LState, a, b glua.LValue) glua.LValue {
 	if isStringy(a) && isStringy(b) {
 		sa, sb := glua.LVAsString(a), glua.LVAsString(b)
 		c.checkLen("..", len(sa)+len(sb))
-		L.Push(glua.LString(sa + sb))
-		return 1
+		return glua.LString(sa + sb)
 	}
 	mm := L.GetMetaField(a, "__concat")
 	if mm == glua.LNil {
@@ -63,7 +91,9 @@ func (c *call) concat(L *glua.LState) int {
 	L.Push(a)
 	L.Push(b)
 	L.Call(2, 1)
-	return 1
+	v := L.Get(-1)
+	L.Pop(1)
+	return v
 }
 
 func (c *call) strRep(L *glua.LState) int {

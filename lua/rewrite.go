@@ -1,6 +1,9 @@
 package lua
 
 import (
+	"fmt"
+
+	glua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -12,14 +15,33 @@ const (
 	concatLocal  = " concat local"
 )
 
+// maxSyntaxDepth bounds how deeply blocks and expressions may nest. Lua 5.1
+// stops at about 200 ("chunk has too many syntax levels"); gopher-lua does
+// not, and compiles recursively, so a script of a million parentheses would
+// take hundreds of MiB of stack (and more would crash the process).
+const maxSyntaxDepth = 1000
+
+// rewriter walks a chunk, replacing concatenations and measuring depth.
+type rewriter struct {
+	depth    int
+	tooDeep  bool
+	deepLine int
+}
+
 // guardConcat rewrites every `a .. b` in chunk into a call of the guarded
 // concatenation (limits.go), which refuses to build strings longer than
 // Options.MaxStringLen. Lua's CONCAT opcode cannot be limited otherwise, and
 // `s = s .. s` doubles memory per instruction. The rewritten chunk starts
 // with `local <concatLocal> = <concatGlobal>; <concatGlobal> = nil`, so the
 // function is captured before any script code runs and is gone from the
-// globals afterwards.
-func guardConcat(chunk []ast.Stmt) []ast.Stmt {
+// globals afterwards. It fails when the chunk nests deeper than
+// maxSyntaxDepth.
+func guardConcat(chunk []ast.Stmt) ([]ast.Stmt, error) {
+	rw := &rewriter{}
+	rw.stmts(chunk)
+	if rw.tooDeep {
+		return nil, &glua.CompileError{Line: rw.deepLine, Message: fmt.Sprintf("blocks and expressions nest deeper than %d levels", maxSyntaxDepth)}
+	}
 	capture := &ast.LocalAssignStmt{
 		Names: []string{concatLocal},
 		Exprs: []ast.Expr{&ast.IdentExpr{Value: concatGlobal}},
@@ -28,97 +50,130 @@ func guardConcat(chunk []ast.Stmt) []ast.Stmt {
 		Lhs: []ast.Expr{&ast.IdentExpr{Value: concatGlobal}},
 		Rhs: []ast.Expr{&ast.NilExpr{}},
 	}
-	stmts(chunk)
-	return append([]ast.Stmt{capture, clear}, chunk...)
+	return append([]ast.Stmt{capture, clear}, chunk...), nil
 }
 
-func stmts(list []ast.Stmt) {
+// enter counts one level of nesting at a node; false means too deep.
+func (rw *rewriter) enter(n ast.PositionHolder) bool {
+	rw.depth++
+	if rw.depth > maxSyntaxDepth && !rw.tooDeep {
+		rw.tooDeep, rw.deepLine = true, n.Line()
+	}
+	return !rw.tooDeep
+}
+
+func (rw *rewriter) leave() { rw.depth-- }
+
+func (rw *rewriter) stmts(list []ast.Stmt) {
 	for _, s := range list {
-		stmt(s)
+		if rw.enter(s) {
+			rw.stmt(s)
+		}
+		rw.leave()
 	}
 }
 
-func stmt(s ast.Stmt) {
+func (rw *rewriter) stmt(s ast.Stmt) {
 	switch s := s.(type) {
 	case *ast.AssignStmt:
-		exprs(s.Lhs)
-		exprs(s.Rhs)
+		rw.exprs(s.Lhs)
+		rw.exprs(s.Rhs)
 	case *ast.LocalAssignStmt:
-		exprs(s.Exprs)
+		rw.exprs(s.Exprs)
 	case *ast.FuncCallStmt:
-		s.Expr = expr(s.Expr)
+		s.Expr = rw.expr(s.Expr)
 	case *ast.DoBlockStmt:
-		stmts(s.Stmts)
+		rw.stmts(s.Stmts)
 	case *ast.WhileStmt:
-		s.Condition = expr(s.Condition)
-		stmts(s.Stmts)
+		s.Condition = rw.expr(s.Condition)
+		rw.stmts(s.Stmts)
 	case *ast.RepeatStmt:
-		s.Condition = expr(s.Condition)
-		stmts(s.Stmts)
+		s.Condition = rw.expr(s.Condition)
+		rw.stmts(s.Stmts)
 	case *ast.IfStmt:
-		s.Condition = expr(s.Condition)
-		stmts(s.Then)
-		stmts(s.Else)
+		s.Condition = rw.expr(s.Condition)
+		rw.stmts(s.Then)
+		rw.stmts(s.Else)
 	case *ast.NumberForStmt:
-		s.Init, s.Limit, s.Step = expr(s.Init), expr(s.Limit), expr(s.Step)
-		stmts(s.Stmts)
+		s.Init, s.Limit, s.Step = rw.expr(s.Init), rw.expr(s.Limit), rw.expr(s.Step)
+		rw.stmts(s.Stmts)
 	case *ast.GenericForStmt:
-		exprs(s.Exprs)
-		stmts(s.Stmts)
+		rw.exprs(s.Exprs)
+		rw.stmts(s.Stmts)
 	case *ast.FuncDefStmt:
-		s.Name.Func, s.Name.Receiver = expr(s.Name.Func), expr(s.Name.Receiver)
-		stmts(s.Func.Stmts)
+		s.Name.Func, s.Name.Receiver = rw.expr(s.Name.Func), rw.expr(s.Name.Receiver)
+		rw.stmts(s.Func.Stmts)
 	case *ast.ReturnStmt:
-		exprs(s.Exprs)
+		rw.exprs(s.Exprs)
 	}
 }
 
-func exprs(list []ast.Expr) {
+func (rw *rewriter) exprs(list []ast.Expr) {
 	for i := range list {
-		list[i] = expr(list[i])
+		list[i] = rw.expr(list[i])
 	}
 }
 
 // expr returns e with its concatenations replaced; nil stays nil.
-func expr(e ast.Expr) ast.Expr {
+func (rw *rewriter) expr(e ast.Expr) ast.Expr {
+	if e == nil {
+		return nil
+	}
+	defer rw.leave()
+	if !rw.enter(e) {
+		return e
+	}
 	switch e := e.(type) {
 	case *ast.StringConcatOpExpr:
-		return concatCall(expr(e.Lhs), expr(e.Rhs), e)
+		return rw.concatCall(e)
 	case *ast.AttrGetExpr:
-		e.Object, e.Key = expr(e.Object), expr(e.Key)
+		e.Object, e.Key = rw.expr(e.Object), rw.expr(e.Key)
 	case *ast.TableExpr:
 		for _, f := range e.Fields {
-			f.Key, f.Value = expr(f.Key), expr(f.Value)
+			f.Key, f.Value = rw.expr(f.Key), rw.expr(f.Value)
 		}
 	case *ast.FuncCallExpr:
-		e.Func, e.Receiver = expr(e.Func), expr(e.Receiver)
-		exprs(e.Args)
+		e.Func, e.Receiver = rw.expr(e.Func), rw.expr(e.Receiver)
+		rw.exprs(e.Args)
 	case *ast.LogicalOpExpr:
-		e.Lhs, e.Rhs = expr(e.Lhs), expr(e.Rhs)
+		e.Lhs, e.Rhs = rw.expr(e.Lhs), rw.expr(e.Rhs)
 	case *ast.RelationalOpExpr:
-		e.Lhs, e.Rhs = expr(e.Lhs), expr(e.Rhs)
+		e.Lhs, e.Rhs = rw.expr(e.Lhs), rw.expr(e.Rhs)
 	case *ast.ArithmeticOpExpr:
-		e.Lhs, e.Rhs = expr(e.Lhs), expr(e.Rhs)
+		e.Lhs, e.Rhs = rw.expr(e.Lhs), rw.expr(e.Rhs)
 	case *ast.UnaryMinusOpExpr:
-		e.Expr = expr(e.Expr)
+		e.Expr = rw.expr(e.Expr)
 	case *ast.UnaryNotOpExpr:
-		e.Expr = expr(e.Expr)
+		e.Expr = rw.expr(e.Expr)
 	case *ast.UnaryLenOpExpr:
-		e.Expr = expr(e.Expr)
+		e.Expr = rw.expr(e.Expr)
 	case *ast.FunctionExpr:
-		stmts(e.Stmts)
+		rw.stmts(e.Stmts)
 	}
 	return e
 }
 
-// concatCall builds `<concatLocal>(lhs, rhs)` at the position of orig, so
-// errors keep pointing at the script's own line.
-func concatCall(lhs, rhs ast.Expr, orig ast.Expr) ast.Expr {
+// concatCall turns the chain `a .. b .. c` (right-nested in the AST) into
+// `<concatLocal>(a, b, c)`, one call with one register per operand as Lua's
+// own CONCAT, at the position of the chain, so errors keep pointing at the
+// script's own line.
+func (rw *rewriter) concatCall(chain *ast.StringConcatOpExpr) ast.Expr {
+	var args []ast.Expr
+	e := ast.Expr(chain)
+	for {
+		link, ok := e.(*ast.StringConcatOpExpr)
+		if !ok {
+			break
+		}
+		args = append(args, rw.expr(link.Lhs))
+		e = link.Rhs
+	}
+	args = append(args, rw.expr(e))
 	fn := &ast.IdentExpr{Value: concatLocal}
-	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{lhs, rhs}}
+	call := &ast.FuncCallExpr{Func: fn, Args: args}
 	for _, n := range []ast.PositionHolder{fn, call} {
-		n.SetLine(orig.Line())
-		n.SetLastLine(orig.LastLine())
+		n.SetLine(chain.Line())
+		n.SetLastLine(chain.LastLine())
 	}
 	return call
 }

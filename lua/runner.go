@@ -22,7 +22,9 @@ type Options struct {
 	MaxInstructions int64
 	// CallStackSize is the deepest Lua call nesting. Default 200.
 	CallStackSize int
-	// RegistryMaxSize is the most values the Lua data stack may hold. Default 1<<18.
+	// RegistryMaxSize is the most values the Lua data stack may hold (all
+	// frames' registers, unpack and string.byte results). Default 1<<16; Lua
+	// 5.1 itself allows unpack about 8000 results.
 	RegistryMaxSize int
 }
 
@@ -34,7 +36,7 @@ func DefaultOptions() Options {
 		MemoryLimit:     256 << 20,
 		MaxStringLen:    4 << 20,
 		CallStackSize:   200,
-		RegistryMaxSize: 1 << 18,
+		RegistryMaxSize: 1 << 16,
 	}
 }
 

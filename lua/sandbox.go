@@ -24,8 +24,9 @@ func (c *call) newState() {
 	c.L = glua.NewState(glua.Options{
 		SkipOpenLibs:        true,
 		CallStackSize:       c.opts.CallStackSize,
-		RegistrySize:        1024,
-		RegistryMaxSize:     c.opts.RegistryMaxSize,
+		RegistrySize:        registryStart,
+		RegistryMaxSize:     max(c.opts.RegistryMaxSize, registryStart),
+		RegistryGrowStep:    max(c.opts.RegistryMaxSize/8, registryStart),
 		MinimizeStackMemory: true,
 	})
 	c.open(glua.BaseLibName, glua.OpenBase)
@@ -34,6 +35,12 @@ func (c *call) newState() {
 	c.L.SetGlobal(concatGlobal, c.L.NewFunction(c.concat))
 	c.installLazyGlobals()
 }
+
+// registryStart is the data stack a state starts with. It grows in eighths
+// of RegistryMaxSize: gopher-lua grows it by a fixed step and copies it each
+// time, so its default step (32) makes `s:byte(1, -1)` on a long string
+// quadratic — half a minute in one uninterruptible call.
+const registryStart = 1024
 
 // open runs a gopher-lua library opener and returns the library's table.
 func (c *call) open(name string, opener glua.LGFunction) *glua.LTable {
