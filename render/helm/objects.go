@@ -3,6 +3,7 @@ package helm
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func decodeDocument(doc []byte) ([]*unstructured.Unstructured, error) {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 	}
-	if err := yaml.Unmarshal(j, &head); err != nil {
+	if err := json.Unmarshal(j, &head); err != nil {
 		return nil, errors.New("not a Kubernetes object (want a mapping with apiVersion and kind)")
 	}
 	if head.APIVersion == "" || head.Kind == "" {

@@ -18,7 +18,9 @@ type repoServer struct {
 	tamper   atomic.Bool
 }
 
-func newRepoServer(t *testing.T) *repoServer {
+func newRepoServer(t *testing.T) *repoServer { return newRepoServerB(t) }
+
+func newRepoServerB(t testing.TB) *repoServer {
 	t.Helper()
 	s := &repoServer{}
 	files := http.FileServer(http.Dir(filepath.Join("testdata", "repo")))

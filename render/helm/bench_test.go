@@ -1,0 +1,36 @@
+package helm
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkRenderCached measures a render with the index in memory and the
+// archive on disk: load, dependencies, values, templates, steps.
+func BenchmarkRenderCached(b *testing.B) {
+	srv := newRepoServerB(b)
+	r := New(Options{CacheDir: b.TempDir()})
+	req := appRequest(srv.URL)
+	if _, err := r.Render(context.Background(), req); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Render(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkResolveCached measures the cache-key lookup.
+func BenchmarkResolveCached(b *testing.B) {
+	srv := newRepoServerB(b)
+	r := New(Options{CacheDir: b.TempDir()})
+	req := appRequest(srv.URL)
+	req.ChartVersion = "~1.2"
+	for i := 0; i < b.N; i++ {
+		if _, _, err := r.Resolve(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
