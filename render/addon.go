@@ -6,22 +6,23 @@ import (
 )
 
 // renderPlan renders every add-on of p in order and returns the result
-// and, per add-on, what its render used (for the cache).
+// and, per add-on, what its render used (for the cache). On failure the
+// entries cover the add-ons rendered so far, the failing one last.
 func (r *Renderer) renderPlan(ctx context.Context, p *plan) (*Result, []memoEntry, error) {
 	prof := p.req.Profile
 	res := &Result{Profile: prof.Metadata.Name}
-	entries := make([]memoEntry, len(p.addons))
+	entries := make([]memoEntry, 0, len(p.addons))
 	for i := range p.addons {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		ap := &p.addons[i]
 		steps, e, err := r.renderAddon(ctx, p, ap)
+		entries = append(entries, e)
 		if err != nil {
-			return nil, nil, inAddon(prof.Metadata.Name, ap.addon.Name, err)
+			return nil, entries, inAddon(prof.Metadata.Name, ap.addon.Name, err)
 		}
 		res.Steps = append(res.Steps, steps...)
-		entries[i] = e
 	}
 	return res, entries, nil
 }
@@ -41,16 +42,14 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		plan:          p,
 	}
 	steps, err := a.renderSource(ap)
-	if err != nil {
-		return nil, memoEntry{}, err
-	}
-	if ov := ap.overlay; ov != nil && len(ov.Patches) > 0 {
+	if ov := ap.overlay; err == nil && ov != nil && len(ov.Patches) > 0 {
 		if steps, err = applyPatches(steps, ov.Patches); err != nil {
-			return nil, memoEntry{}, a.fieldError(fmt.Sprintf("spec.overlays[%d].patches", ap.overlayIndex), err)
+			err = a.fieldError(fmt.Sprintf("spec.overlays[%d].patches", ap.overlayIndex), err)
 		}
 	}
+	// Recorded on failure too: a failure is as deterministic as a success.
 	e := memoEntry{usedData: a.tpl.used.Load(), usedKeys: a.usedKeys.Load(), deps: a.fs.deps.list()}
-	return steps, e, nil
+	return steps, e, err
 }
 
 // renderSource renders the add-on's one source.

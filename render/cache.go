@@ -3,6 +3,7 @@ package render
 import (
 	"container/list"
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -13,19 +14,21 @@ import (
 // computable before rendering, and revision-level key parts. All three are
 // LRUs bounded by (estimated) bytes.
 type cache struct {
-	results *lru[*Result]
-	memo    *lru[memoEntry]
-	revKeys *lru[string]
-	flight  singleflight.Group
-	hits    atomic.Uint64
-	misses  atomic.Uint64
+	results  *lru[*Result]
+	failures *lru[error]
+	memo     *lru[memoEntry]
+	revKeys  *lru[string]
+	flight   singleflight.Group
+	hits     atomic.Uint64
+	misses   atomic.Uint64
 }
 
 func newCache(resultBytes int64) *cache {
 	return &cache{
-		results: newLRU[*Result](resultBytes),
-		memo:    newLRU[memoEntry](16 << 20),
-		revKeys: newLRU[string](8 << 20),
+		results:  newLRU[*Result](resultBytes),
+		failures: newLRU[error](4 << 20),
+		memo:     newLRU[memoEntry](16 << 20),
+		revKeys:  newLRU[string](8 << 20),
 	}
 }
 
@@ -40,6 +43,10 @@ const maxAttempts = 3
 func (r *Renderer) cachedRender(ctx context.Context, p *plan) (*Result, error) {
 	for range maxAttempts {
 		key, known, err := r.inputKey(ctx, p)
+		if cf, ok := err.(*cachedFailure); ok {
+			r.cache.hits.Add(1)
+			return nil, cf.err
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +112,12 @@ func (r *Renderer) join(ctx context.Context, p *plan, fk string) (*Result, bool,
 // between the caller's lookup and its joining may have stored it, and
 // renders it otherwise.
 func (r *Renderer) lookupOrRender(ctx context.Context, p *plan) (*Result, error) {
-	if key, known, err := r.inputKey(ctx, p); err == nil && known {
+	key, known, err := r.inputKey(ctx, p)
+	if cf, ok := err.(*cachedFailure); ok {
+		r.cache.hits.Add(1)
+		return nil, cf.err
+	}
+	if err == nil && known {
 		if res, ok := r.cache.results.get(key); ok {
 			r.cache.hits.Add(1)
 			return res, nil
@@ -120,6 +132,7 @@ func (r *Renderer) renderAndStore(ctx context.Context, p *plan) (*Result, error)
 	r.cache.misses.Add(1)
 	res, entries, err := r.renderPlan(ctx, p)
 	if err != nil {
+		r.rememberFailure(ctx, p, entries, err)
 		return nil, err
 	}
 	keys := make([]string, len(p.addons))
@@ -141,6 +154,35 @@ func (r *Renderer) renderAndStore(ctx context.Context, p *plan) (*Result, error)
 	}
 	return res, nil
 }
+
+// rememberFailure caches a failure that depends only on the render's
+// inputs, so that a broken revision costs one render per distinct input,
+// not one per cluster and pass. Failures of Helm add-ons (networks,
+// registries) and of cancelled renders are not cached.
+func (r *Renderer) rememberFailure(ctx context.Context, p *plan, entries []memoEntry, err error) {
+	n := len(entries)
+	if n == 0 || p.addons[n-1].addon.Helm != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return
+	}
+	keys := make([]string, n)
+	for i := range n {
+		k, kerr := r.addonKey(ctx, p, &p.addons[i], entries[i])
+		if kerr != nil {
+			return
+		}
+		keys[i] = k
+	}
+	r.cache.failures.put(failureKey(p, keys), err, int64(len(err.Error())+256))
+	for i := range n {
+		r.remember(p, &p.addons[i], entries[i])
+	}
+}
+
+// cachedFailure is a failure served from the cache.
+type cachedFailure struct{ err error }
+
+func (c *cachedFailure) Error() string { return c.err.Error() }
+func (c *cachedFailure) Unwrap() error { return c.err }
 
 // lru is a least-recently-used map bounded by the sum of entry costs.
 type lru[V any] struct {

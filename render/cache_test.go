@@ -213,3 +213,30 @@ func TestConcurrentKustomize(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCacheFailures: a broken revision costs one render per distinct
+// input, and fixing the broken file renders again.
+func TestCacheFailures(t *testing.T) {
+	fsys := memRepo(t)
+	prof := loadProfile(t, fsys, "broken-kustomize")
+	r := New(Options{})
+	var first error
+	for i := range 50 {
+		_, err := r.Render(context.Background(), Request{FS: fsys, Revision: "r1", Profile: prof, Cluster: fleetCluster(i)})
+		if err == nil {
+			t.Fatal("broken kustomization rendered")
+		}
+		if first == nil {
+			first = err
+		} else if err.Error() != first.Error() {
+			t.Errorf("cached failure %q differs from %q", err, first)
+		}
+	}
+	if hits, misses := r.CacheStats(); hits != 49 || misses != 1 {
+		t.Errorf("hits %d misses %d, want 49 and 1", hits, misses)
+	}
+	fsys["addons/broken-kustomize/does-not-exist.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: now-exists}\n")}
+	if _, err := r.Render(context.Background(), Request{FS: fsys, Revision: "r2", Profile: prof, Cluster: fleetCluster(0)}); err != nil {
+		t.Errorf("after the fix: %v", err)
+	}
+}

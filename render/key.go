@@ -31,7 +31,9 @@ import (
 // This is sound because a render is deterministic in its inputs: a render
 // that ran no template and read no SOPS file reads the same paths and
 // produces the same output for any cluster, as long as those paths hold
-// the same content.
+// the same content. Failures are deterministic too and are cached the same
+// way, keyed by the add-ons up to the failing one (except failures of Helm
+// add-ons, which may be network failures, and cancelled renders).
 
 // memoEntry is what one render of an add-on used.
 type memoEntry struct {
@@ -48,7 +50,9 @@ func (e memoEntry) cost() int64 {
 }
 
 // inputKey computes the request's cache key from the memo entries of
-// earlier renders. known is false when an add-on has no entry yet.
+// earlier renders. known is false when an add-on has no entry yet. A
+// cached failure for the add-ons so far is returned as *cachedFailure,
+// with known true.
 func (r *Renderer) inputKey(ctx context.Context, p *plan) (key string, known bool, err error) {
 	keys := make([]string, len(p.addons))
 	for i := range p.addons {
@@ -60,8 +64,16 @@ func (r *Renderer) inputKey(ctx context.Context, p *plan) (key string, known boo
 		if keys[i], err = r.addonKey(ctx, p, ap, e); err != nil {
 			return "", false, err
 		}
+		if failed, ok := r.cache.failures.get(failureKey(p, keys[:i+1])); ok {
+			return "", true, &cachedFailure{err: failed}
+		}
 	}
 	return resultKey(p, keys), true, nil
+}
+
+// failureKey is the key of a render that failed in its last add-on.
+func failureKey(p *plan, addonKeys []string) string {
+	return hashStrings("failure", resultKey(p, addonKeys))
 }
 
 // memoFor finds the memo entry that applies to this request.
