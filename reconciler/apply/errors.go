@@ -65,8 +65,10 @@ type UnreachableError struct {
 	Err     error
 }
 
+// Error leaves the cluster's name to the enclosing error (PairError, or
+// the "cluster NAME:" prefix of the Cluster methods).
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("cluster %s unreachable: %v", e.Cluster, e.Err)
+	return fmt.Sprintf("API server unreachable: %v", e.Err)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

@@ -232,13 +232,21 @@ func (c *Cluster) setState(profile string, s *profileState) {
 // a restarted daemon needs to decide withdrawals).
 func (c *Cluster) Inventories(ctx context.Context) ([]*Inventory, error) {
 	invs, err := listInventories(ctx, c.currentClient().Kube)
-	return invs, unreachable(ctx, c.name, err)
+	return invs, c.wrap(ctx, err)
 }
 
 // Inventory returns one profile's inventory, nil when it has none.
 func (c *Cluster) Inventory(ctx context.Context, profile string) (*Inventory, error) {
 	inv, err := readInventory(ctx, c.currentClient().Kube, profile)
-	return inv, unreachable(ctx, c.name, err)
+	return inv, c.wrap(ctx, err)
+}
+
+// wrap names the cluster in an error and classifies transport failures.
+func (c *Cluster) wrap(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("cluster %s: %w", c.name, unreachable(ctx, c.name, err))
 }
 
 func (c *Cluster) log() *slog.Logger { return c.m.opts.Logger.With("cluster", c.name) }

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fluxcd/pkg/ssa"
@@ -76,7 +77,7 @@ func (c *Cluster) DriftCheck(ctx context.Context) ([]DriftEvent, error) {
 		events = append(events, ev...)
 		errs = append(errs, err)
 	}
-	return events, unreachable(ctx, c.name, errors.Join(errs...))
+	return events, c.wrap(ctx, errors.Join(errs...))
 }
 
 func (w *DriftWatcher) trackedProfiles() []string {
@@ -102,7 +103,7 @@ func (w *DriftWatcher) check(ctx context.Context, profile string) ([]DriftEvent,
 	}
 	cs, err := w.rm.ApplyAll(ctx, objs, driftApplyOptions(rules))
 	if err != nil {
-		return nil, &PairError{Cluster: w.cluster, Profile: profile, Err: err}
+		return nil, fmt.Errorf("profile %s: %w", profile, err)
 	}
 	var events []DriftEvent
 	for _, e := range cs.Entries {
