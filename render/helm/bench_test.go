@@ -34,3 +34,16 @@ func BenchmarkResolveCached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderCold measures a first render: index and archive over HTTP
+// (loopback) into an empty cache.
+func BenchmarkRenderCold(b *testing.B) {
+	srv := newRepoServerB(b)
+	req := appRequest(srv.URL)
+	for i := 0; i < b.N; i++ {
+		r := New(Options{CacheDir: b.TempDir()})
+		if _, err := r.Render(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -75,7 +75,7 @@ func dependencySource(c *chart.Chart, dep *chart.Dependency, from source) (sourc
 		return source{fsys: from.fsys, dir: dir, name: dep.Name}, nil
 	case strings.HasPrefix(repo, "https://"), strings.HasPrefix(repo, "http://"), strings.HasPrefix(repo, "oci://"):
 		auth := from.auth
-		if !sameHost(repo, auth.host) && !sameHost(strings.Replace(repo, "oci://", "https://", 1), auth.host) {
+		if !sameHost(repo, auth.host) {
 			auth = basicAuth{}
 		}
 		return source{repoURL: repo, name: dep.Name, version: lockedVersion(c, dep), auth: auth}, nil
