@@ -79,8 +79,9 @@
 //     never shared or reused, so globals cannot leak between calls. Only
 //     compiled bytecode (read-only) is shared, cached by source hash.
 //   - Deadline: Options.Timeout (default 1s), or the caller's context if it
-//     ends sooner. The VM checks it every 256 instructions, and the pattern
-//     matcher every 1024 steps, so even a catastrophic pattern ends on time.
+//     ends sooner. The VM checks it every 256 instructions, the pattern
+//     matcher every 1024 steps (so even a catastrophic pattern ends on time),
+//     and table.sort every 256 comparisons.
 //     The check re-raises at every instruction once tripped, so pcall cannot
 //     swallow it. The error wraps context.DeadlineExceeded (or Canceled).
 //   - Memory: no single step can build a string longer than
@@ -90,9 +91,10 @@
 //     has allocated Options.MemoryLimit (default 256 MiB) since it started.
 //     Both fail with ErrMemoryLimit. Options.MaxInstructions optionally caps
 //     the work of a call deterministically (ErrInstructionLimit).
-//   - Stack: Lua calls nest at most Options.CallStackSize deep, the data stack
+//   - Size: Lua calls nest at most Options.CallStackSize deep, the data stack
 //     holds at most Options.RegistryMaxSize values, patterns nest at most 200
-//     deep, and converted values at most 200 levels.
+//     deep, converted values at most 200 levels; sources are at most 1 MiB
+//     with blocks and expressions nested at most 1000 levels.
 //   - Errors name the script and the Lua line, without stack traces:
 //     "profiles/x.yaml spec.healthChecks[0].script:3: attempt to index a nil
 //     value with key 'status'". They are *ScriptError; errors.Is tells

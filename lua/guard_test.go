@@ -221,3 +221,17 @@ func TestPathologicalSourcesAreRejected(t *testing.T) {
 		t.Errorf("moderate nesting: %v %v", got, err)
 	}
 }
+
+// TestSortIsInterruptible sorts an array without a comparator, which
+// gopher-lua does in Go; the step budget must still reach into it.
+func TestSortIsInterruptible(t *testing.T) {
+	list := make([]any, 200000)
+	for i := range list {
+		list[i] = int64(-i)
+	}
+	r := NewRunner(Options{MaxInstructions: 100000, Timeout: time.Minute})
+	_, err := r.Run(t.Context(), Script{Name: "sort.lua", Source: "table.sort(t)"}, map[string]any{"t": list})
+	if !errors.Is(err, ErrInstructionLimit) {
+		t.Fatalf("got %v, want ErrInstructionLimit from inside the sort", err)
+	}
+}

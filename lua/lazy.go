@@ -63,10 +63,12 @@ func (c *call) lazyIndex(L *glua.LState) int {
 	return 1
 }
 
-// buildTable opens table, with concat bounded (limits.go).
+// buildTable opens table, with concat bounded and sort interruptible
+// (limits.go).
 func (c *call) buildTable() glua.LValue {
 	t := c.open(glua.TabLibName, glua.OpenTable)
-	c.setFuncs(t, []namedFunc{{"concat", c.tableConcat}})
+	sort := t.RawGetString("sort").(*glua.LFunction)
+	c.setFuncs(t, []namedFunc{{"concat", c.tableConcat}, {"sort", c.wrapSort(sort)}})
 	return t
 }
 

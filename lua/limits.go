@@ -180,6 +180,28 @@ func (c *call) tableConcat(L *glua.LState) int {
 	return 1
 }
 
+// wrapSort makes table.sort interruptible. With a comparator every
+// comparison is a Lua call, which the guard sees; without one gopher-lua
+// sorts in Go, and a million strings take a second past any deadline. So a
+// long array without a comparator is sorted with a Go comparator that
+// charges the guard.
+func (c *call) wrapSort(orig *glua.LFunction) glua.LGFunction {
+	return func(L *glua.LState) int {
+		if t := L.CheckTable(1); L.GetTop() == 1 && t.Len() > 4096 {
+			L.Push(L.NewFunction(c.guardedLess))
+		}
+		return orig.GFunction(L)
+	}
+}
+
+func (c *call) guardedLess(L *glua.LState) int {
+	if err := c.g.tick(1); err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	L.Push(glua.LBool(L.LessThan(L.Get(1), L.Get(2))))
+	return 1
+}
+
 // wrapDate bounds os.date's format, whose directives expand up to ~32 bytes.
 func (c *call) wrapDate(orig *glua.LFunction) *glua.LFunction {
 	return c.L.NewFunction(func(L *glua.LState) int {

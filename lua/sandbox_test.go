@@ -162,3 +162,16 @@ func TestConcatSemantics(t *testing.T) {
 		}
 	}
 }
+
+func TestTableSort(t *testing.T) {
+	src := `local t = {} for i = 1, 10000 do t[i] = (i * 7919) % 10007 end table.sort(t)
+for i = 2, #t do if t[i - 1] > t[i] then return false end end
+local s = {"b", "c", "a"} table.sort(s) table.sort(t, function(a, b) return a > b end)
+return t[1] > t[#t] and table.concat(s) == "abc"`
+	if got := mustRun(t, src, nil); got != true {
+		t.Errorf("got %v", got)
+	}
+	if _, err := run(t, `local t = {} for i = 1, 5000 do t[i] = i end t[10] = "x" table.sort(t)`, nil); !errors.Is(err, ErrRuntime) {
+		t.Errorf("mixed types: %v", err)
+	}
+}
