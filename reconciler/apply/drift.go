@@ -263,10 +263,25 @@ func (w *DriftWatcher) onEvent(obj any) {
 	if !ok {
 		return
 	}
-	key := driftKey{profile: u.GetLabels()[LabelProfile], ref: RefOf(u).key()}
-	if want, _ := w.desired(key); want != nil {
-		w.queue.Add(key)
+	ref := RefOf(u).key()
+	for _, profile := range w.trackers(ref) {
+		w.queue.Add(driftKey{profile: profile, ref: ref})
 	}
+}
+
+// trackers returns the profiles that track an object. It does not go by
+// the event's label: an object whose label was removed leaves the watch
+// with a deletion event that no longer names its profile.
+func (w *DriftWatcher) trackers(ref ObjectRef) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for name, dp := range w.profiles {
+		if dp.objects[ref] != nil {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // desired returns the desired object of a key and its profile's ignore rules.

@@ -149,3 +149,17 @@ func TestDriftPausedCluster(t *testing.T) {
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"again"}}`)
 	eventually(t, 10*time.Second, "correction after the pause", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
 }
+
+// Removing regatta's labels out of band is drift too: they come back.
+func TestDriftRestoresRemovedLabels(t *testing.T) {
+	ns := "drift4"
+	m := newManager(t, testOptions())
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift4", RenderHash: "h1",
+		SyncMode: spec.SyncModeContinuousWithDriftDetection,
+		Steps:    []apply.Step{step("a", namespace(ns), configMap(ns, "cm", nil))}}))
+	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"metadata":{"labels":{"regatta.dev/profile":null}}}`)
+	eventually(t, 10*time.Second, "profile label restored", func() bool {
+		return getCM(t, k, ns, "cm").Labels[apply.LabelProfile] == "drift4"
+	})
+}

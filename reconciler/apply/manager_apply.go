@@ -182,7 +182,11 @@ func (p *pass) recordIntent(ctx context.Context, inv *Inventory, steps [][]desir
 	} else {
 		intent.Objects = next
 	}
-	return writeInventory(ctx, p.cl.Kube, intent)
+	if err := writeInventory(ctx, p.cl.Kube, intent); err != nil {
+		return err
+	}
+	p.prev = intent // what the cluster holds now
+	return nil
 }
 
 func entriesOf(steps [][]desired) []InventoryEntry {
