@@ -113,25 +113,24 @@ func TestApplyHealthCheckerOverride(t *testing.T) {
 	m := newManager(t, testOptions())
 	c := target(t, m, mainCluster)
 	hc := &fakeHealth{}
-	base := apply.Request{Profile: "override", Health: hc, HealthTimeout: 2 * time.Second}
-	run := func(hash, health string) apply.Result {
-		req := base
-		req.RenderHash = hash
-		req.Steps = []apply.Step{step("a", namespace(ns), configMap(ns, "probe", map[string]string{"health": health}))}
-		return c.Apply(t.Context(), req)
+	run := func(hash, health string, timeout time.Duration) apply.Result {
+		return c.Apply(t.Context(), apply.Request{Profile: "override", Health: hc, HealthTimeout: timeout, RenderHash: hash,
+			Steps: []apply.Step{step("a", namespace(ns), configMap(ns, "probe", map[string]string{"health": health}))}})
 	}
-	if res := run("h1", apply.HealthHealthy); res.State != apply.StateApplied || hc.calls.Load() == 0 {
+	if res := run("h1", apply.HealthHealthy, 10*time.Second); res.State != apply.StateApplied || hc.calls.Load() == 0 {
 		t.Fatalf("Healthy: state %s, %d checks", res.State, hc.calls.Load())
 	}
 	start := time.Now()
-	res := run("h2", apply.HealthDegraded)
-	if res.State != apply.StateFailed || res.Health.Degraded != 1 || time.Since(start) > 1500*time.Millisecond {
-		t.Errorf("Degraded: state %s, health %+v after %s; want Failed fast", res.State, res.Health, time.Since(start))
+	res := run("h2", apply.HealthDegraded, 20*time.Second)
+	if res.State != apply.StateFailed || res.Health.Degraded != 1 || time.Since(start) > 10*time.Second ||
+		!strings.Contains(res.Error, "ConfigMap/override/probe: Failed: from the override") {
+		t.Errorf("Degraded: state %s, health %+v after %s (want Failed before the timeout): %s",
+			res.State, res.Health, time.Since(start), res.Error)
 	}
-	if res = run("h3", apply.HealthProgressing); res.State != apply.StateProgressing {
+	if res = run("h3", apply.HealthProgressing, time.Second); res.State != apply.StateProgressing {
 		t.Errorf("Progressing: state %s, want Progressing", res.State)
 	}
-	if res = run("h4", apply.HealthSuspended); res.State != apply.StateApplied || res.Health.Suspended != 1 {
+	if res = run("h4", apply.HealthSuspended, 10*time.Second); res.State != apply.StateApplied || res.Health.Suspended != 1 {
 		t.Errorf("Suspended: state %s, health %+v", res.State, res.Health)
 	}
 }
