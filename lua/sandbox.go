@@ -40,7 +40,7 @@ func (c *call) newState() {
 // of RegistryMaxSize: gopher-lua grows it by a fixed step and copies it each
 // time, so its default step (32) makes `s:byte(1, -1)` on a long string
 // quadratic — half a minute in one uninterruptible call.
-const registryStart = 1024
+const registryStart = 256
 
 // open runs a gopher-lua library opener and returns the library's table.
 func (c *call) open(name string, opener glua.LGFunction) *glua.LTable {
