@@ -45,3 +45,10 @@ func TestErrorsNameTheScriptAndLine(t *testing.T) {
 		}
 	}
 }
+
+func TestUnnamedScripts(t *testing.T) {
+	_, err := NewRunner(Options{}).Run(t.Context(), Script{Source: "error('x')"}, nil)
+	if err == nil || err.Error() != "script:1: x" {
+		t.Errorf("got %v", err)
+	}
+}

@@ -32,6 +32,7 @@ func (r *Runner) Run(ctx context.Context, s Script, globals map[string]any) (any
 // sandboxed state under the call's deadline and limits, and hands the
 // script's result to use while the state is still open.
 func (r *Runner) session(ctx context.Context, s Script, globals map[string]any, use func(*call, glua.LValue) error) error {
+	s = s.named()
 	proto, err := r.cache.get(s)
 	if err != nil {
 		return err

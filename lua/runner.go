@@ -67,8 +67,15 @@ func (o Options) withDefaults() Options {
 // Script is Lua source and the name errors show for it: a file path, or a
 // file and field such as "profiles/x.yaml spec.healthChecks[0].script".
 type Script struct {
-	Name   string
+	Name   string // "script" when empty
 	Source string
+}
+
+func (s Script) named() Script {
+	if s.Name == "" {
+		s.Name = "script"
+	}
+	return s
 }
 
 // Runner runs scripts in sandboxed Lua states. It is safe for concurrent use:
@@ -95,7 +102,7 @@ func (r *Runner) Options() Options { return r.opts }
 // Compile checks that a script compiles, and caches it. Use it to report
 // syntax errors when configuration is loaded rather than when it first runs.
 func (r *Runner) Compile(s Script) error {
-	_, err := r.cache.get(s)
+	_, err := r.cache.get(s.named())
 	return err
 }
 
