@@ -48,7 +48,7 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		}
 	}
 	// Recorded on failure too: a failure is as deterministic as a success.
-	e := memoEntry{usedData: a.tpl.used.Load(), usedKeys: a.usedKeys.Load(), deps: a.fs.deps.list()}
+	e := memoEntry{usedData: a.tpl.used.Load(), usedKeys: a.usedKeys.Load(), remote: a.usedRemote.Load(), deps: a.fs.deps.list()}
 	return steps, e, err
 }
 

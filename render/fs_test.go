@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,5 +120,34 @@ func TestIsRemoteRef(t *testing.T) {
 		if got := isRemoteRef(ref); got != want {
 			t.Errorf("isRemoteRef(%q) = %v, want %v", ref, got, want)
 		}
+	}
+}
+
+// TestRemoteGitBaseAllowed clones a base from a local Git repository
+// (file://) with AllowRemoteBases, and counts it as remote content.
+func TestRemoteGitBaseAllowed(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is needed for remote kustomize bases:", err)
+	}
+	src := t.TempDir()
+	must(t, os.CopyFS(filepath.Join(src, "base"), os.DirFS(filepath.Join(repoDir, "addons", "app", "base"))))
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = src
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	kus := "resources:\n- file://" + src + "//base?ref=main\n"
+	a := spec.Addon{Name: "git", Kustomize: &spec.KustomizeSource{Path: "x", TargetNamespace: "from-git"}}
+	if _, err := adhoc(t, Options{}, map[string]string{"x/kustomization.yaml": kus}, a); !errors.Is(err, ErrRemoteRefused) {
+		t.Errorf("git base not refused by default: %v", err)
+	}
+	res, err := adhoc(t, Options{AllowRemoteBases: true}, map[string]string{"x/kustomization.yaml": kus}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objs := res.Objects(); len(objs) != 2 || objs[1].GetNamespace() != "from-git" {
+		t.Errorf("objects from the git base: %v", objs)
 	}
 }

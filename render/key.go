@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"path"
 	"strconv"
+	"time"
 )
 
 // Cache keys
@@ -35,10 +36,18 @@ import (
 // way, keyed by the add-ons up to the failing one (except failures of Helm
 // add-ons, which may be network failures, and cancelled renders).
 
+// RemoteTTL is how long a render that loaded remote kustomize bases or
+// files (Options.AllowRemoteBases) is reused: their content is not part of
+// the key, so the key includes the current RemoteTTL period instead.
+const RemoteTTL = time.Minute
+
 // memoEntry is what one render of an add-on used.
 type memoEntry struct {
 	usedData, usedKeys bool
-	deps               []string
+	// remote: the render loaded remote bases or files, whose content is
+	// not in the key; such a key changes every RemoteTTL.
+	remote bool
+	deps   []string
 }
 
 func (e memoEntry) cost() int64 {
@@ -106,6 +115,9 @@ func (r *Renderer) addonKey(ctx context.Context, p *plan, ap *addonPlan, e memoE
 	facts := p.factsKey(e.usedData, e.usedKeys)
 	if e.usedKeys {
 		facts += "keyring=" + r.keyringHash
+	}
+	if e.remote {
+		facts += "remote@" + strconv.FormatInt(time.Now().UnixNano()/int64(RemoteTTL), 10)
 	}
 	revKey := ""
 	if p.req.Revision != "" {

@@ -55,14 +55,27 @@ func newKustFS(a *addonRender) *kustFS {
 		a:         a,
 		overrides: map[string][]byte{},
 		disk:      filesys.MakeFsOnDisk(),
-		cloneDir:  filepath.Join(os.TempDir(), "kustomize-"),
+		cloneDir:  filepath.Join(tempDir(), "kustomize-"),
 	}
+}
+
+// tempDir is where kustomize clones remote bases (symlinks resolved, as
+// kustomize resolves them).
+func tempDir() string {
+	if d, err := filepath.EvalSymlinks(os.TempDir()); err == nil {
+		return d
+	}
+	return os.TempDir()
 }
 
 // onDisk reports whether p is inside a folder kustomize cloned a remote
 // base into, which is read from the real disk when remote bases are on.
 func (k *kustFS) onDisk(p string) bool {
-	return k.a.allowRemote && strings.HasPrefix(p, k.cloneDir)
+	if !k.a.allowRemote || !strings.HasPrefix(p, k.cloneDir) {
+		return false
+	}
+	k.a.usedRemote.Store(true)
+	return true
 }
 
 // repoPath maps a kustomize path to a repository-relative one. Kustomize
@@ -204,8 +217,8 @@ func (k *kustFS) ReadFile(p string) ([]byte, error) {
 	if err != nil {
 		return nil, k.fail(rp, err)
 	}
-	if isKustomizationFile(rp) && !k.a.allowRemote {
-		if err := checkNoRemote(rp, data); err != nil {
+	if isKustomizationFile(rp) {
+		if err := k.a.checkRemote(rp, data); err != nil {
 			return nil, k.fail(rp, err)
 		}
 	}

@@ -79,21 +79,35 @@ func isKustomizationFile(p string) bool {
 	return false
 }
 
-// checkNoRemote refuses a kustomization that refers to a remote base or
-// file, before kustomize could fetch it. Unparsable files are left to
-// kustomize, which reports them.
-func checkNoRemote(file string, data []byte) error {
+// firstRemote returns the first remote reference of a kustomization and
+// its line, or "". Unparsable files are left to kustomize, which reports
+// them.
+func firstRemote(data []byte) (string, int) {
 	var refs kustRefs
 	if yaml.Unmarshal(data, &refs) != nil {
-		return nil
+		return "", 0
 	}
 	for _, r := range refs.all() {
 		if isRemoteRef(r) {
-			return &Error{File: file, Line: lineOf(data, r),
-				Err: fmt.Errorf("%q is remote: %w", r, ErrRemoteRefused)}
+			return r, lineOf(data, r)
 		}
 	}
-	return nil
+	return "", 0
+}
+
+// checkRemote refuses a kustomization that refers to a remote base or
+// file, before kustomize could fetch it; when remote bases are allowed it
+// marks the render as one that read remote content.
+func (a *addonRender) checkRemote(file string, data []byte) error {
+	r, line := firstRemote(data)
+	switch {
+	case r == "":
+		return nil
+	case a.allowRemote:
+		a.usedRemote.Store(true)
+		return nil
+	}
+	return &Error{File: file, Line: line, Err: fmt.Errorf("%q is remote: %w", r, ErrRemoteRefused)}
 }
 
 // scpUser matches the user@ of an scp-style git address (git@host:org/repo).

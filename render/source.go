@@ -23,8 +23,10 @@ type addonRender struct {
 	// usedKeys is set once a SOPS document was met: the output then
 	// depends on the keys and the cluster's recipients.
 	usedKeys atomic.Bool
-	// allowRemote lets kustomize load remote bases and files.
+	// allowRemote lets kustomize load remote bases and files; usedRemote
+	// is set once a render did.
 	allowRemote bool
+	usedRemote  atomic.Bool
 	r           *Renderer
 	profile     *spec.Profile
 	plan        *plan
