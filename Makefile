@@ -39,5 +39,8 @@ deps-check: ## leaves (spec, render, lua, repo) import no regatta package above 
 bench: build ## run the benchmark suite and write bench/REPORT.md
 	$(GO) test -run '^$$' -bench . -benchmem ./... | tee bench.out
 
-clean: ## remove built binaries (keeps the test environment's kube-apiservers)
-	rm -f $(BIN)/regatta
+demo: test-env build ## run regatta on three local clusters with the example fleet (Ctrl-C stops)
+	$(GO) run ./hack/demo
+
+clean: ## remove built binaries and the demo (keeps the test environment's kube-apiservers)
+	rm -rf $(BIN)/regatta .demo

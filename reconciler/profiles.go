@@ -244,13 +244,32 @@ func objectError(err error) *status.Error {
 	return &status.Error{Message: err.Error()}
 }
 
-// renderError places a render error at its file and line.
+// renderError places a render error at its file and line: the innermost
+// render.Error that names a file, with the add-on for context.
 func renderError(err error) *status.Error {
-	var re *render.Error
-	if errors.As(err, &re) {
-		return &status.Error{File: re.File, Line: re.Line, Message: err.Error()}
+	var found *render.Error
+	addon := ""
+	for e := err; e != nil; {
+		var re *render.Error
+		if !errors.As(e, &re) {
+			break
+		}
+		if re.Addon != "" {
+			addon = re.Addon
+		}
+		if re.File != "" {
+			found = re
+		}
+		e = re.Err
 	}
-	return &status.Error{Message: err.Error()}
+	if found == nil || found.Err == nil {
+		return &status.Error{Message: err.Error()}
+	}
+	msg := found.Err.Error()
+	if addon != "" {
+		msg = "add-on " + addon + ": " + msg
+	}
+	return &status.Error{File: found.File, Line: found.Line, Message: msg}
 }
 
 func (p *clusterPass) sortedResults() []status.Profile {

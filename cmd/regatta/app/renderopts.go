@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/render/sops"
 )
 
@@ -27,7 +28,8 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return render.New(render.Options{Keys: keys, AllowRemoteBases: r.allowRemoteBases}), nil
+	charts := helm.New(helm.Options{CacheDir: r.helmCacheDir})
+	return render.New(render.Options{Helm: charts, Keys: keys, AllowRemoteBases: r.allowRemoteBases}), nil
 }
 
 // keyring loads the age identities, or returns nil when none are configured.
