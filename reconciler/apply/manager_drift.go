@@ -30,6 +30,10 @@ func (c *Cluster) trackDrift(ctx context.Context, profile string, objs []*unstru
 	}
 }
 
+// Drift returns the cluster's drift watcher, nil until a
+// ContinuousWithDriftDetection profile is applied (or after Pause).
+func (c *Cluster) Drift() *DriftWatcher { return c.watcher() }
+
 func (c *Cluster) watcher() *DriftWatcher {
 	c.mu.Lock()
 	defer c.mu.Unlock()
