@@ -60,6 +60,9 @@ func (r *Renderer) cachedRender(ctx context.Context, p *plan) (*Result, error) {
 		switch {
 		case err != nil && shared && !known:
 			continue // the other render's failure may be its own facts'
+		case err != nil && shared:
+			r.cache.hits.Add(1) // the same inputs failed for another request
+			return nil, err
 		case err != nil:
 			return nil, err
 		case !shared:

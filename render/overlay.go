@@ -14,30 +14,6 @@ import (
 	"github.com/regatta-dev/regatta/spec"
 )
 
-// Per-cluster overlays
-//
-// For each add-on, the FIRST entry of spec.overlays whose addon names it
-// and whose clusterSelector matches the cluster's effective labels
-// (classifier labels included) applies; later matching entries are
-// ignored, and an add-on without a matching entry renders unchanged.
-// The selected overlay:
-//   - path: replaces the add-on's kustomize.path or manifests.path (the
-//     add-on's targetNamespace and patches still apply). Templated like
-//     add-on paths.
-//   - values (Helm only): merged over the add-on's values as the last
-//     layer: chart defaults < valuesFiles in order < values < overlay
-//     values. String leaves are templated like values.
-//   - patches: applied after the add-on is rendered, to its final objects
-//     (after kustomize's own patches, name prefixes and targetNamespace;
-//     for Helm to hooks and release objects alike), with the semantics of
-//     kustomize and Flux `patches`: a strategic-merge patch or a JSON 6902
-//     patch, with an optional target (group, version, kind, name regex,
-//     namespace, labelSelector, annotationSelector). Target names and
-//     namespaces are therefore the final ones. A strategic-merge patch
-//     without target must match an object by its own apiVersion, kind,
-//     name and namespace; a target that matches nothing is not an error.
-//     Patches are not templated.
-
 // selectOverlay returns the first overlay for addon that matches the
 // cluster's labels, with its index, or nil and -1. An invalid selector is
 // an error, with the overlay's index.
