@@ -71,11 +71,14 @@ func managementSecrets(cfg *rest.Config) (reconciler.SecretGetter, error) {
 var errLostLeadership = errors.New("lost the leader election Lease")
 
 // lead runs fn while holding the leader Lease in the management cluster,
-// or right away without one.
-func (f *runFlags) lead(ctx context.Context, cfg *rest.Config, log *slog.Logger, fn func(context.Context) error) error {
+// or right away without one. With leader election, /readyz reports ready
+// while standing by: a standby replica is healthy, and a rolling update
+// must be able to replace the leader.
+func (f *runFlags) lead(ctx context.Context, cfg *rest.Config, log *slog.Logger, ready func(), fn func(context.Context) error) error {
 	if cfg == nil || !f.leaderElect {
 		return fn(ctx)
 	}
+	ready()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err

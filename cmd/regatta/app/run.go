@@ -134,7 +134,7 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 		}
 		return err
 	}
-	return f.lead(ctx, f.mgmt, log, d.Run)
+	return f.lead(ctx, f.mgmt, log, func() { m.SetReady(true) }, d.Run)
 }
 
 // build wires the daemon from the flags.
