@@ -7,33 +7,33 @@ import (
 
 	"filippo.io/age"
 	"filippo.io/age/armor"
-	gosops "github.com/getsops/sops/v3"
-	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/shamir"
 )
 
 // maxDataKey bounds what an age stanza may decrypt to; a sops data key is
-// 32 bytes (a Shamir part a little more).
+// 32 bytes (a Shamir share a little more).
 const maxDataKey = 4096
 
-// dataKey recovers the file's data key with the usable identities. Only age
-// master keys are considered: other key types (kms, pgp, vault, ...) are
-// never contacted.
-func dataKey(meta gosops.Metadata, ids []age.Identity, restricted bool) ([]byte, error) {
+// dataKey recovers the file's data key with the usable identities, as
+// sops does: one share per key group, combined with Shamir's scheme when
+// there are several groups. Only age keys are used: other key types (kms,
+// pgp, vault, ...) are never contacted.
+func dataKey(m *metadata, ids []age.Identity, restricted bool) ([]byte, error) {
+	groups := m.groups()
 	var parts [][]byte
-	for _, group := range meta.KeyGroups {
-		if part := decryptGroup(group, ids); part != nil {
+	for _, g := range groups {
+		if part := decryptGroup(g, ids); part != nil {
 			parts = append(parts, part)
 		}
 	}
-	if len(meta.KeyGroups) <= 1 {
+	if len(groups) <= 1 {
 		if len(parts) == 1 {
 			return parts[0], nil
 		}
-		return nil, noKey(meta, restricted)
+		return nil, noKey(groups, restricted)
 	}
-	if len(parts) == 0 || len(parts) < meta.ShamirThreshold {
-		return nil, noKey(meta, restricted)
+	if len(parts) == 0 || len(parts) < m.ShamirThreshold {
+		return nil, noKey(groups, restricted)
 	}
 	key, err := shamir.Combine(parts)
 	if err != nil {
@@ -43,16 +43,12 @@ func dataKey(meta gosops.Metadata, ids []age.Identity, restricted bool) ([]byte,
 }
 
 // decryptGroup returns the first share of the group that an identity opens.
-func decryptGroup(group gosops.KeyGroup, ids []age.Identity) []byte {
+func decryptGroup(g keyGroup, ids []age.Identity) []byte {
 	if len(ids) == 0 {
 		return nil
 	}
-	for _, k := range group {
-		ak, ok := k.(*sopsage.MasterKey)
-		if !ok {
-			continue
-		}
-		if key, err := openStanza(ak.EncryptedKey, ids); err == nil {
+	for _, k := range g.Age {
+		if key, err := openStanza(k.Enc, ids); err == nil {
 			return key
 		}
 	}
@@ -76,16 +72,13 @@ func openStanza(encrypted string, ids []age.Identity) ([]byte, error) {
 }
 
 // noKey lists the file's recipients for the error message.
-func noKey(meta gosops.Metadata, restricted bool) error {
+func noKey(groups []keyGroup, restricted bool) error {
 	e := &NoKeyError{Restricted: restricted}
-	for _, group := range meta.KeyGroups {
-		for _, k := range group {
-			if ak, ok := k.(*sopsage.MasterKey); ok {
-				e.Recipients = append(e.Recipients, ak.Recipient)
-			} else {
-				e.OtherKeys++
-			}
+	for _, g := range groups {
+		for _, k := range g.Age {
+			e.Recipients = append(e.Recipients, k.Recipient)
 		}
+		e.OtherKeys += g.others()
 	}
 	return e
 }

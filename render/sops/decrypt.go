@@ -1,30 +1,18 @@
 package sops
 
 import (
+	"crypto/subtle"
 	"errors"
-	"fmt"
 	"path"
 	"strings"
-	"time"
-
-	gosops "github.com/getsops/sops/v3"
-	"github.com/getsops/sops/v3/aes"
-	"github.com/getsops/sops/v3/config"
-	sopsjson "github.com/getsops/sops/v3/stores/json"
-	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 )
-
-// store is the part of a sops store that decryption needs.
-type store interface {
-	LoadEncryptedFile(in []byte) (gosops.Tree, error)
-	EmitPlainFile(in gosops.TreeBranches) ([]byte, error)
-}
 
 // Decrypt decrypts a sops document and returns its plaintext in the same
 // format. The format follows the file extension: .json is JSON, anything
-// else (.yaml, .yml, none) is YAML. When allowedRecipients is not empty,
-// only identities whose recipient (age1...) is listed may be used. The MAC
-// is verified. Errors are *FileError naming file, and wrap ErrNotEncrypted,
+// else (.yaml, .yml, none) is YAML (comments are not kept). When
+// allowedRecipients is not empty, only identities whose recipient (age1...)
+// is listed may be used. The MAC is verified before anything is returned.
+// Errors are *FileError naming file, and wrap ErrNotEncrypted,
 // ErrMalformed, ErrNoKey (a *NoKeyError) or ErrIntegrity.
 func (k *Keyring) Decrypt(file string, data []byte, allowedRecipients []string) (out []byte, err error) {
 	defer func() {
@@ -32,56 +20,59 @@ func (k *Keyring) Decrypt(file string, data []byte, allowedRecipients []string) 
 			out, err = nil, &FileError{File: file, Err: &malformedError{err: errors.New("parser failure")}}
 		}
 	}()
-	out, err = k.decrypt(storeFor(file), data, allowedRecipients)
+	out, err = k.decrypt(isJSON(file), data, allowedRecipients)
 	if err != nil {
 		return nil, &FileError{File: file, Err: err}
 	}
 	return out, nil
 }
 
-func (k *Keyring) decrypt(st store, data []byte, allowedRecipients []string) ([]byte, error) {
-	tree, err := st.LoadEncryptedFile(data)
+func (k *Keyring) decrypt(asJSON bool, data []byte, allowedRecipients []string) ([]byte, error) {
+	parse, emit := parseYAML, emitYAML
+	if asJSON {
+		parse, emit = parseJSON, emitJSON
+	}
+	docs, err := parse(data)
 	if err != nil {
-		if errors.Is(err, gosops.MetadataNotFound) || !IsEncrypted(data) {
+		if !IsEncrypted(data) {
 			return nil, ErrNotEncrypted
 		}
 		return nil, &malformedError{err: err}
 	}
-	key, err := dataKey(tree.Metadata, k.usable(allowedRecipients), len(allowedRecipients) > 0)
+	m, err := extractMetadata(docs)
+	if err != nil {
+		if errors.Is(err, ErrNotEncrypted) {
+			return nil, err
+		}
+		return nil, &malformedError{err: err}
+	}
+	key, err := dataKey(m, k.usable(allowedRecipients), len(allowedRecipients) > 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := verify(&tree, key); err != nil {
+	if err := verify(docs, m, key); err != nil {
 		return nil, err
 	}
-	plain, err := st.EmitPlainFile(tree.Branches)
-	if err != nil {
-		return nil, fmt.Errorf("cannot emit plaintext: %w", err)
-	}
-	return plain, nil
+	return emit(docs)
 }
 
-// verify decrypts the tree in place and checks its MAC.
-func verify(tree *gosops.Tree, key []byte) error {
-	cipher := aes.NewCipher()
-	mac, err := tree.Decrypt(key, cipher)
+// verify decrypts the documents in place and checks the MAC.
+func verify(docs []*node, m *metadata, key []byte) error {
+	mac, err := decryptTree(docs, m, key)
 	if err != nil {
-		return &integrityError{detail: "a value cannot be decrypted with the data key (the file was changed after it was encrypted)"}
+		return err
 	}
-	stored, err := cipher.Decrypt(tree.Metadata.MessageAuthenticationCode, key,
-		tree.Metadata.LastModified.Format(time.RFC3339))
+	stored, err := decryptValue(m.MAC, key, m.lastModified.Format("2006-01-02T15:04:05Z07:00"))
 	if err != nil {
 		return &integrityError{detail: "the MAC cannot be decrypted (sops.mac or sops.lastmodified was changed)"}
 	}
-	if s, ok := stored.(string); !ok || s != mac {
+	s, ok := stored.(string)
+	if !ok || s == "" || subtle.ConstantTimeCompare([]byte(s), []byte(mac)) != 1 {
 		return &integrityError{detail: "MAC mismatch (the file was changed after it was encrypted)"}
 	}
 	return nil
 }
 
-func storeFor(file string) store {
-	if strings.EqualFold(path.Ext(file), ".json") {
-		return sopsjson.NewStore(&config.JSONStoreConfig{})
-	}
-	return sopsyaml.NewStore(&config.YAMLStoreConfig{})
+func isJSON(file string) bool {
+	return strings.EqualFold(path.Ext(file), ".json")
 }

@@ -31,6 +31,8 @@ const dir = "render/sops/testdata"
 type codec interface {
 	LoadPlainFile(in []byte) (gosops.TreeBranches, error)
 	EmitEncryptedFile(in gosops.Tree) ([]byte, error)
+	LoadEncryptedFile(in []byte) (gosops.Tree, error)
+	EmitPlainFile(in gosops.TreeBranches) ([]byte, error)
 }
 
 func main() {
@@ -43,6 +45,7 @@ func main() {
 	write("config.enc.json", encrypt(jsn, "plain/config.json", "", mainR, otherR))
 	write("wrongkey.enc.yaml", encrypt(yml, "plain/secret.yaml", secretRegex, otherR))
 	write("tampered.enc.yaml", tamper(read("secret.enc.yaml")))
+	compat(yml, jsn, mainR, otherR)
 }
 
 // tamper changes an unencrypted value that the MAC covers.
@@ -116,6 +119,8 @@ func write(name string, data []byte) {
 	check(os.WriteFile(filepath.Join(dir, name), data, 0o644))
 	log.Printf("wrote %s", filepath.Join(dir, name))
 }
+
+func fatal(v any) { log.Fatal(v) }
 
 func check(err error) {
 	if err != nil {
