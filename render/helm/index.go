@@ -41,7 +41,7 @@ func (r *Renderer) index(ctx context.Context, repoURL string, auth basicAuth) (*
 	if v, ok := r.memo.get("index:"+u, now); ok {
 		return v.(*indexFile), nil
 	}
-	v, err, _ := r.flights.Do("index:"+u, func() (any, error) {
+	v, err := r.shared(ctx, "index:"+u, func(ctx context.Context) (any, error) {
 		return r.loadIndex(ctx, u, auth)
 	})
 	if err != nil {

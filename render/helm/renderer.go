@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,8 +12,9 @@ import (
 )
 
 const (
-	defaultIndexTTL = time.Minute
-	defaultMaxSize  = 64 << 20
+	defaultIndexTTL     = time.Minute
+	defaultMaxSize      = 64 << 20
+	defaultFetchTimeout = 2 * time.Minute
 )
 
 // Renderer renders charts. It is safe for concurrent use.
@@ -41,6 +43,9 @@ func New(opts Options) *Renderer {
 	if r.maxSize <= 0 {
 		r.maxSize = defaultMaxSize
 	}
+	if r.opts.FetchTimeout <= 0 {
+		r.opts.FetchTimeout = defaultFetchTimeout
+	}
 	r.cache = diskCache{dir: opts.CacheDir}
 	if r.cache.dir == "" {
 		r.cache.dir = defaultCacheDir()
@@ -55,6 +60,24 @@ func defaultCacheDir() string {
 		base = os.TempDir()
 	}
 	return filepath.Join(base, "regatta", "helm")
+}
+
+// shared runs fn once per key for all concurrent callers. fn gets a
+// context that outlives any one caller (bounded by FetchTimeout), so a
+// caller that gives up does not fail the others; it returns on its own
+// context.
+func (r *Renderer) shared(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, error) {
+	ch := r.flights.DoChan(key, func() (any, error) {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.FetchTimeout)
+		defer cancel()
+		return fn(fctx)
+	})
+	select {
+	case res := <-ch:
+		return res.Val, res.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // ttlCache keeps read-only values for a while.

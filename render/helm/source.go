@@ -94,7 +94,7 @@ func (r *Renderer) repoArchive(ctx context.Context, u, want string, auth basicAu
 	if data, ok := r.cache.readArchive(archiveKindRepo, want); ok {
 		return data, nil
 	}
-	v, err, _ := r.flights.Do("archive:"+u, func() (any, error) {
+	v, err := r.shared(ctx, "archive:"+u, func(ctx context.Context) (any, error) {
 		data, err := r.get(ctx, u, auth)
 		if err != nil {
 			return nil, err

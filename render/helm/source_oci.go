@@ -81,7 +81,7 @@ func (r *Renderer) ociArchive(ctx context.Context, tagged, digest string, auth b
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	v, err, _ := r.flights.Do("pull:"+tagged+"@"+digest, func() (any, error) {
+	v, err := r.shared(ctx, "pull:"+tagged+"@"+digest, func(context.Context) (any, error) {
 		c, err := r.registryClient(auth)
 		if err != nil {
 			return nil, err
@@ -127,7 +127,7 @@ func (r *Renderer) memoized(ctx context.Context, key string, fn func() (any, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	v, err, _ := r.flights.Do(key, func() (any, error) {
+	v, err := r.shared(ctx, key, func(context.Context) (any, error) {
 		v, err := fn()
 		if err == nil {
 			r.memo.put(key, v, r.now().Add(r.ttl))

@@ -28,6 +28,9 @@ type Options struct {
 	// MaxArchiveSize bounds a downloaded index or chart archive; default
 	// 64 MiB.
 	MaxArchiveSize int64
+	// FetchTimeout bounds one download (shared by concurrent renders that
+	// need the same file); default two minutes.
+	FetchTimeout time.Duration
 }
 
 // Request is one chart render.
