@@ -159,6 +159,7 @@ func (p *clusterPass) unreachable(err error) {
 // paused reports every profile the cluster's own labels select as Paused.
 func (p *clusterPass) paused() {
 	p.st.Paused = true
+	p.r.opts.Apply.Forget(p.spec.Metadata.Name) // no drift correction either
 	p.r.mu.Lock()
 	k := p.r.known[p.spec.Metadata.Name]
 	p.r.mu.Unlock()

@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	log.SetOutput(io.Discard) // gitkit logs every request
 	ctrllog.SetLogger(logr.Discard())
 	testenv.Main(m, testenv.Options{Clusters: []testenv.ClusterOptions{
-		{Name: "c36", Version: "v1.36.3"}, {Name: "c37", Version: "v1.37.2"},
+		{Name: "c35", Version: "v1.35.4"}, {Name: "c36", Version: "v1.36.3"}, {Name: "c37", Version: "v1.37.2"},
 	}}, &env)
 }
 
