@@ -83,11 +83,15 @@ func (f *runFlags) lead(ctx context.Context, cfg *rest.Config, log *slog.Logger,
 	if err != nil {
 		return err
 	}
-	id, _ := os.Hostname()
+	id := f.leaderIdentity
+	if id == "" {
+		host, _ := os.Hostname()
+		id = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: "regatta-leader", Namespace: f.leaderElectNamespace},
 		Client:     cs.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: fmt.Sprintf("%s-%d", id, os.Getpid())},
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

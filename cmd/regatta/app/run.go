@@ -49,7 +49,8 @@ type runFlags struct {
 	leaderElectNamespace string
 	logFormat, logLevel  string
 
-	mgmt *rest.Config // the management cluster, when configured
+	mgmt           *rest.Config // the management cluster, when configured
+	leaderIdentity string       // Lease holder identity; default hostname-pid
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
