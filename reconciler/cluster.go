@@ -43,11 +43,12 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, rev *revision, c *spe
 		return p.st
 	}
 	a := plan.Match(rev.repo.Profiles, plan.Cluster{Name: c.Metadata.Name, Labels: labels})
-	p.withdraw(ctx, a)
+	gone := p.toWithdraw(ctx, a)
 	if drift {
 		p.driftCheck(ctx)
 	}
-	p.applyWaves(ctx, a)
+	p.applyWaves(ctx, a, gone)
+	p.withdraw(ctx, gone)
 	p.st.Profiles = p.sortedResults()
 	return p.st
 }

@@ -20,7 +20,11 @@ import (
 // applyWaves applies the matched profiles wave by wave. Profiles of one
 // wave are independent and run concurrently; a profile whose dependency is
 // not Applied waits, and unrelated profiles go on.
-func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment) {
+func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment, gone []*apply.Inventory) {
+	releasing := make([]string, len(gone))
+	for i, inv := range gone {
+		releasing[i] = inv.Profile
+	}
 	if a.Err != nil {
 		for _, prof := range matchedProfiles(p.rev.repo, p.st.Labels, p.spec.Metadata.Name) {
 			p.setResult(status.Profile{Name: prof.Metadata.Name, State: status.StateFailed, Error: &status.Error{Message: a.Err.Error()}})
@@ -33,7 +37,7 @@ func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.setResult(p.runProfile(ctx, prof, a.Missing[prof.Metadata.Name]))
+				p.setResult(p.runProfile(ctx, prof, a.Missing[prof.Metadata.Name], releasing))
 			}()
 		}
 		wg.Wait()
@@ -65,7 +69,7 @@ func (p *clusterPass) result(name string) (status.Profile, bool) {
 
 // runProfile renders and applies one profile, unless a dependency is not
 // ready. A render failure applies and deletes nothing for the pair.
-func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missing []string) status.Profile {
+func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missing, releasing []string) status.Profile {
 	name := prof.Metadata.Name
 	if len(missing) > 0 {
 		return waiting(name, fmt.Sprintf("dependency %s does not select this cluster", strings.Join(missing, ", ")))
@@ -82,6 +86,7 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: renderError(err)}
 	}
 	req, err := p.request(prof, res)
+	req.Releasing = releasing
 	if err != nil {
 		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: &status.Error{File: prof.Source.File, Message: err.Error()}}
 	}
@@ -144,21 +149,27 @@ func (p *clusterPass) request(prof *spec.Profile, res *render.Result) (apply.Req
 	return req, nil
 }
 
-// withdraw removes the profiles the cluster holds (by their inventories)
-// that no longer select it: dependents first, as each profile's
-// stopMatchingBehavior says. Any doubt — an inventory that cannot be read —
-// withdraws nothing.
-func (p *clusterPass) withdraw(ctx context.Context, a plan.Assignment) {
+// toWithdraw returns the inventories of profiles the cluster holds that no
+// longer select it, in withdrawal order. Any doubt — an inventory that
+// cannot be read — withdraws nothing.
+func (p *clusterPass) toWithdraw(ctx context.Context, a plan.Assignment) []*apply.Inventory {
 	invs, err := p.cl.Inventories(ctx)
 	if err != nil {
 		p.log.Warn("cannot read inventories; nothing withdrawn this pass", "error", err)
-		return
+		return nil
 	}
 	matched := map[string]bool{}
 	for _, prof := range a.Profiles() {
 		matched[prof.Metadata.Name] = true
 	}
-	for _, inv := range withdrawOrder(p.rev.repo, invs, matched) {
+	return withdrawOrder(p.rev.repo, invs, matched)
+}
+
+// withdraw removes the given profiles from the cluster, dependents first,
+// as each profile's stopMatchingBehavior says. It runs after the matched
+// profiles were applied, so objects a replacing profile took over stay.
+func (p *clusterPass) withdraw(ctx context.Context, gone []*apply.Inventory) {
+	for _, inv := range gone {
 		behavior := inv.StopMatchingBehavior
 		if prof := p.rev.repo.Profile(inv.Profile); prof != nil {
 			behavior = prof.Spec.StopMatchingBehavior

@@ -193,3 +193,39 @@ func TestClusterStoppedMidPass(t *testing.T) {
 		t.Fatalf("after restart: %v %+v", err, pairs(res, "c35"))
 	}
 }
+
+// TestRenamedProfileKeepsItsObjects: renaming a profile hands its objects
+// to the new name without deleting and re-creating them.
+func TestRenamedProfileKeepsItsObjects(t *testing.T) {
+	ctx := context.Background()
+	f := newFleetRepo(t)
+	body := "  addons:\n  - name: cm\n    manifests: {path: renamed}\n"
+	files := map[string]string{
+		"profiles/old-name.yaml": profileYAML("old-name", "env: prod", body),
+		"renamed/cm.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: renamed, namespace: default}\ndata: {v: \"1\"}\n",
+	}
+	for k, v := range clusterFiles(t, "c37", "env: prod") {
+		files[k] = v
+	}
+	f.commit("fleet", files)
+	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
+	if _, err := h.d.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := configMapObj(t, "c37", "default", "renamed")
+	f.commit("rename", map[string]string{"profiles/old-name.yaml": "", "profiles/new-name.yaml": profileYAML("new-name", "env: prod", body)})
+	res, err := h.d.RunOnce(ctx)
+	if err != nil {
+		t.Fatalf("%v: %+v", err, pairs(res, "c37"))
+	}
+	after := configMapObj(t, "c37", "default", "renamed")
+	if after.UID != before.UID {
+		t.Error("the renamed profile's object was deleted and re-created")
+	}
+	if after.Labels["regatta.dev/profile"] != "new-name" {
+		t.Errorf("owner label = %q", after.Labels["regatta.dev/profile"])
+	}
+	if got := pairs(res, "c37"); got["old-name"].State != status.StateWithdrawn || got["new-name"].State != status.StateApplied {
+		t.Errorf("states: %+v", got)
+	}
+}

@@ -41,6 +41,10 @@ func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructu
 			p.takeovers[ref.key()] = fmt.Sprintf("taken over from profile %s (tier %d)", o.profile, o.tier)
 			p.labelled[ref.key()] = true
 			objs = append(objs, d.obj)
+		case p.req.releases(o.profile):
+			p.takeovers[ref.key()] = fmt.Sprintf("taken over from profile %s, which is withdrawn", o.profile)
+			p.labelled[ref.key()] = true
+			objs = append(objs, d.obj)
 		default:
 			p.conflict(d.addon, ref, o)
 		}

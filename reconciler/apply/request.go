@@ -76,6 +76,21 @@ type Request struct {
 	DriftExclusions []spec.DriftExclusion
 	// Health, when set, overrides kstatus for the kinds it knows.
 	Health HealthChecker
+	// Releasing names profiles the caller withdraws from this cluster in
+	// the same pass, after this apply: an object one of them owns is taken
+	// over whatever its tier, so a renamed or replacing profile inherits
+	// the objects without a delete and re-create.
+	Releasing []string
+}
+
+// releases reports whether profile is being withdrawn in this pass.
+func (r Request) releases(profile string) bool {
+	for _, p := range r.Releasing {
+		if p == profile {
+			return true
+		}
+	}
+	return false
 }
 
 func (r Request) tier() int {

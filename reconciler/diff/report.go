@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // NewReport returns an empty report for the two revisions, with every list
@@ -147,4 +148,23 @@ func ClusterList(names []string, max int) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:max], ", ") + ", and " + strconv.Itoa(len(names)-max) + " more"
+}
+
+// ValidationProblems turns the errors of a repository load into Problems,
+// worded as `regatta validate` prints them.
+func ValidationProblems(diags spec.Diagnostics) []Problem {
+	out := []Problem{}
+	for _, d := range diags.Errors() {
+		out = append(out, Problem{Text: d.Error(), File: d.File, Line: d.Line, Field: d.Field})
+	}
+	return out
+}
+
+// ValidationWarnings turns the warnings of a repository load into Warnings.
+func ValidationWarnings(diags spec.Diagnostics) []Warning {
+	var out []Warning
+	for _, d := range diags.Warnings() {
+		out = append(out, Warning{Kind: WarnRepository, Message: d.Error()})
+	}
+	return out
 }

@@ -14,7 +14,7 @@ import (
 // Secrets hide their data; objects that may hold values decrypted from
 // SOPS files hide everything (see sensitive).
 func (c *comparison) redaction(profile string, prev, cur rendered) redactMode {
-	if c.sensitive(c.base, profile, prev) || c.sensitive(c.head, profile, cur) {
+	if c.base.sensitive(profile, prev) || c.head.sensitive(profile, cur) {
 		return redactAll
 	}
 	if isSecret(prev.Unstructured) || isSecret(cur.Unstructured) {
@@ -28,7 +28,7 @@ func (c *comparison) redaction(profile string, prev, cur rendered) redactMode {
 // encrypted values file; or it was generated (a kustomize generator, so
 // its source is no plain manifest) by an add-on whose folders hold an
 // encrypted file.
-func (c *comparison) sensitive(s *side, profile string, o rendered) bool {
+func (s *side) sensitive(profile string, o rendered) bool {
 	if s.sops.encrypted(o.Source) {
 		return true
 	}
