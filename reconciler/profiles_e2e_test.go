@@ -229,3 +229,56 @@ func TestRenamedProfileKeepsItsObjects(t *testing.T) {
 		t.Errorf("states: %+v", got)
 	}
 }
+
+// TestDriftCorrectedWithinSeconds: with ContinuousWithDriftDetection, an
+// object edited or deleted out of band is restored without a new pass, and
+// the next pass reports the corrections.
+func TestDriftCorrectedWithinSeconds(t *testing.T) {
+	ctx := context.Background()
+	f := newFleetRepo(t)
+	files := map[string]string{
+		"profiles/drifty.yaml": profileYAML("drifty", "env: prod", "  syncMode: ContinuousWithDriftDetection\n  addons:\n  - name: cm\n    manifests: {path: drifty}\n"),
+		"drifty/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: drifty, namespace: default}\ndata: {v: \"desired\"}\n",
+	}
+	for k, v := range clusterFiles(t, "c37", "env: prod") {
+		files[k] = v
+	}
+	f.commit("fleet", files)
+	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
+	if _, err := h.d.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cms := clientset(t, "c37").CoreV1().ConfigMaps("default")
+	cm := configMapObj(t, "c37", "default", "drifty")
+	cm.Data["v"] = "edited by hand"
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the edit to be reverted", func() bool {
+		return configMap(t, "c37", "default", "drifty")["v"] == "desired"
+	})
+	if err := cms.Delete(ctx, "drifty", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the deleted object to come back", func() bool {
+		return configMap(t, "c37", "default", "drifty") != nil
+	})
+	res, err := h.d.RunOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pairs(res, "c37")["drifty"].DriftCorrections; n < 2 {
+		t.Errorf("driftCorrections = %d, want 2", n)
+	}
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
