@@ -97,6 +97,7 @@ REGATTA_FOO_BAR. Flags on the command line win.`,
 		newStatusCommand(stdout),
 		newRenderCommand(stdout, stderr),
 		newRunCommand(stdout, stderr),
+		newPlanCommand(stdout, stderr),
 	)
 	return root
 }
