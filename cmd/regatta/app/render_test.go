@@ -118,3 +118,16 @@ func TestRenderRedactsSecretsAndReadsRevisions(t *testing.T) {
 		t.Errorf("working tree not read:\n%s", stdout)
 	}
 }
+
+func TestRenderFailureNamesFileAndKey(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"clusters/c1/cluster.yaml": secretFleetCluster,
+		"profiles/creds.yaml":      strings.Replace(secretFleetProfile, "  - name: creds\n", "  - name: creds\n    template: true\n", 1),
+		"creds/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\ndata:\n  region: \"{{ .Cluster.Values.region }}\"\n",
+	})
+	code, _, stderr := run(t, "render", "--cluster", "c1", dir)
+	if code != 1 || !strings.Contains(stderr, "creds/cm.yaml:5") || !strings.Contains(stderr, "region") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+}
