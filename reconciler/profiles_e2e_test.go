@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -188,9 +189,24 @@ func TestClusterStoppedMidPass(t *testing.T) {
 	if err := c35.Start(ctx, "v1.35.4"); err != nil {
 		t.Fatal(err)
 	}
+	// The Deployment may not have been created before the stop: let a
+	// pass create it, and mark it ready while the pass waits for it.
+	after := make(chan error, 1)
+	go func() {
+		res, err := h.d.RunOnce(ctx)
+		if err != nil {
+			err = fmt.Errorf("%w: %+v", err, pairs(res, "c35"))
+		}
+		after <- err
+	}()
+	deps := clientset(t, "c35").AppsV1().Deployments("default")
+	waitFor(t, 30*time.Second, "the Deployment on c35", func() bool {
+		_, err := deps.Get(ctx, "slow-mid-pass", metav1.GetOptions{})
+		return err == nil
+	})
 	markReady(t, "c35", "default", "slow-mid-pass")
-	if res, err := h.d.RunOnce(ctx); err != nil {
-		t.Fatalf("after restart: %v %+v", err, pairs(res, "c35"))
+	if err := <-after; err != nil {
+		t.Fatalf("after restart: %v", err)
 	}
 }
 
