@@ -140,35 +140,33 @@ func (p *clusterPass) effective(k knownCluster, stale bool) map[string]string {
 // unreachable reports a cluster that could not be reached: its profiles
 // (matched with the last known labels) are Failed and nothing is changed.
 func (p *clusterPass) unreachable(err error) {
-	name := p.spec.Metadata.Name
 	p.log.Warn("cluster unreachable; nothing changed there", "error", err)
 	p.st.Reachable, p.st.Error = false, err.Error()
-	p.r.opts.Metrics.ClusterReachable.WithLabelValues(name).Set(0)
-	p.r.mu.Lock()
-	k := p.r.known[name]
-	p.r.mu.Unlock()
-	p.st.KubernetesVersion = k.version
-	labels := p.effective(k, len(k.classified) > 0)
-	a := plan.Match(p.rev.repo.Profiles, plan.Cluster{Name: name, Labels: labels})
-	for _, prof := range a.Profiles() {
-		p.results[prof.Metadata.Name] = status.Profile{Name: prof.Metadata.Name, State: status.StateFailed,
-			Error: &status.Error{Message: "cluster unreachable: " + err.Error()}}
-	}
-	p.st.Profiles = p.sortedResults()
+	p.r.opts.Metrics.ClusterReachable.WithLabelValues(p.spec.Metadata.Name).Set(0)
+	p.reportKnown(true, status.Profile{State: status.StateFailed,
+		Error: &status.Error{Message: "cluster unreachable: " + err.Error()}})
 }
 
-// paused reports every profile the cluster's own labels select as Paused.
+// paused reports every profile the cluster's labels select as Paused.
 func (p *clusterPass) paused() {
 	p.st.Paused = true
 	p.r.opts.Apply.Forget(p.spec.Metadata.Name) // no drift correction either
+	p.reportKnown(false, status.Profile{State: status.StatePaused, Message: "cluster is paused (spec.paused)"})
+}
+
+// reportKnown gives every profile that selects the cluster, by its last
+// known labels (stale when the cluster could not be read), the record rec.
+func (p *clusterPass) reportKnown(stale bool, rec status.Profile) {
 	p.r.mu.Lock()
 	k := p.r.known[p.spec.Metadata.Name]
 	p.r.mu.Unlock()
-	labels := p.effective(k, false)
+	p.st.KubernetesVersion = k.version
+	labels := p.effective(k, stale && len(k.classified) > 0)
 	a := plan.Match(p.rev.repo.Profiles, plan.Cluster{Name: p.spec.Metadata.Name, Labels: labels})
 	for _, prof := range a.Profiles() {
-		p.results[prof.Metadata.Name] = status.Profile{Name: prof.Metadata.Name, State: status.StatePaused,
-			Message: "cluster is paused (spec.paused)"}
+		r := rec
+		r.Name = prof.Metadata.Name
+		p.setResult(r)
 	}
 	p.st.Profiles = p.sortedResults()
 }
