@@ -161,10 +161,15 @@ func ValidationProblems(diags spec.Diagnostics) []Problem {
 }
 
 // ValidationWarnings turns the warnings of a repository load into Warnings.
+// The load's "selects no cluster" is left out: it judges by cluster.yaml
+// labels only, while Compare warns about the profiles that stop selecting
+// any cluster with the facts in use.
 func ValidationWarnings(diags spec.Diagnostics) []Warning {
 	var out []Warning
 	for _, d := range diags.Warnings() {
-		out = append(out, Warning{Kind: WarnRepository, Message: d.Error()})
+		if d.Message != "selects no cluster" {
+			out = append(out, Warning{Kind: WarnRepository, Message: d.Error()})
+		}
 	}
 	return out
 }

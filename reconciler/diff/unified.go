@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"sigs.k8s.io/yaml"
@@ -19,11 +20,17 @@ func unifiedDiff(name string, before, after map[string]any) string {
 		return fmt.Sprintf("(no diff: %v)", err)
 	}
 	out, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)),
+		A: splitLines(a), B: splitLines(b),
 		FromFile: "base/" + name, ToFile: "head/" + name, Context: 3,
 	})
 	if err != nil {
 		return fmt.Sprintf("(no diff: %v)", err)
 	}
 	return out
+}
+
+// splitLines splits YAML into lines that each end in a newline, without
+// the empty last line difflib.SplitLines adds after a final newline.
+func splitLines(b []byte) []string {
+	return difflib.SplitLines(strings.TrimSuffix(string(b), "\n"))
 }

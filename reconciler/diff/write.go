@@ -31,6 +31,7 @@ type WriteOptions struct {
 
 // Write writes the report in the chosen format.
 func Write(w io.Writer, r *Report, opts WriteOptions) error {
+	r.normalize()
 	switch opts.Format {
 	case FormatJSON:
 		enc := json.NewEncoder(w)
@@ -48,6 +49,27 @@ func Write(w io.Writer, r *Report, opts WriteOptions) error {
 		return err
 	}
 	return fmt.Errorf("unknown output format %q (text, markdown or json)", opts.Format)
+}
+
+// normalize makes every list of the report non-nil, so that JSON holds []
+// rather than null.
+func (r *Report) normalize() {
+	if r.Errors == nil {
+		r.Errors = []Problem{}
+	}
+	if r.Warnings == nil {
+		r.Warnings = []Warning{}
+	}
+	if r.Groups == nil {
+		r.Groups = []Group{}
+	}
+	for i := range r.Groups {
+		for j := range r.Groups[i].Profiles {
+			if r.Groups[i].Profiles[j].Objects == nil {
+				r.Groups[i].Profiles[j].Objects = []ObjectChange{}
+			}
+		}
+	}
 }
 
 // headline is the summary line every format starts with.
@@ -81,8 +103,8 @@ func factsLine(f Facts) string {
 	if f.Source == FactsStatusBranch {
 		fmt.Fprintf(&b, "status branch %s at %s", f.StatusBranch, short(f.StatusRevision))
 		if n := len(f.WithoutStatus); n > 0 {
-			fmt.Fprintf(&b, "; %s without status assume Kubernetes %s (%s)",
-				plural(n, "cluster"), f.KubernetesVersion, ClusterList(f.WithoutStatus, 5))
+			fmt.Fprintf(&b, "; Kubernetes %s assumed for %s without status (%s)",
+				f.KubernetesVersion, plural(n, "cluster"), ClusterList(f.WithoutStatus, 5))
 		}
 	} else {
 		fmt.Fprintf(&b, "flags (Kubernetes %s)", f.KubernetesVersion)

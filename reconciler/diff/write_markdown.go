@@ -130,7 +130,7 @@ func writeFenced(b *strings.Builder, lang, content string) {
 	if !strings.HasSuffix(content, "\n") {
 		content += "\n"
 	}
-	fmt.Fprintf(b, "%s%s\n%s%s\n", fence, lang, content, fence)
+	fmt.Fprintf(b, "%s%s\n%s%s\n\n", fence, lang, content, fence)
 }
 
 var mdReplacer = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "|", `\|`)
