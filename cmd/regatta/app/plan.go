@@ -190,14 +190,21 @@ func (r revision) rev() diff.Rev { return diff.Rev{Ref: r.ref, Revision: r.tree.
 // reported with its errors and nothing else.
 func (f *planFlags) plan(ctx context.Context, dir string, base, head revision) (*diff.Report, error) {
 	facts := f.loadFacts(ctx, dir)
+	var baseFleet *spec.Repository
+	var warnings []diff.Warning
+	loaded := make(chan struct{})
+	go func() { // the two loads are independent: use two cores
+		defer close(loaded)
+		baseFleet, warnings = loadBase(base)
+	}()
 	headFleet, diags := spec.Load(head.tree)
+	<-loaded
 	if len(diags.Errors()) > 0 {
 		rep := diff.NewReport(base.rev(), head.rev())
 		rep.Errors = diff.ValidationProblems(diags)
 		rep.Facts = facts.info(nil)
 		return rep, nil
 	}
-	baseFleet, warnings := loadBase(base)
 	r, err := f.render.renderer()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,128 @@
+package diff
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/regatta-dev/regatta/render"
+)
+
+func TestCompareRendersEachDistinctInputOnce(t *testing.T) {
+	base := fleetFiles(40)
+	head := edit(base, map[string]string{"web/prod/kustomization.yaml": "namespace: web\nresources: [../base]\nlabels: [{pairs: {tier: production}}]\n"})
+	r := render.New(render.Options{})
+	rep := compare(t, r, base, head)
+	// base: web/prod, web/staging, ops; head: web/prod only.
+	if _, misses := r.CacheStats(); misses != 4 {
+		t.Errorf("%d renders, want 4 (one per distinct input)", misses)
+	}
+	if len(rep.Groups) != 1 || len(rep.Groups[0].Clusters) != 20 || rep.Summary.ClustersAffected != 20 {
+		t.Fatalf("groups = %+v, summary %+v", rep.Groups, rep.Summary)
+	}
+	pc := rep.Groups[0].Profiles[0]
+	if pc.Profile != "web" || pc.Change != ProfileUpdated || pc.Counts.Updated != 1 || !strings.Contains(pc.Objects[0].Diff, "+    tier: production") {
+		t.Errorf("change = %+v", pc)
+	}
+	if len(rep.Warnings) != 1 || rep.Warnings[0].Kind != WarnManyClusters {
+		t.Errorf("warnings = %+v", rep.Warnings)
+	}
+}
+
+func TestCompareNothingChanges(t *testing.T) {
+	base := fleetFiles(4)
+	rep := compare(t, nil, base, edit(base, map[string]string{"README.md": "x"}))
+	if rep.Summary.Changed || len(rep.Groups) != 0 || len(rep.Warnings) != 0 || rep.Failed() {
+		t.Errorf("report = %+v", rep)
+	}
+}
+
+func TestCompareMembershipReasons(t *testing.T) {
+	base := fleetFiles(4)
+	head := edit(base, map[string]string{
+		"clusters/c01/cluster.yaml": strings.Replace(base["clusters/c01/cluster.yaml"], "env: staging", "env: prod", 1),
+		"clusters/c02/cluster.yaml": "",
+		"clusters/c09/cluster.yaml": strings.ReplaceAll(base["clusters/c00/cluster.yaml"], "c00", "c09"),
+	})
+	rep := compare(t, nil, base, head)
+	byCluster := map[string]Group{}
+	for _, g := range rep.Groups {
+		for _, c := range g.Clusters {
+			byCluster[c] = g
+		}
+	}
+	if g := byCluster["c01"]; g.Profiles[0].Profile != "ops" || g.Profiles[0].Change != ProfileGained ||
+		g.Profiles[0].Reasons[0].Message != "label env changed: staging → prod" {
+		t.Errorf("c01: %+v", g)
+	}
+	if g := byCluster["c02"]; g.Change != ClusterRemoved || g.Profiles[0].Counts != (Counts{}) || len(g.Notes) != 1 {
+		t.Errorf("c02 (removed: objects left in place): %+v", g)
+	}
+	if g := byCluster["c09"]; g.Change != ClusterAdded || g.Profiles[0].Reasons[0].Kind != ReasonClusterAdded {
+		t.Errorf("c09: %+v", g)
+	}
+	s := rep.Summary
+	if s.ClustersAdded != 1 || s.ClustersRemoved != 1 || s.ProfilesGained != 3 || s.ProfilesLost != 2 {
+		t.Errorf("summary = %+v", s)
+	}
+}
+
+func TestCompareLeavePoliciesReleases(t *testing.T) {
+	base := fleetFiles(2)
+	base["profiles/ops.yaml"] = strings.Replace(base["profiles/ops.yaml"], "spec:\n", "spec:\n  stopMatchingBehavior: LeavePolicies\n", 1)
+	rep := compare(t, nil, base, edit(base, map[string]string{"profiles/ops.yaml": ""}))
+	pc := rep.Groups[0].Profiles[0]
+	if pc.Change != ProfileLost || pc.Counts.Released != 2 || pc.Counts.Deleted != 0 || rep.Summary.Released != 2 {
+		t.Errorf("change = %+v", pc)
+	}
+	for _, w := range rep.Warnings {
+		if w.Kind == WarnDeleteNamespace {
+			t.Errorf("a released Namespace is not deleted: %+v", w)
+		}
+	}
+}
+
+func TestCompareHeadRenderErrors(t *testing.T) {
+	base := fleetFiles(4)
+	head := edit(base, map[string]string{"ops/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [}\n"})
+	rep := compare(t, nil, base, head)
+	if !rep.Failed() || len(rep.Errors) != 1 {
+		t.Fatalf("errors = %+v", rep.Errors)
+	}
+	p := rep.Errors[0]
+	if p.Profile != "ops" || p.File != "ops/bad.yaml" || p.Line == 0 || len(p.Clusters) != 2 ||
+		!strings.HasPrefix(p.Text, "profile ops: addon ops: ops/bad.yaml:") {
+		t.Errorf("problem = %+v", p)
+	}
+}
+
+func TestCompareBaseRenderErrorIsAWarning(t *testing.T) {
+	head := fleetFiles(2)
+	base := edit(head, map[string]string{"ops/bad.yaml": "kind: [\n"})
+	rep := compare(t, nil, base, head)
+	if rep.Failed() || len(rep.Groups) != 1 || rep.Groups[0].Profiles[0].Counts.Created != 2 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if w := rep.Warnings[0]; w.Kind != WarnBaseRender || w.Clusters[0] != "c00" {
+		t.Errorf("warnings = %+v", rep.Warnings)
+	}
+}
+
+func TestCompareNeedsRenderer(t *testing.T) {
+	_, err := Compare(context.Background(), Side{}, Side{}, Options{})
+	if !errors.Is(err, ErrNoRenderer) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestCompareCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	files := fleetFiles(2)
+	_, err := Compare(ctx, loadSide(t, "a", files), loadSide(t, "b", edit(files, map[string]string{"x": "y"})),
+		Options{Renderer: render.New(render.Options{})})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v", err)
+	}
+}
