@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -92,6 +93,15 @@ func TestDaemonEndToEnd(t *testing.T) {
 	}
 	if msg := runGit(t, f.bare, "log", "-1", "--format=%B", "regatta/status"); !strings.Contains(msg, "Regatta-Source-Revision: "+rev1) {
 		t.Errorf("status commit message lacks the trailer:\n%s", msg)
+	}
+	token := env.Cluster("c37").RESTConfig().BearerToken
+	inStatus := func(s string) bool {
+		grep := exec.Command("git", "grep", "-q", "-F", "-e", s, "regatta/status")
+		grep.Dir = f.bare
+		return grep.Run() == nil
+	}
+	if !inStatus("kind: ClusterStatus") || token == "" || inStatus(token) {
+		t.Error("the kubeconfig token appears in the status files")
 	}
 
 	t.Run("only changed pairs are re-applied", func(t *testing.T) {
