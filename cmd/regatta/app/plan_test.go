@@ -358,3 +358,35 @@ func writePlanFiles(t testing.TB, dir string, files map[string]string) {
 		}
 	}
 }
+
+// TestPlanLiveUnreachable runs --live against clusters that cannot be
+// reached: they are reported, and the plan still succeeds. The live
+// comparison itself is tested against a real API server in
+// reconciler/diff.
+func TestPlanLiveUnreachable(t *testing.T) {
+	dir, _ := planRepo(t, planScenarios()[0])
+	kubeconfigs := t.TempDir()
+	writePlanFiles(t, kubeconfigs, map[string]string{"prod-1.yaml": `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: not-a-real-token}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`})
+	code, stdout, stderr := run(t, "plan", "--base", "HEAD~1", "--sops-age-key-file", planAgeKey, "--live",
+		"--kubeconfig-dir", kubeconfigs, "--cluster-timeout", "2s", "-o", "json", dir)
+	if code != 2 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var r diff.Report
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil || r.Live == nil || len(r.Live.Clusters) != 3 {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	p1, p2 := r.Live.Clusters[0], r.Live.Clusters[1]
+	if p1.Reachable || !strings.Contains(p1.Error, "connection refused") || strings.Contains(stdout, "not-a-real-token") {
+		t.Errorf("prod-1 = %+v", p1)
+	}
+	if p2.Reachable || !strings.Contains(p2.Error, "kubeconfig not found: no prod-2.yaml") {
+		t.Errorf("prod-2 = %+v", p2)
+	}
+}
