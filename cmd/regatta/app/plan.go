@@ -270,20 +270,22 @@ func (f *planFlags) loadFacts(ctx context.Context, dir string) planFacts {
 		return pf
 	}
 	t, err := openStatusTree(ctx, &statusFlags{statusBranch: f.statusBranch}, dir)
-	if err == nil {
-		var snap status.Snapshot
-		if snap, err = status.Read(t); err == nil {
-			pf.status = map[string]status.ClusterStatus{}
-			for _, c := range snap.Clusters {
-				pf.status[c.Cluster] = c
-			}
-			if tree, ok := t.(*repo.Tree); ok {
-				pf.revision = tree.Revision()
-			}
-			return pf
-		}
+	if err != nil {
+		pf.why = fmt.Sprintf("no status branch %s (nor origin/%s)", f.statusBranch, f.statusBranch)
+		return pf
 	}
-	pf.why = fmt.Sprintf("no status branch %s (nor origin/%s)", f.statusBranch, f.statusBranch)
+	snap, err := status.Read(t)
+	if err != nil {
+		pf.why = fmt.Sprintf("status branch %s is unreadable: %v", f.statusBranch, err)
+		return pf
+	}
+	pf.status = map[string]status.ClusterStatus{}
+	for _, c := range snap.Clusters {
+		pf.status[c.Cluster] = c
+	}
+	if tree, ok := t.(*repo.Tree); ok {
+		pf.revision = tree.Revision()
+	}
 	return pf
 }
 
