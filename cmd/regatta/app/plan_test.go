@@ -390,3 +390,23 @@ current-context: c
 		t.Errorf("prod-2 = %+v", p2)
 	}
 }
+
+// TestPlanInvalidBase plans a change that repairs a broken base: the base
+// is compared as an empty fleet, with a warning.
+func TestPlanInvalidBase(t *testing.T) {
+	dir := t.TempDir()
+	copyFleet(t, dir)
+	writeSOPS(t, dir, sopsBase)
+	good := readFleet("profiles/web.yaml")
+	writePlanFiles(t, dir, map[string]string{"profiles/web.yaml": strings.Replace(good, "web/overlays/staging", "web/overlays/missing", 1)})
+	planGit(t, dir, "init", "-q", "-b", "main")
+	planGit(t, dir, "add", "-A")
+	planGit(t, dir, "commit", "-qm", "broken")
+	writePlanFiles(t, dir, map[string]string{"profiles/web.yaml": good})
+	planGit(t, dir, "commit", "-qam", "fixed")
+	code, stdout, stderr := run(t, "plan", "--base", "HEAD~1", "--sops-age-key-file", planAgeKey, dir)
+	if code != 2 || !strings.Contains(stdout, "the base revision HEAD~1 is invalid (1 error, first: profiles/web.yaml:10:") ||
+		!strings.Contains(stdout, "3 of 3 clusters affected") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
