@@ -19,6 +19,7 @@ check ./lua
 check ./repo
 check ./render spec
 check ./reconciler/plan spec
+check ./reconciler/diff spec render repo reconciler/plan reconciler/status reconciler/apply reconciler/classify lua
 if go list -deps ./... | grep -q '^k8s.io/kubernetes/'; then
   echo "deps-check: the product must not depend on k8s.io/kubernetes"; fail=1
 fi
