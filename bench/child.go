@@ -1,0 +1,181 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Child is `regatta run` in a child process, with its metrics endpoint.
+type Child struct {
+	cmd     *exec.Cmd
+	metrics string
+	done    chan struct{}
+	logPath string
+}
+
+// ChildOptions configures StartChild.
+type ChildOptions struct {
+	Regatta       string
+	RepoURL       string
+	DriftInterval time.Duration
+	Dir           string // scratch folder: password file, Helm cache, log
+}
+
+// StartChild starts `regatta run` following the loopback repository.
+func StartChild(o ChildOptions) (*Child, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	pw := o.Dir + "/git-password"
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(pw, []byte(GitPassword), 0o600); err != nil {
+		return nil, err
+	}
+	c := &Child{metrics: "http://" + addr + "/metrics", done: make(chan struct{}), logPath: o.Dir + "/regatta.log"}
+	logf, err := os.Create(c.logPath)
+	if err != nil {
+		return nil, err
+	}
+	c.cmd = exec.Command(o.Regatta, "run", "--repo", o.RepoURL, "--git-username", GitUser, "--git-password-file", pw,
+		"--drift-interval", o.DriftInterval.String(), "--metrics-addr", addr, "--helm-cache-dir", o.Dir+"/helm")
+	c.cmd.Stdout, c.cmd.Stderr = logf, logf
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := c.cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	go func() { c.cmd.Wait(); logf.Close(); close(c.done) }()
+	return c, nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// Pid is the child's process id.
+func (c *Child) Pid() int { return c.cmd.Process.Pid }
+
+// Stop sends SIGTERM and waits (SIGKILL after 30 s).
+func (c *Child) Stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-c.Pid(), syscall.SIGKILL)
+		<-c.done
+	}
+}
+
+// Metrics returns the child's metric samples by series (name{labels}).
+func (c *Child) Metrics(ctx context.Context) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.metrics, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return parseSamples(resp.Body)
+}
+
+func parseSamples(r io.Reader) (map[string]float64, error) {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+// Passes returns the child's converged and total passes.
+func (c *Child) Passes(ctx context.Context) (converged, total float64, err error) {
+	m, err := c.Metrics(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for k, v := range m {
+		if strings.HasPrefix(k, "regatta_passes_total{") {
+			total += v
+			if strings.Contains(k, `result="converged"`) {
+				converged += v
+			}
+		}
+	}
+	return converged, total, nil
+}
+
+// WaitPasses waits until the child has finished at least n passes, of
+// which at least conv converged, polling its metrics.
+func (c *Child) WaitPasses(ctx context.Context, n, conv float64, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		cv, total, err := c.Passes(ctx)
+		if err == nil && total >= n && cv >= conv {
+			return nil
+		}
+		select {
+		case <-c.done:
+			return fmt.Errorf("regatta run exited (see %s)", c.logPath)
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %v passes (%v converged): %v (%v converged) seen (see %s)", n, conv, total, cv, c.logPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ProcStatus returns VmRSS and VmHWM of a process in bytes.
+func ProcStatus(pid int) (rss, hwm int64, err error) {
+	return procStatus(fmt.Sprintf("/proc/%d/status", pid))
+}
+
+func procStatus(path string) (rss, hwm int64, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	for line := range strings.Lines(string(data)) {
+		for _, f := range []struct {
+			prefix string
+			dst    *int64
+		}{{"VmRSS:", &rss}, {"VmHWM:", &hwm}} {
+			if rest, ok := strings.CutPrefix(line, f.prefix); ok {
+				kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+				*f.dst = kb << 10
+			}
+		}
+	}
+	return rss, hwm, nil
+}

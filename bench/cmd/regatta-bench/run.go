@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/regatta-dev/regatta/bench"
+)
+
+// options are the command's flags.
+type options struct {
+	phases      string
+	rounds      int
+	serialEvery int
+	changes     int
+	clusters    int
+	profiles    int
+	scaleSizes  string
+	benchCount  int
+	binDir      string
+	raw         string
+	results     string
+	report      string
+	analysis    string
+	reportOnly  bool
+}
+
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.phases, "phases", "rollout,daemon,scale,gobench", "phases to run, comma-separated")
+	fs.IntVar(&o.rounds, "rounds", 5, "rollout rounds (fresh clusters each)")
+	fs.IntVar(&o.serialEvery, "serial-every", 2, "run the serial script every n-th round (0: never)")
+	fs.IntVar(&o.changes, "changes", 2, "one-overlay commits timed per round")
+	fs.IntVar(&o.clusters, "clusters", 10, "real clusters")
+	fs.IntVar(&o.profiles, "profiles", 10, "profiles per cluster")
+	fs.StringVar(&o.scaleSizes, "scale", "1000,10000", "simulated fleet sizes of the scale phase")
+	fs.IntVar(&o.benchCount, "bench-count", 5, "go test -count of the Go benchmarks")
+	fs.StringVar(&o.binDir, "bin", "bin", "folder with regatta and kubectl")
+	fs.StringVar(&o.raw, "raw", "bench/raw", "folder for raw outputs (git-ignored)")
+	fs.StringVar(&o.results, "results", "bench/results", "folder for the committed raw numbers")
+	fs.StringVar(&o.report, "report", "bench/REPORT.md", "report to write")
+	fs.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis included in the report")
+	fs.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from <results>/results.json")
+}
+
+func (o *options) has(phase string) bool { return slices.Contains(strings.Split(o.phases, ","), phase) }
+
+func run(ctx context.Context, args []string) error {
+	o := &options{}
+	fs := flag.NewFlagSet("regatta-bench", flag.ContinueOnError)
+	o.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log.SetOutput(io.Discard) // the Git server logs every request
+	ctrllog.SetLogger(logr.Discard())
+	if o.reportOnly {
+		return rewriteReport(o)
+	}
+	for _, d := range []string{o.raw, o.results} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	res := newResults(o)
+	err := runPhases(ctx, o, res)
+	res.Finished = time.Now()
+	res.Profiles = profileTops(context.WithoutCancel(ctx), o)
+	if werr := writeOutputs(o, res); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+// shared is what the phases share: the chart repository and the binaries.
+type shared struct {
+	chart *bench.ChartRepo
+	bins  *bench.Binaries
+}
+
+func runPhases(ctx context.Context, o *options, res *bench.Results) error {
+	chart, err := bench.StartChartRepo(filepath.Join(o.raw, "charts"))
+	if err != nil {
+		return err
+	}
+	defer chart.Close()
+	sh := &shared{chart: chart}
+	if o.has("rollout") || o.has("daemon") {
+		if sh.bins, err = bench.StageBinaries(o.binDir); err != nil {
+			return err
+		}
+		defer sh.bins.Remove()
+	}
+	phases := []struct {
+		name string
+		fn   func(context.Context, *options, *bench.Results, *shared) error
+	}{
+		{"gobench", runGoBench}, {"scale", runScale}, {"rollout", runRollout}, {"daemon", runDaemon},
+	}
+	for _, p := range phases {
+		if !o.has(p.name) {
+			continue
+		}
+		start := time.Now()
+		logf("phase %s", p.name)
+		err := p.fn(ctx, o, res, sh)
+		res.PhaseSecs[p.name] = time.Since(start).Seconds()
+		if err != nil {
+			res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", p.name, err))
+			logf("phase %s failed: %v", p.name, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func runRollout(ctx context.Context, o *options, res *bench.Results, sh *shared) error {
+	ro := bench.RolloutOptions{Rounds: o.rounds, Clusters: o.clusters, Profiles: o.profiles,
+		SerialEvery: o.serialEvery, Changes: o.changes, Bins: sh.bins, SerialTimeout: 4 * time.Minute,
+		Dir: abs(filepath.Join(o.raw, "rollout")), CPUProfile: filepath.Join(o.raw, "rollout-regatta.cpu.pprof"), Logf: logf}
+	return bench.RunRollout(ctx, ro, sh.chart, func(s bench.Sample) { res.Samples = append(res.Samples, s) })
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}

@@ -1,0 +1,24 @@
+// Package bench is regatta's benchmark suite (issue 8): it measures regatta
+// against what people script today and against the API servers' own limit,
+// on real kube-apiservers, and writes bench/REPORT.md.
+//
+// Nothing here runs in `go test ./...` beyond quick checks of the
+// generators: the suite is `make bench`, that is
+//
+//	go run ./bench/cmd/regatta-bench
+//
+// Phases (each can be selected with -phases):
+//
+//   - rollout: per round, 10 fresh kube-apiservers; regatta (an in-process
+//     daemon following a loopback Git server), the scripted reference
+//     (kubectl apply --server-side, serial and xargs -P 10) and the minimal
+//     program (server-side apply of pre-rendered objects) take turns in a
+//     rotating order, each in its own namespaces. After regatta's first
+//     rollout, commits that change one Kustomize overlay are timed too.
+//   - daemon: `bin/regatta run` as a child process on 10 fresh clusters:
+//     API requests per cluster per drift interval from each API server's
+//     apiserver_request_total, drift correction latency, and RSS.
+//   - scale: 1,000 and 10,000 simulated clusters (facts only) × 20
+//     profiles, each size in a child process for an honest peak memory.
+//   - gobench: `go test -bench` of the hot functions, for benchstat.
+package bench

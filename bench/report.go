@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Report renders REPORT.md from a run's results.
+func Report(r *Results) string {
+	var b strings.Builder
+	reportHeader(&b, r)
+	reportTargets(&b, r)
+	if r.Analysis != "" {
+		b.WriteString(r.Analysis + "\n")
+	}
+	reportRollout(&b, r)
+	reportSteady(&b, r)
+	reportScale(&b, r)
+	reportMemory(&b, r)
+	reportGoBench(&b, r)
+	reportProfiles(&b, r)
+	reportErrors(&b, r)
+	return b.String()
+}
+
+func reportHeader(b *strings.Builder, r *Results) {
+	m := r.Machine
+	fmt.Fprintf(b, "# regatta benchmark report\n\n")
+	fmt.Fprintf(b, "Written by `make bench` (`go run ./bench/cmd/regatta-bench`) on %s, commit `%s`, in %s.\n",
+		r.Started.UTC().Format("2006-01-02 15:04 UTC"), m.Commit, r.Finished.Sub(r.Started).Round(time.Second))
+	fmt.Fprintf(b, "Machine: %d CPUs (%s), %.1f GiB RAM, %s, %s; shared and noisy, so compare ratios measured side by side.\n\n",
+		m.CPUs, m.CPUModel, float64(m.MemBytes)/(1<<30), m.Kernel, m.GoVersion)
+	fmt.Fprintf(b, "Raw numbers: `bench/results/results.json` (this run), `bench/results/gobench.txt` (benchstat input); "+
+		"logs, trees and profiles of the run: `bench/raw/` (git-ignored). Options: %s.\n\n", formatOptions(r.Options))
+}
+
+func formatOptions(o map[string]string) string {
+	keys := []string{"phases", "rounds", "serialEvery", "changes", "clusters", "profiles", "scale", "benchCount"}
+	var parts []string
+	for _, k := range keys {
+		if v, ok := o[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	return "`" + strings.Join(parts, " ") + "`"
+}
+
+// target is one line of the targets table.
+type target struct {
+	name, figure, how string
+	met               *bool
+}
+
+func met(ok bool) *bool { return &ok }
+
+func (t target) verdict() string {
+	switch {
+	case t.met == nil:
+		return "not measured"
+	case *t.met:
+		return "**met**"
+	}
+	return "**missed**"
+}
+
+func reportTargets(b *strings.Builder, r *Results) {
+	b.WriteString("## Targets of issue 8\n\n| target | figure | verdict | measured by |\n|---|---|---|---|\n")
+	for _, t := range targets(r) {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", t.name, t.figure, t.verdict(), t.how)
+	}
+	b.WriteString("\n")
+}
+
+func targets(r *Results) []target {
+	out := rolloutTargets(r)
+	out = append(out, steadyTargets(r)...)
+	out = append(out, scaleTargets(r)...)
+	return append(out, memoryTargets(r)...)
+}
+
+func rolloutTargets(r *Results) []target {
+	how := "rollout phase (§1)"
+	reg, lim, xa := Quantile(r.Secs(MethodRegatta), .5), Quantile(r.Secs(MethodLimit), .5), Quantile(r.Secs(MethodXargs), .5)
+	chg := Quantile(r.Secs(MethodChange), .5)
+	paired := Quantile(r.PairedRatios(MethodRegatta, MethodLimit), .5)
+	ts := []target{
+		{name: "first rollout, 10 clusters × 10 profiles: ≤ 1.25× the minimal program", how: how,
+			figure: fmt.Sprintf("%s / %s = %s (median of per-round ratios %s)", secs(reg), secs(lim), ratio(reg/lim), ratio(paired))},
+		{name: "first rollout: ≥ 3× faster than the parallel script (xargs -P 10)", how: how,
+			figure: fmt.Sprintf("%s / %s = %s faster", secs(xa), secs(reg), ratio(xa/reg))},
+		{name: "one-overlay change converges in < 2 s (p50)", how: how, figure: secs(chg) + " p50"},
+	}
+	if !math.IsNaN(reg) && !math.IsNaN(lim) {
+		ts[0].met = met(reg/lim <= 1.25)
+	}
+	if !math.IsNaN(reg) && !math.IsNaN(xa) {
+		ts[1].met = met(xa/reg >= 3)
+	}
+	if !math.IsNaN(chg) {
+		ts[2].met = met(chg < 2)
+	}
+	return ts
+}
+
+func steadyTargets(r *Results) []target {
+	how := "daemon phase (§2)"
+	ts := []target{
+		{name: "steady state: 0 write requests per cluster per drift interval", how: how, figure: "–"},
+		{name: "steady state: reads bounded by the managed kinds", how: how, figure: "–"},
+		{name: "drift corrected in < 2 s (p50)", how: how, figure: "–"},
+	}
+	s := r.Steady
+	if s == nil || s.Intervals == 0 || len(s.Regatta)+len(s.Control) == 0 {
+		return ts
+	}
+	ts[0].figure, ts[0].met = fmt.Sprintf("%.1f writes", s.Writes), met(s.Writes < 0.5)
+	ts[1].figure = fmt.Sprintf("%.1f reads (dry runs included) vs %d managed kinds", s.Reads, s.ManagedKinds)
+	ts[1].met = met(s.Reads <= float64(s.ManagedKinds))
+	if d := driftSecs(s.Drift); len(d) > 0 {
+		p50 := Quantile(d, .5)
+		ts[2].figure = fmt.Sprintf("%s p50, %s max (%d of %d restored)", secs(p50), secs(Quantile(d, 1)), len(d), len(s.Drift))
+		ts[2].met = met(p50 < 2 && len(d) == len(s.Drift))
+	}
+	return ts
+}
+
+func driftSecs(ds []DriftTime) []float64 {
+	var out []float64
+	for _, d := range ds {
+		if d.Err == "" {
+			out = append(out, d.Secs)
+		}
+	}
+	return out
+}
+
+func scaleTargets(r *Results) []target {
+	how := "scale phase (§3)"
+	ts := []target{
+		{name: "10,000 clusters × 20 profiles planned and rendered in < 60 s", how: how, figure: "–"},
+		{name: "… using < 2 GiB peak memory", how: how, figure: "–"},
+	}
+	for _, s := range r.Scale {
+		if s.Clusters != 10000 {
+			continue
+		}
+		total := s.LoadSecs + s.PlanSecs
+		ts[0].figure, ts[0].met = secs(total), met(total < 60)
+		ts[1].figure, ts[1].met = mib(s.PeakRSS)+" VmHWM", met(s.PeakRSS < 2<<30)
+	}
+	return ts
+}
+
+func memoryTargets(r *Results) []target {
+	t := target{name: "memory per managed cluster < 10 MiB", how: "daemon phase (§4)", figure: "–"}
+	if s := r.Steady; s != nil && s.Memory.RSS > 0 {
+		per := s.Memory.RSS / int64(s.Memory.ClustersIn)
+		t.figure = fmt.Sprintf("%s RSS / %d = %s", mib(s.Memory.RSS), s.Memory.ClustersIn, mib(per))
+		t.met = met(per < 10<<20)
+	}
+	return []target{t}
+}
+
+func secs(s float64) string {
+	if math.IsNaN(s) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f s", s)
+}
+
+func ratio(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", x)
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Results is everything one run of the suite measured; results.json holds
+// it and REPORT.md is written from it.
+type Results struct {
+	Started   time.Time          `json:"started"`
+	Finished  time.Time          `json:"finished"`
+	Machine   Machine            `json:"machine"`
+	Options   map[string]string  `json:"options"`
+	PhaseSecs map[string]float64 `json:"phaseSeconds"`
+	Samples   []Sample           `json:"samples,omitempty"`
+	Steady    *SteadyResult      `json:"steady,omitempty"`
+	Scale     []ScaleResult      `json:"scale,omitempty"`
+	PlanCmd   *PlanCmdResult     `json:"planCommand,omitempty"`
+	GoBench   []GoBench          `json:"goBench,omitempty"`
+	Profiles  []ProfileTop       `json:"profiles,omitempty"`
+	Errors    []string           `json:"errors,omitempty"`
+	// Analysis is bench/analysis.md, the hand-written reading of the
+	// committed run (why a target is missed, what would fix it).
+	Analysis string `json:"-"`
+}
+
+// ProfileTop is the head of `go tool pprof -top` of a profile of the run.
+type ProfileTop struct {
+	What    string `json:"what"`
+	Command string `json:"command"`
+	Top     string `json:"top"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPUs      int    `json:"cpus"`
+	MemBytes  int64  `json:"memBytes"`
+	Kernel    string `json:"kernel"`
+	GoVersion string `json:"goVersion"`
+	Commit    string `json:"commit"`
+	CPUModel  string `json:"cpuModel"`
+}
+
+// PlanCmdResult is `regatta plan` over a simulated fleet.
+type PlanCmdResult struct {
+	Clusters int     `json:"clusters"`
+	Secs     float64 `json:"seconds"`
+	PeakRSS  int64   `json:"peakRSSBytes"`
+	Command  string  `json:"command"`
+	Note     string  `json:"note,omitempty"`
+}
+
+// GoBench is the median of one Go benchmark over -count runs.
+type GoBench struct {
+	Package     string  `json:"package"`
+	Name        string  `json:"name"`
+	NsPerOp     float64 `json:"nsPerOp"`
+	BytesPerOp  float64 `json:"bytesPerOp"`
+	AllocsPerOp float64 `json:"allocsPerOp"`
+	Runs        int     `json:"runs"`
+}
+
+// Secs returns the seconds of the samples of a method without error.
+func (r *Results) Secs(method string) []float64 {
+	var out []float64
+	for _, s := range r.Samples {
+		if s.Method == method && s.Err == "" {
+			out = append(out, s.Secs)
+		}
+	}
+	return out
+}
+
+// PairedRatios returns, per round where both ran, a's time over b's.
+func (r *Results) PairedRatios(a, b string) []float64 {
+	byRound := map[int]float64{}
+	for _, s := range r.Samples {
+		if s.Method == b && s.Err == "" {
+			byRound[s.Round] = s.Secs
+		}
+	}
+	var out []float64
+	for _, s := range r.Samples {
+		if d, ok := byRound[s.Round]; ok && s.Method == a && s.Err == "" && d > 0 {
+			out = append(out, s.Secs/d)
+		}
+	}
+	return out
+}
+
+// Quantile returns the q-quantile of xs with linear interpolation between
+// closest ranks (NaN for none).
+func Quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+}
