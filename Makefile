@@ -36,8 +36,8 @@ lint: deps-check ## gofmt check, go vet, dependency direction
 deps-check: ## leaves (spec, render, lua, repo) import no regatta package above them
 	hack/check-deps.sh
 
-bench: build ## run the benchmark suite and write bench/REPORT.md
-	$(GO) test -run '^$$' -bench . -benchmem ./... | tee bench.out
+bench: test-env build ## run the benchmark suite (~20 min; BENCH_FLAGS=-h lists options) and write bench/REPORT.md
+	GO=$(GO) $(GO) run ./bench/cmd/regatta-bench -bin $(BIN) $(BENCH_FLAGS)
 
 demo: test-env build ## run regatta on three local clusters with the example fleet (Ctrl-C stops)
 	$(GO) run ./hack/demo

@@ -50,7 +50,28 @@ func runScale(ctx context.Context, o *options, res *bench.Results, _ *shared) er
 			n, sr.LoadSecs, sr.PlanSecs, sr.PeakRSS>>20, sr.Hits, sr.Misses)
 		res.Scale = append(res.Scale, sr)
 	}
-	return nil
+	return runPlanCmd(ctx, o, res)
+}
+
+// runPlanCmd times `regatta plan` over 1,000 clusters, when the binary has
+// the command.
+func runPlanCmd(ctx context.Context, o *options, res *bench.Results) error {
+	regatta := abs(filepath.Join(o.binDir, "regatta"))
+	if err := exec.CommandContext(ctx, regatta, "plan", "--help").Run(); err != nil {
+		logf("scale: %s has no plan command: not measured", regatta)
+		return nil
+	}
+	chart, err := bench.StartChartRepo(filepath.Join(o.raw, "scale", "plan-charts"))
+	if err != nil {
+		return err
+	}
+	defer chart.Close()
+	pr, err := bench.RunPlanCmd(ctx, regatta, 1000, chart, abs(filepath.Join(o.raw, "scale")))
+	res.PlanCmd = pr
+	if pr != nil {
+		logf("scale: regatta plan over 1000 clusters: %.1fs, peak %d MiB", pr.Secs, pr.PeakRSS>>20)
+	}
+	return err
 }
 
 // scaleChild is the scale phase's child: one fleet size, JSON on stdout.

@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RunPlanCmd times `regatta plan` over a generated fleet of n clusters × 20
+// profiles in a local Git repository, between a base commit and a head
+// commit that changes one ConfigMap in the Kustomize base of one profile
+// (every cluster is affected).
+func RunPlanCmd(ctx context.Context, regatta string, n int, chart *ChartRepo, dir string) (*PlanCmdResult, error) {
+	f := Fleet{Prefix: "pl", Clusters: NewClusters(n), Profiles: 20, ChartRepo: chart.URL()}
+	work := filepath.Join(dir, "repo")
+	files := f.Files()
+	if err := commitLocal(ctx, work, "base", files); err != nil {
+		return nil, err
+	}
+	p := ProfileName(kustomizeProfiles(f.Profiles)[0])
+	objs := "kustomize/" + p + "/base/objects.yaml"
+	changed := strings.Replace(files[objs], "value 00.0 ", "value 00.0 (changed) ", 1)
+	if err := commitLocal(ctx, work, "change "+p, map[string]string{objs: changed}); err != nil {
+		return nil, err
+	}
+	args := []string{"plan", "--base", "HEAD~1", "--head", "HEAD", "--status-branch", "", "--output", "json",
+		"--helm-cache-dir", filepath.Join(dir, "helm"), work}
+	res := &PlanCmdResult{Clusters: n, Command: "regatta " + strings.Join(args, " "),
+		Note: fmt.Sprintf("Head changes one ConfigMap in the Kustomize base of %s (20 profiles, all %d clusters affected); output in bench/raw/scale/plan.json.", p, n)}
+	out, err := os.Create(filepath.Join(dir, "plan.json"))
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	cmd := exec.CommandContext(ctx, regatta, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	start := time.Now()
+	err = cmd.Run()
+	res.Secs = time.Since(start).Seconds()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 2 {
+		err = nil // 2: something changes, as expected
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.PeakRSS = ru.Maxrss << 10
+	}
+	if err != nil {
+		return res, fmt.Errorf("regatta plan: %w (see %s)", err, out.Name())
+	}
+	return res, nil
+}
+
+// commitLocal writes files in a local repository (created when missing) and
+// commits them.
+func commitLocal(ctx context.Context, work, msg string, files map[string]string) error {
+	if _, err := os.Stat(filepath.Join(work, ".git")); err != nil {
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			return err
+		}
+		if _, err := runGit(ctx, work, "init", "-q", "-b", "main"); err != nil {
+			return err
+		}
+	}
+	if err := WriteTree(work, files); err != nil {
+		return err
+	}
+	if _, err := runGit(ctx, work, "add", "-A"); err != nil {
+		return err
+	}
+	_, err := runGit(ctx, work, "commit", "-q", "-m", msg)
+	return err
+}
