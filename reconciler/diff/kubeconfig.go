@@ -1,16 +1,12 @@
 package diff
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/render/sops"
@@ -21,76 +17,19 @@ import (
 type KubeconfigFunc func(ctx context.Context, c *spec.Cluster) ([]byte, error)
 
 // ErrNoKubeconfig is wrapped when a cluster's kubeconfig cannot be found.
-var ErrNoKubeconfig = errors.New("kubeconfig not found")
+var ErrNoKubeconfig = apply.ErrNoKubeconfig
 
-// KubeconfigFromRepository finds a cluster's kubeconfig as the daemon does:
-// the Secret its kubeconfig.secretRef names, among the manifests of its
-// folder in tree, decrypted with keys when SOPS-encrypted. Errors name the
-// file, never a value.
+// KubeconfigFromRepository finds a cluster's kubeconfig as the daemon does
+// (apply.KubeconfigFromRepository): the Secret its kubeconfig.secretRef
+// names among the manifests of its folder, SOPS-decrypted with keys.
 func KubeconfigFromRepository(tree fs.FS, keys *sops.Keyring) KubeconfigFunc {
 	return func(ctx context.Context, c *spec.Cluster) ([]byte, error) {
-		ref := c.Spec.Kubeconfig.SecretRef
-		var recipients []string
-		if c.Spec.Decryption != nil {
-			recipients = c.Spec.Decryption.AgeRecipients
+		b, err := apply.KubeconfigFromRepository(ctx, tree, keys, c)
+		if errors.Is(err, ErrNoKubeconfig) {
+			return nil, fmt.Errorf("%w (or use --kubeconfig-dir)", err)
 		}
-		for _, file := range c.Files {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			secret, err := findSecret(tree, keys, recipients, file, ref.Namespace, ref.Name)
-			if err != nil {
-				return nil, err
-			}
-			if secret != nil {
-				b, err := apply.KubeconfigFromSecret(secret, ref.Key)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", file, err)
-				}
-				return b, nil
-			}
-		}
-		return nil, fmt.Errorf("%w: no Secret %s/%s in %s/%s/ (or use --kubeconfig-dir)",
-			ErrNoKubeconfig, ref.Namespace, ref.Name, spec.ClustersDir, c.Metadata.Name)
+		return b, err
 	}
-}
-
-// findSecret returns the Secret namespace/name among the documents of
-// file, or nil.
-func findSecret(tree fs.FS, keys *sops.Keyring, recipients []string, file, namespace, name string) (map[string]any, error) {
-	data, err := fs.ReadFile(tree, file)
-	if err != nil {
-		return nil, err
-	}
-	if sops.IsEncrypted(data) {
-		if keys == nil {
-			return nil, fmt.Errorf("%s is SOPS-encrypted and no age key is configured (--sops-age-key-file)", file)
-		}
-		if data, err = keys.Decrypt(file, data, recipients); err != nil {
-			return nil, err
-		}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc map[string]any
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: not valid YAML", file)
-		}
-		if isSecretNamed(doc, namespace, name) {
-			return doc, nil
-		}
-	}
-}
-
-func isSecretNamed(doc map[string]any, namespace, name string) bool {
-	meta, _ := doc["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
-	n, _ := meta["name"].(string)
-	return doc["kind"] == "Secret" && n == name && (ns == namespace || ns == "")
 }
 
 // KubeconfigFromDir reads a cluster's kubeconfig from dir: the file named

@@ -1,0 +1,88 @@
+package apply
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/regatta-dev/regatta/render/sops"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// ErrNoKubeconfig is wrapped when a cluster's folder holds no Secret
+// manifest with the name its kubeconfig.secretRef gives.
+var ErrNoKubeconfig = errors.New("kubeconfig not found")
+
+// KubeconfigFromRepository finds a cluster's kubeconfig in the fleet
+// repository: the Secret its kubeconfig.secretRef names, among the YAML
+// files of its folder, decrypted with keys when SOPS-encrypted (restricted
+// to the cluster's spec.decryption.ageRecipients). Errors name the file,
+// never a value.
+func KubeconfigFromRepository(ctx context.Context, tree fs.FS, keys *sops.Keyring, c *spec.Cluster) ([]byte, error) {
+	ref := c.Spec.Kubeconfig.SecretRef
+	var recipients []string
+	if c.Spec.Decryption != nil {
+		recipients = c.Spec.Decryption.AgeRecipients
+	}
+	for _, file := range c.Files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		secret, err := findSecret(tree, keys, recipients, file, ref.Namespace, ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		if secret != nil {
+			b, err := KubeconfigFromSecret(secret, ref.Key)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", file, err)
+			}
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no Secret %s/%s in %s/%s/",
+		ErrNoKubeconfig, ref.Namespace, ref.Name, spec.ClustersDir, c.Metadata.Name)
+}
+
+// findSecret returns the Secret namespace/name among the documents of
+// file, or nil.
+func findSecret(tree fs.FS, keys *sops.Keyring, recipients []string, file, namespace, name string) (map[string]any, error) {
+	data, err := fs.ReadFile(tree, file)
+	if err != nil {
+		return nil, err
+	}
+	if sops.IsEncrypted(data) {
+		if keys == nil {
+			return nil, fmt.Errorf("%s is SOPS-encrypted and no age key is configured (--sops-age-key-file)", file)
+		}
+		if data, err = keys.Decrypt(file, data, recipients); err != nil {
+			return nil, err
+		}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc map[string]any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: not valid YAML", file)
+		}
+		if isSecretNamed(doc, namespace, name) {
+			return doc, nil
+		}
+	}
+}
+
+func isSecretNamed(doc map[string]any, namespace, name string) bool {
+	meta, _ := doc["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	n, _ := meta["name"].(string)
+	return doc["kind"] == "Secret" && n == name && (ns == namespace || ns == "")
+}
