@@ -183,7 +183,7 @@ func (d *Daemon) commitStatus(res PassResult) error {
 	rev := res.Snapshot.Fleet.SourceRevision
 	out, err := d.opts.Source.CommitAndPush(ctx, repo.CommitRequest{
 		Branch: d.opts.StatusBranch, Prefix: status.Dir, Files: files, Prune: true,
-		Author: d.opts.StatusAuthor, Message: "regatta: status of " + short(rev),
+		Author: d.opts.StatusAuthor, Message: "regatta: status of " + status.ShortRevision(rev),
 		Trailers: []repo.Trailer{{Key: repo.TrailerSourceRevision, Value: rev}},
 	})
 	if err != nil {
@@ -191,14 +191,7 @@ func (d *Daemon) commitStatus(res PassResult) error {
 	}
 	if out.Committed {
 		d.r.opts.Metrics.StatusCommits.Inc()
-		d.r.log.Info("status committed", "branch", d.opts.StatusBranch, "commit", short(out.SHA), "attempts", out.Attempts)
+		d.r.log.Info("status committed", "branch", d.opts.StatusBranch, "commit", status.ShortRevision(out.SHA), "attempts", out.Attempts)
 	}
 	return nil
-}
-
-func short(rev string) string {
-	if len(rev) > 8 {
-		return rev[:8]
-	}
-	return rev
 }

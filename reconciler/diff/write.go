@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
 // Output formats of Write.
@@ -101,7 +103,7 @@ func countsLine(s Summary) string {
 func factsLine(f Facts) string {
 	var b strings.Builder
 	if f.Source == FactsStatusBranch {
-		fmt.Fprintf(&b, "status branch %s at %s", f.StatusBranch, short(f.StatusRevision))
+		fmt.Fprintf(&b, "status branch %s at %s", f.StatusBranch, status.ShortRevision(f.StatusRevision))
 		if n := len(f.WithoutStatus); n > 0 {
 			fmt.Fprintf(&b, "; Kubernetes %s assumed for %s without status (%s)",
 				f.KubernetesVersion, plural(n, "cluster"), ClusterList(f.WithoutStatus, 5))
@@ -116,7 +118,7 @@ func factsLine(f Facts) string {
 }
 
 func revLine(r *Report) string {
-	return fmt.Sprintf("base %s (%s) → head %s (%s)", short(r.Base.Revision), r.Base.Ref, short(r.Head.Revision), r.Head.Ref)
+	return fmt.Sprintf("base %s (%s) → head %s (%s)", status.ShortRevision(r.Base.Revision), r.Base.Ref, status.ShortRevision(r.Head.Revision), r.Head.Ref)
 }
 
 // profileLine summarises one profile change: "apps: updated (+1 ~2 -0)".
@@ -175,14 +177,4 @@ func groupTitle(g Group, max int) string {
 		s += ": cluster " + g.Change
 	}
 	return s
-}
-
-func short(rev string) string {
-	if len(rev) > 8 {
-		return rev[:8]
-	}
-	if rev == "" {
-		return "-"
-	}
-	return rev
 }

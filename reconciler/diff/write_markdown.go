@@ -3,6 +3,8 @@ package diff
 import (
 	"fmt"
 	"strings"
+
+	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
 // markdown writes the report as a pull request comment: summary, errors,
@@ -35,7 +37,7 @@ func markdown(r *Report, maxBytes int) string {
 
 func mdRevLine(r *Report) string {
 	return fmt.Sprintf("base `%s` (%s) → head `%s` (%s)",
-		short(r.Base.Revision), mdEscape(r.Base.Ref), short(r.Head.Revision), mdEscape(r.Head.Ref))
+		status.ShortRevision(r.Base.Revision), mdEscape(r.Base.Ref), status.ShortRevision(r.Head.Revision), mdEscape(r.Head.Ref))
 }
 
 func writeMarkdownProblems(b *strings.Builder, r *Report) {

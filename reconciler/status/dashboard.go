@@ -55,15 +55,15 @@ func RenderDashboard(s Snapshot) string {
 
 func writeSummary(b *strings.Builder, s Snapshot) {
 	f := s.Fleet
-	fmt.Fprintf(b, "Source revision `%s`", short(f.SourceRevision))
+	fmt.Fprintf(b, "Source revision `%s`", ShortRevision(f.SourceRevision))
 	if f.AppliedRevision != "" && f.AppliedRevision != f.SourceRevision {
-		fmt.Fprintf(b, " · in force: `%s`", short(f.AppliedRevision))
+		fmt.Fprintf(b, " · in force: `%s`", ShortRevision(f.AppliedRevision))
 	}
 	fmt.Fprintf(b, " · %d clusters · %d profiles\n\n", len(s.Clusters), len(profileNames(s.Clusters)))
 	if len(f.Errors) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "> ❌ **Revision `%s` is not in force**: the clusters keep `%s`.\n>\n", short(f.SourceRevision), short(f.AppliedRevision))
+	fmt.Fprintf(b, "> ❌ **Revision `%s` is not in force**: the clusters keep `%s`.\n>\n", ShortRevision(f.SourceRevision), ShortRevision(f.AppliedRevision))
 	for _, e := range f.Errors {
 		fmt.Fprintf(b, "> - %s\n", formatError(e))
 	}
@@ -91,7 +91,7 @@ func writeClusterRow(b *strings.Builder, c ClusterStatus, profiles []string) {
 		}
 		fmt.Fprintf(b, " %s %s", stateMarks[p.State], p.State)
 		if p.Revision != "" {
-			fmt.Fprintf(b, " `%s`", short(p.Revision))
+			fmt.Fprintf(b, " `%s`", ShortRevision(p.Revision))
 		}
 		b.WriteString(" |")
 	}
@@ -157,8 +157,8 @@ func profileNames(cs []ClusterStatus) []string {
 	return out
 }
 
-// short abbreviates a commit SHA as Git hosts do.
-func short(rev string) string {
+// ShortRevision abbreviates a commit SHA as Git hosts do ("-" for none).
+func ShortRevision(rev string) string {
 	if len(rev) > 8 {
 		return rev[:8]
 	}

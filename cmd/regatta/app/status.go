@@ -115,9 +115,9 @@ func openStatusTree(ctx context.Context, f *statusFlags, dir string) (fs.FS, err
 
 func writeStatusTable(w io.Writer, s status.Snapshot) error {
 	fl := s.Fleet
-	fmt.Fprintf(w, "source revision %s", shortRev(fl.SourceRevision))
+	fmt.Fprintf(w, "source revision %s", status.ShortRevision(fl.SourceRevision))
 	if fl.AppliedRevision != "" && fl.AppliedRevision != fl.SourceRevision {
-		fmt.Fprintf(w, " (in force: %s)", shortRev(fl.AppliedRevision))
+		fmt.Fprintf(w, " (in force: %s)", status.ShortRevision(fl.AppliedRevision))
 	}
 	fmt.Fprintln(w)
 	for _, e := range fl.Errors {
@@ -135,7 +135,7 @@ func writeStatusTable(w io.Writer, s status.Snapshot) error {
 		}
 		for _, p := range c.Profiles {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Cluster, reach, dash(c.KubernetesVersion),
-				p.Name, p.State, shortRev(p.Revision), firstLine(pairMessage(p)))
+				p.Name, p.State, status.ShortRevision(p.Revision), firstLine(pairMessage(p)))
 		}
 	}
 	return tw.Flush()
@@ -149,7 +149,7 @@ func printClusterStatus(w io.Writer, s status.Snapshot, name, output string) err
 		if output != "text" {
 			return writeStatusYAML(w, status.Snapshot{Fleet: s.Fleet, Clusters: []status.ClusterStatus{c}})
 		}
-		fmt.Fprintf(w, "cluster %s: reachable=%v version=%s revision=%s\n", c.Cluster, c.Reachable, dash(c.KubernetesVersion), shortRev(c.SourceRevision))
+		fmt.Fprintf(w, "cluster %s: reachable=%v version=%s revision=%s\n", c.Cluster, c.Reachable, dash(c.KubernetesVersion), status.ShortRevision(c.SourceRevision))
 		if c.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", c.Error)
 		}
@@ -161,7 +161,7 @@ func printClusterStatus(w io.Writer, s status.Snapshot, name, output string) err
 			fmt.Fprintf(w, "  label %s %s: %s\n", n.Key, n.Reason, n.Message)
 		}
 		for _, p := range c.Profiles {
-			fmt.Fprintf(w, "  profile %s: %s revision=%s objects=%d", p.Name, p.State, shortRev(p.Revision), p.Objects)
+			fmt.Fprintf(w, "  profile %s: %s revision=%s objects=%d", p.Name, p.State, status.ShortRevision(p.Revision), p.Objects)
 			if p.DriftCorrections > 0 {
 				fmt.Fprintf(w, " driftCorrections=%d", p.DriftCorrections)
 			}
@@ -232,13 +232,6 @@ func formatLabels(l map[string]string) string {
 		parts[i] = k + "=" + l[k]
 	}
 	return strings.Join(parts, ",")
-}
-
-func shortRev(r string) string {
-	if len(r) > 8 {
-		return r[:8]
-	}
-	return dash(r)
 }
 
 func dash(s string) string {
