@@ -56,7 +56,6 @@ func TestClassifierMovesClusterOnUpgrade(t *testing.T) {
 // five Ready Nodes, through an aggregated Lua classification.
 func TestLuaClassifierCountsReadyNodes(t *testing.T) {
 	ctx := context.Background()
-	f := newFleetRepo(t)
 	files := map[string]string{
 		"classifiers/large.yaml": `apiVersion: regatta.dev/v1alpha1
 kind: Classifier
@@ -80,11 +79,7 @@ spec:
 		"profiles/big-cluster-tuning.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: big-cluster-tuning}\nspec:\n  clusterSelector: {matchLabels: {size: large}}\n  addons:\n  - name: tuning\n    manifests: {path: tuning}\n",
 		"tuning/cm.yaml":                   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: large-cluster-tuning, namespace: default}\ndata: {workers: \"64\"}\n",
 	}
-	for k, v := range clusterFiles(t, "c37", "env: prod") {
-		files[k] = v
-	}
-	f.commit("fleet", files)
-	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
+	_, h := oneClusterFleet(t, files)
 	nodes := clientset(t, "c37").CoreV1().Nodes()
 	for i := 0; i < 5; i++ {
 		if _, err := h.d.RunOnce(ctx); err != nil {

@@ -237,3 +237,16 @@ func writeFile(dir, name, content string) error {
 	}
 	return os.WriteFile(p, []byte(content), 0o644)
 }
+
+// oneClusterFleet commits files and the folder of cluster c37 (env: prod)
+// to a new fleet repository, and returns it with a daemon that writes no
+// status.
+func oneClusterFleet(t *testing.T, files map[string]string) (*fleetRepo, *harness) {
+	t.Helper()
+	f := newFleetRepo(t)
+	for k, v := range clusterFiles(t, "c37", "env: prod") {
+		files[k] = v
+	}
+	f.commit("fleet", files)
+	return f, newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
+}

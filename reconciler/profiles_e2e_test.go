@@ -58,7 +58,6 @@ func pairs(res PassResult, cluster string) map[string]status.Profile {
 // nothing and reports its file and line.
 func TestDependsOnHealthAndRenderFailure(t *testing.T) {
 	ctx := context.Background()
-	f := newFleetRepo(t)
 	gateHealth := `  healthTimeout: 2s
   healthChecks:
   - kind: ConfigMap
@@ -79,11 +78,7 @@ func TestDependsOnHealthAndRenderFailure(t *testing.T) {
 		"profiles/tmpl.yaml":       profileYAML("tmpl", "env: prod", "  addons:\n  - name: tmpl\n    template: true\n    manifests: {path: tmpl}\n"),
 		"tmpl/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deps-tmpl, namespace: default}\ndata:\n  greeting: \"{{ .Cluster.Values.greeting }}\"\n",
 	}
-	for k, v := range clusterFiles(t, "c37", "env: prod") {
-		files[k] = v
-	}
-	f.commit("fleet", files)
-	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
+	f, h := oneClusterFleet(t, files)
 	res, _ := h.d.RunOnce(ctx)
 	got := pairs(res, "c37")
 	if got["db"].State != status.StateProgressing || got["api"].State != status.StateWaitingForDependency ||
@@ -214,17 +209,12 @@ func TestClusterStoppedMidPass(t *testing.T) {
 // to the new name without deleting and re-creating them.
 func TestRenamedProfileKeepsItsObjects(t *testing.T) {
 	ctx := context.Background()
-	f := newFleetRepo(t)
 	body := "  addons:\n  - name: cm\n    manifests: {path: renamed}\n"
 	files := map[string]string{
 		"profiles/old-name.yaml": profileYAML("old-name", "env: prod", body),
 		"renamed/cm.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: renamed, namespace: default}\ndata: {v: \"1\"}\n",
 	}
-	for k, v := range clusterFiles(t, "c37", "env: prod") {
-		files[k] = v
-	}
-	f.commit("fleet", files)
-	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
+	f, h := oneClusterFleet(t, files)
 	if _, err := h.d.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -251,16 +241,11 @@ func TestRenamedProfileKeepsItsObjects(t *testing.T) {
 // the next pass reports the corrections.
 func TestDriftCorrectedWithinSeconds(t *testing.T) {
 	ctx := context.Background()
-	f := newFleetRepo(t)
 	files := map[string]string{
 		"profiles/drifty.yaml": profileYAML("drifty", "env: prod", "  syncMode: ContinuousWithDriftDetection\n  addons:\n  - name: cm\n    manifests: {path: drifty}\n"),
 		"drifty/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: drifty, namespace: default}\ndata: {v: \"desired\"}\n",
 	}
-	for k, v := range clusterFiles(t, "c37", "env: prod") {
-		files[k] = v
-	}
-	f.commit("fleet", files)
-	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
+	_, h := oneClusterFleet(t, files)
 	if _, err := h.d.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
