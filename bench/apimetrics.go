@@ -127,6 +127,19 @@ func (c RequestCounts) Sub(base RequestCounts) RequestCounts {
 	return out
 }
 
+// Own returns the counts of the kinds of request that background does not
+// make at all: what is left of c once an idle API server's own requests
+// (and their jitter) are set aside.
+func (c RequestCounts) Own(background RequestCounts) RequestCounts {
+	out := RequestCounts{}
+	for k, v := range c {
+		if background[k] == 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // Add adds other to c.
 func (c RequestCounts) Add(other RequestCounts) {
 	for k, v := range other {

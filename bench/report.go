@@ -115,7 +115,7 @@ func steadyTargets(r *Results) []target {
 	if s == nil || s.Intervals == 0 || len(s.Regatta)+len(s.Control) == 0 {
 		return ts
 	}
-	ts[0].figure, ts[0].met = fmt.Sprintf("%.1f writes", s.Writes), met(s.Writes < 0.5)
+	ts[0].figure, ts[0].met = fmt.Sprintf("%.1f writes", s.Writes), met(s.Writes == 0)
 	ts[1].figure = fmt.Sprintf("%.1f reads (dry runs included) vs %d managed kinds", s.Reads, s.ManagedKinds)
 	ts[1].met = met(s.Reads <= float64(s.ManagedKinds))
 	if d := driftSecs(s.Drift); len(d) > 0 {

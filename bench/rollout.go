@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -33,6 +34,9 @@ type RolloutOptions struct {
 	SerialTimeout time.Duration
 	// Dir receives logs, trees and kubeconfigs (bench/raw/rollout).
 	Dir string
+	// Only, when set, restricts the methods (e.g. regatta and limit for a
+	// quick comparison).
+	Only []string
 	// CPUProfile, when set, profiles regatta's first rollout in round 0.
 	CPUProfile string
 	Logf       func(string, ...any)
@@ -103,7 +107,10 @@ func (r *rolloutRound) methods() []string {
 	if r.o.SerialEvery > 0 && r.n%r.o.SerialEvery == 0 {
 		all = append(all, MethodSerial)
 	}
-	k := r.n % len(all)
+	if len(r.o.Only) > 0 {
+		all = slices.DeleteFunc(all, func(m string) bool { return !slices.Contains(r.o.Only, m) })
+	}
+	k := r.n % max(1, len(all))
 	return append(all[k:], all[:k]...)
 }
 

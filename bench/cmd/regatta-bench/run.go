@@ -21,6 +21,7 @@ import (
 // options are the command's flags.
 type options struct {
 	phases      string
+	methods     string
 	rounds      int
 	serialEvery int
 	changes     int
@@ -38,6 +39,7 @@ type options struct {
 
 func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.phases, "phases", "rollout,daemon,scale,gobench", "phases to run, comma-separated")
+	fs.StringVar(&o.methods, "methods", "", "rollout methods to run, comma-separated (default: all)")
 	fs.IntVar(&o.rounds, "rounds", 5, "rollout rounds (fresh clusters each)")
 	fs.IntVar(&o.serialEvery, "serial-every", 2, "run the serial script every n-th round (0: never)")
 	fs.IntVar(&o.changes, "changes", 2, "one-overlay commits timed per round")
@@ -132,9 +134,16 @@ func logf(format string, args ...any) {
 
 func runRollout(ctx context.Context, o *options, res *bench.Results, sh *shared) error {
 	ro := bench.RolloutOptions{Rounds: o.rounds, Clusters: o.clusters, Profiles: o.profiles,
-		SerialEvery: o.serialEvery, Changes: o.changes, Bins: sh.bins, SerialTimeout: 4 * time.Minute,
+		SerialEvery: o.serialEvery, Changes: o.changes, Bins: sh.bins, Only: splitList(o.methods), SerialTimeout: 4 * time.Minute,
 		Dir: abs(filepath.Join(o.raw, "rollout")), CPUProfile: filepath.Join(o.raw, "rollout-regatta.cpu.pprof"), Logf: logf}
 	return bench.RunRollout(ctx, ro, sh.chart, func(s bench.Sample) { res.Samples = append(res.Samples, s) })
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
 
 func abs(p string) string {
