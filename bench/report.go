@@ -22,16 +22,34 @@ func Report(r *Results) string {
 	reportGoBench(&b, r)
 	reportProfiles(&b, r)
 	reportErrors(&b, r)
+	b.WriteString(reproduce)
 	return b.String()
 }
+
+const reproduce = `## Reproduce
+
+` + "```" + `
+make bench                                                   # everything (~16-20 min on 2 cores), writes this file
+go run ./bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
+go run ./bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
+go run ./bench/cmd/regatta-bench -phases daemon              # §2 and §4
+go run ./bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
+go run ./bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
+go run ./bench/cmd/regatta-bench -report-only                # rewrite this file from bench/results/results.json
+benchstat bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
+go tool pprof -top bench/raw/rollout-regatta.cpu.pprof       # also .heap.pprof, bench/raw/scale/<n>/cpu.pprof
+REGATTA_BENCH_DEBUG=1 go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta   # per add-on apply/wait times in bench/raw/rollout/round-0/regatta/regatta.log
+` + "```" + `
+`
 
 func reportHeader(b *strings.Builder, r *Results) {
 	m := r.Machine
 	fmt.Fprintf(b, "# regatta benchmark report\n\n")
 	fmt.Fprintf(b, "Written by `make bench` (`go run ./bench/cmd/regatta-bench`) on %s, commit `%s`, in %s.\n",
 		r.Started.UTC().Format("2006-01-02 15:04 UTC"), m.Commit, r.Finished.Sub(r.Started).Round(time.Second))
-	fmt.Fprintf(b, "Machine: %d CPUs (%s), %.1f GiB RAM, %s, %s; shared and noisy, so compare ratios measured side by side.\n\n",
-		m.CPUs, m.CPUModel, float64(m.MemBytes)/(1<<30), m.Kernel, m.GoVersion)
+	fmt.Fprintf(b, "Machine: %d CPUs (%s), %.1f GiB RAM, %s, %s; load average %s at the start, %s at the end: "+
+		"shared and noisy, so compare ratios measured side by side.\n\n",
+		m.CPUs, m.CPUModel, float64(m.MemBytes)/(1<<30), m.Kernel, m.GoVersion, m.LoadStart, m.LoadEnd)
 	fmt.Fprintf(b, "Raw numbers: `bench/results/results.json` (this run), `bench/results/gobench.txt` (benchstat input); "+
 		"logs, trees and profiles of the run: `bench/raw/` (git-ignored). Options: %s.\n\n", formatOptions(r.Options))
 }
@@ -115,9 +133,10 @@ func steadyTargets(r *Results) []target {
 	if s == nil || s.Intervals == 0 || len(s.Regatta)+len(s.Control) == 0 {
 		return ts
 	}
-	ts[0].figure, ts[0].met = fmt.Sprintf("%.1f writes", s.Writes), met(s.Writes == 0)
-	ts[1].figure = fmt.Sprintf("%.1f reads (dry runs included) vs %d managed kinds", s.Reads, s.ManagedKinds)
-	ts[1].met = met(s.Reads <= float64(s.ManagedKinds))
+	writes, reads := s.Totals()
+	ts[0].figure, ts[0].met = fmt.Sprintf("%.1f writes", writes), met(writes == 0)
+	ts[1].figure = fmt.Sprintf("%.1f reads (dry runs included) vs %d managed kinds", reads, s.ManagedKinds)
+	ts[1].met = met(reads <= float64(s.ManagedKinds))
 	if d := driftSecs(s.Drift); len(d) > 0 {
 		p50 := Quantile(d, .5)
 		ts[2].figure = fmt.Sprintf("%s p50, %s max (%d of %d restored)", secs(p50), secs(Quantile(d, 1)), len(d), len(s.Drift))

@@ -94,6 +94,7 @@ func reportSteady(b *strings.Builder, r *Results) {
 		"right after a drift pass and again %d drift passes later; an 11th API server that nobody talks to "+
 		"gives the API servers' own background, which is subtracted. Per managed cluster per drift interval:\n\n",
 		s.DriftInterval, s.Clusters, s.Profiles, s.FirstPassSecs, s.Intervals)
+	writes, reads := s.Totals()
 	b.WriteString("| request | regatta | API server's own (control) |\n|---|---|---|\n")
 	ctl := map[RequestKey]float64{}
 	for _, c := range s.Control {
@@ -104,7 +105,7 @@ func reportSteady(b *strings.Builder, r *Results) {
 	}
 	fmt.Fprintf(b, "\nTotal: **%.1f writes**, **%.1f reads** (dry-run applies counted as reads) per cluster per interval; "+
 		"the fleet manages %d kinds per cluster. Rows that the idle control API server has too (its own lease "+
-		"renewals, whose count in a window jitters by one) are left out of the totals.\n\n", s.Writes, s.Reads, s.ManagedKinds)
+		"renewals, whose count in a window jitters by one) are left out of the totals.\n\n", writes, reads, s.ManagedKinds)
 	reportDrift(b, s)
 }
 

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"math"
+	"os"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -41,6 +43,22 @@ type Machine struct {
 	GoVersion string `json:"goVersion"`
 	Commit    string `json:"commit"`
 	CPUModel  string `json:"cpuModel"`
+	// LoadStart and LoadEnd are /proc/loadavg's first three fields.
+	LoadStart string `json:"loadStart"`
+	LoadEnd   string `json:"loadEnd"`
+}
+
+// LoadAverage returns the 1, 5 and 15 minute load averages.
+func LoadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // PlanCmdResult is `regatta plan` over a simulated fleet.

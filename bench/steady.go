@@ -165,3 +165,16 @@ func (s *steady) scrapeAll(ctx context.Context) (RequestCounts, RequestCounts, e
 	ctl, err := ScrapeRequests(ctx, s.ctl)
 	return sum, ctl, err
 }
+
+// Totals returns the writes and reads of the Regatta rows, leaving out the
+// kinds of request the control API server makes itself.
+func (s *SteadyResult) Totals() (writes, reads float64) {
+	own, ctl := RequestCounts{}, RequestCounts{}
+	for _, r := range s.Control {
+		ctl[r.RequestKey] = r.Count
+	}
+	for _, r := range s.Regatta {
+		own[r.RequestKey] = r.Count
+	}
+	return own.Own(ctl).Totals()
+}

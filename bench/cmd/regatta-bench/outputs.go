@@ -24,7 +24,7 @@ func newResults(o *options) *bench.Results {
 }
 
 func machine() bench.Machine {
-	m := bench.Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	m := bench.Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadStart: bench.LoadAverage()}
 	if out, err := exec.Command("uname", "-sr").Output(); err == nil {
 		m.Kernel = strings.TrimSpace(string(out))
 	}

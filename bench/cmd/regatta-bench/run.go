@@ -77,6 +77,7 @@ func run(ctx context.Context, args []string) error {
 	res := newResults(o)
 	err := runPhases(ctx, o, res)
 	res.Finished = time.Now()
+	res.Machine.LoadEnd = bench.LoadAverage()
 	res.Profiles = profileTops(context.WithoutCancel(ctx), o)
 	if werr := writeOutputs(o, res); werr != nil && err == nil {
 		err = werr
