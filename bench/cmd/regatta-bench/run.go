@@ -114,6 +114,11 @@ func runPhases(ctx context.Context, o *options, res *bench.Results) error {
 		if !o.has(p.name) {
 			continue
 		}
+		// A phase's raw folder holds Git repositories and trees of the
+		// last run: start afresh.
+		if err := os.RemoveAll(filepath.Join(o.raw, p.name)); err != nil {
+			return err
+		}
 		start := time.Now()
 		logf("phase %s", p.name)
 		err := p.fn(ctx, o, res, sh)
