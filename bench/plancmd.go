@@ -31,7 +31,7 @@ func RunPlanCmd(ctx context.Context, regatta string, n int, chart *ChartRepo, di
 	}
 	args := []string{"plan", "--base", "HEAD~1", "--head", "HEAD", "--status-branch", "", "--output", "json",
 		"--helm-cache-dir", filepath.Join(dir, "helm"), work}
-	res := &PlanCmdResult{Clusters: n, Command: "regatta " + strings.Join(args, " "),
+	res := &PlanCmdResult{Clusters: n, Command: displayCommand("regatta", args),
 		Note: fmt.Sprintf("Head changes one ConfigMap in the Kustomize base of %s (20 profiles, all %d clusters affected); output in bench/raw/scale/plan.json.", p, n)}
 	out, err := os.Create(filepath.Join(dir, "plan.json"))
 	if err != nil {
@@ -75,4 +75,21 @@ func commitLocal(ctx context.Context, work, msg string, files map[string]string)
 	}
 	_, err := runGit(ctx, work, "commit", "-q", "-m", msg)
 	return err
+}
+
+// displayCommand formats a command line for the report: empty arguments
+// quoted, paths relative to the working directory.
+func displayCommand(name string, args []string) string {
+	wd, _ := os.Getwd()
+	parts := []string{name}
+	for _, a := range args {
+		switch {
+		case a == "":
+			a = `""`
+		case wd != "" && strings.HasPrefix(a, wd+"/"):
+			a = strings.TrimPrefix(a, wd+"/")
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/regatta-dev/regatta/bench"
@@ -66,6 +67,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	log.SetOutput(io.Discard) // the Git server logs every request
 	ctrllog.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard()) // client-go's notes on cancelled requests
 	if o.reportOnly {
 		return rewriteReport(o)
 	}
