@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,7 +91,14 @@ func labelledOwners(ctx context.Context, c client.Client, st []desired) (map[Obj
 		return nil, err
 	}
 	owners := map[ObjectRef]owner{}
+	absent, err := absentNamespaces(ctx, c, wanted)
+	if err != nil {
+		return nil, err
+	}
 	for scope, refs := range wanted {
+		if absent[scope.namespace] {
+			continue // a namespace that does not exist holds no objects
+		}
 		if err := listOwners(ctx, c, scope, sel, refs, owners); err != nil {
 			return nil, err
 		}
@@ -116,4 +124,26 @@ func listOwners(ctx context.Context, c client.Client, scope listScope, sel label
 		}
 	}
 	return nil
+}
+
+// absentNamespaces returns the namespaces of the scopes that do not exist.
+func absentNamespaces(ctx context.Context, c client.Client, wanted map[listScope]map[ObjectRef]bool) (map[string]bool, error) {
+	out := map[string]bool{}
+	seen := map[string]bool{}
+	for scope := range wanted {
+		if scope.namespace == "" || seen[scope.namespace] {
+			continue
+		}
+		seen[scope.namespace] = true
+		ns := &metav1.PartialObjectMetadata{}
+		ns.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
+		err := c.Get(ctx, client.ObjectKey{Name: scope.namespace}, ns)
+		switch {
+		case apierrors.IsNotFound(err):
+			out[scope.namespace] = true
+		case err != nil:
+			return nil, err
+		}
+	}
+	return out, nil
 }

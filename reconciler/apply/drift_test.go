@@ -163,3 +163,64 @@ func TestDriftRestoresRemovedLabels(t *testing.T) {
 		return getCM(t, k, ns, "cm").Labels[apply.LabelProfile] == "drift4"
 	})
 }
+
+// DriftCheck, the safety net of every --drift-interval, restores what the
+// watches missed (an edit, a deletion, a removed label) with one LIST per
+// tracked kind; on a converged cluster it makes those LISTs and nothing else.
+func TestDriftCheckSafetyNet(t *testing.T) {
+	ns := "drift5"
+	counter := newRequestCounter()
+	opts := testOptions()
+	opts.Client.WrapTransport = counter.wrap
+	m := newManager(t, opts)
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	optOut := configMap(ns, "opted-out", map[string]string{"v": "1"})
+	optOut.SetAnnotations(map[string]string{apply.AnnotationDriftDetection: apply.Disabled})
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift5", RenderHash: "h1",
+		SyncMode: spec.SyncModeContinuousWithDriftDetection,
+		Steps: []apply.Step{step("a", namespace(ns), optOut, configMap(ns, "edited", map[string]string{"v": "1"}),
+			configMap(ns, "deleted", map[string]string{"v": "1"}), configMap(ns, "unlabelled", map[string]string{"v": "1"}),
+			configMap(ns, "kept", map[string]string{"v": "1"}))}}))
+	c.StopDriftWatches()
+
+	mergePatch(t, k, getCM(t, k, ns, "edited"), `{"data":{"v":"changed"}}`)
+	mergePatch(t, k, getCM(t, k, ns, "opted-out"), `{"data":{"v":"changed"}}`)
+	mergePatch(t, k, getCM(t, k, ns, "unlabelled"), `{"metadata":{"labels":{"regatta.dev/profile":null}}}`)
+	mergePatch(t, k, getCM(t, k, ns, "kept"), `{"data":{"other":"added by someone else"}}`)
+	if err := k.Delete(t.Context(), getCM(t, k, ns, "deleted")); err != nil {
+		t.Fatal(err)
+	}
+	events, err := c.DriftCheck(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]apply.Action{}
+	for _, ev := range events {
+		got[ev.Object.Name] = ev.Action
+	}
+	want := map[string]apply.Action{"edited": apply.ActionConfigured, "deleted": apply.ActionCreated,
+		"unlabelled": apply.ActionConfigured}
+	if len(got) != len(want) {
+		t.Errorf("corrections %v, want %v", got, want)
+	}
+	for name, action := range want {
+		if got[name] != action {
+			t.Errorf("%s: action %q, want %q (all: %v)", name, got[name], action, got)
+		}
+	}
+	if getCM(t, k, ns, "edited").Data["v"] != "1" || getCM(t, k, ns, "deleted") == nil ||
+		getCM(t, k, ns, "unlabelled").Labels[apply.LabelProfile] != "drift5" {
+		t.Error("drifted objects not restored")
+	}
+	if getCM(t, k, ns, "opted-out").Data["v"] != "changed" || getCM(t, k, ns, "kept").Data["other"] == "" {
+		t.Error("an opted-out object or another manager's field was reverted")
+	}
+
+	counter.reset()
+	if events, err := c.DriftCheck(t.Context()); err != nil || len(events) != 0 {
+		t.Fatalf("DriftCheck on a converged cluster: %v, %v", events, err)
+	}
+	if reqs := counter.reset(); counter.writes() != 0 || len(reqs) != 1 || reqs["GET"] != 2 {
+		t.Errorf("converged DriftCheck made %v; want 2 GETs (a LIST of Namespaces and of ConfigMaps)", reqs)
+	}
+}

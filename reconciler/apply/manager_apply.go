@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
@@ -90,6 +91,7 @@ type pass struct {
 	healthErrs  []error
 	conflicts   []error
 	reachedLast bool
+	current     sync.Map // object.ObjMetadata -> true: healthy as applied
 }
 
 func (c *Cluster) newPass(req Request, res *Result) *pass {
@@ -283,7 +285,7 @@ func (p *pass) wait(ctx context.Context, objs []*unstructured.Unstructured) erro
 		timeout = p.c.m.opts.HealthTimeout
 	}
 	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: timeout, FailFast: true}
-	err := p.rm.WaitForSetWithContext(ctx, ids, opts)
+	err := p.rm.WaitForSetWithContext(ctx, p.notCurrent(ids), opts)
 	hs, degraded := p.health.summary(ids)
 	p.res.Health.merge(hs)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // trackDrift hands a profile's applied objects to the cluster's drift
@@ -63,20 +65,26 @@ func (c *Cluster) driftCorrections(profile string) int {
 	return 0
 }
 
-// DriftCheck compares every object tracked for drift with the cluster by
-// server-side dry-run, and re-applies those that drifted: the safety net run
-// every --drift-interval, for changes a watch may have missed. It returns the
-// corrections made (also reported through Options.OnDrift).
+// DriftCheck is the safety net run every --drift-interval, for changes a
+// watch may have missed: it lists each tracked kind once, compares every
+// tracked object with its live state, and hands only those missing or
+// different to a server-side dry-run, which re-applies the ones that really
+// drifted. A converged cluster costs one LIST per kind and no writes. It
+// returns the corrections made (also reported through Options.OnDrift).
 func (c *Cluster) DriftCheck(ctx context.Context) ([]DriftEvent, error) {
 	w := c.watcher()
 	if w == nil {
 		return nil, nil
 	}
+	live, err := w.listTracked(ctx)
+	if err != nil {
+		return nil, c.wrap(ctx, err)
+	}
 	var events []DriftEvent
 	var errs []error
 	for _, profile := range w.trackedProfiles() {
 		unlock := c.lockProfile(profile)
-		ev, err := w.check(ctx, profile)
+		ev, err := w.check(ctx, profile, live)
 		unlock()
 		events = append(events, ev...)
 		errs = append(errs, err)
@@ -94,18 +102,29 @@ func (w *DriftWatcher) trackedProfiles() []string {
 	return out
 }
 
-// check dry-runs every tracked object of a profile (ssa ApplyAll applies only
-// the drifted ones), leaving out objects another profile owns now.
-func (w *DriftWatcher) check(ctx context.Context, profile string) ([]DriftEvent, error) {
+// check compares a profile's tracked objects with their live state (one
+// list per kind for the whole cluster) and dry-runs and re-applies only
+// those missing or different; objects another profile owns now are
+// forgotten.
+func (w *DriftWatcher) check(ctx context.Context, profile string, live map[ObjectRef]*unstructured.Unstructured) ([]DriftEvent, error) {
 	objs, rules := w.snapshot(profile)
-	if len(objs) == 0 {
+	compiled := w.compiled(profile)
+	var drifted []*unstructured.Unstructured
+	for _, o := range objs {
+		ref := RefOf(o).key()
+		l := live[ref]
+		switch {
+		case l != nil && l.GetLabels()[LabelProfile] != profile:
+			w.forget(driftKey{profile: profile, ref: ref})
+		case l != nil && (driftDisabled(l) || !differs(o, l, compiled)):
+		default:
+			drifted = append(drifted, o)
+		}
+	}
+	if len(drifted) == 0 {
 		return nil, nil
 	}
-	objs, err := w.dropForeign(ctx, profile, objs)
-	if err != nil {
-		return nil, err
-	}
-	cs, err := w.rm.ApplyAll(ctx, objs, driftApplyOptions(rules))
+	cs, err := w.rm.ApplyAll(ctx, drifted, driftApplyOptions(rules))
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", profile, err)
 	}
@@ -126,6 +145,40 @@ func (w *DriftWatcher) check(ctx context.Context, profile string) ([]DriftEvent,
 	return events, nil
 }
 
+func (w *DriftWatcher) compiled(profile string) jsondiff.CompiledIgnoreRules {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if dp := w.profiles[profile]; dp != nil {
+		return dp.compiled
+	}
+	return nil
+}
+
+// listTracked lists, once per kind, the objects that carry a profile label,
+// for every kind a tracked profile has.
+func (w *DriftWatcher) listTracked(ctx context.Context) (map[ObjectRef]*unstructured.Unstructured, error) {
+	w.mu.Lock()
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, dp := range w.profiles {
+		for _, o := range dp.objects {
+			kinds[o.GroupVersionKind()] = true
+		}
+	}
+	w.mu.Unlock()
+	live := map[ObjectRef]*unstructured.Unstructured{}
+	for gvk := range kinds {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := w.client.Kube.List(ctx, list, client.HasLabels{LabelProfile}); err != nil {
+			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
+		}
+		for i := range list.Items {
+			live[RefOf(&list.Items[i]).key()] = &list.Items[i]
+		}
+	}
+	return live, nil
+}
+
 func (w *DriftWatcher) snapshot(profile string) ([]*unstructured.Unstructured, []jsondiff.IgnoreRule) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -140,26 +193,4 @@ func (w *DriftWatcher) snapshot(profile string) ([]*unstructured.Unstructured, [
 		}
 	}
 	return objs, dp.rules
-}
-
-// dropForeign removes (and forgets) the objects another profile owns now.
-func (w *DriftWatcher) dropForeign(ctx context.Context, profile string, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
-	ds := make([]desired, len(objs))
-	for i, o := range objs {
-		ds[i] = desired{obj: o}
-	}
-	owners, err := labelledOwners(ctx, w.client.Kube, ds)
-	if err != nil {
-		return nil, err
-	}
-	kept := objs[:0]
-	for _, o := range objs {
-		key := driftKey{profile: profile, ref: RefOf(o).key()}
-		if o, labelled := owners[key.ref]; labelled && o.profile != profile {
-			w.forget(key)
-			continue
-		}
-		kept = append(kept, o)
-	}
-	return kept, nil
 }

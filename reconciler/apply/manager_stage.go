@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
+	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
@@ -66,7 +68,7 @@ func (p *pass) applyAndSettle(ctx context.Context, stage []*unstructured.Unstruc
 	}
 	cs.Append(s.Entries)
 	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: p.c.m.opts.StageTimeout, FailFast: true}
-	if err := p.rm.WaitForSetWithContext(ctx, s.ToObjMetadataSet(), opts); err != nil {
+	if err := p.rm.WaitForSetWithContext(ctx, p.notCurrent(s.ToObjMetadataSet()), opts); err != nil {
 		return fmt.Errorf("waiting for definitions: %w", err)
 	}
 	return nil
@@ -170,6 +172,7 @@ func (p *pass) applyOne(ctx context.Context, o *unstructured.Unstructured) (*ssa
 	if err := applyObject(ctx, p.cl.Kube, obj); err != nil {
 		return nil, &ObjectError{Object: RefOf(o), Op: "apply", Err: err}
 	}
+	p.noteCurrent(ctx, obj)
 	action := ssa.CreatedAction
 	if adopted(obj) {
 		action = ssa.ConfiguredAction
@@ -195,4 +198,37 @@ func compileRules(rules []jsondiff.IgnoreRule) (jsondiff.CompiledIgnoreRules, er
 		return nil, nil
 	}
 	return jsondiff.CompileIgnoreRules(rules)
+}
+
+// noteCurrent records an applied object that is healthy as the server
+// returned it (kstatus Current, or its health override says Healthy).
+func (p *pass) noteCurrent(ctx context.Context, obj *unstructured.Unstructured) {
+	id := object.UnstructuredToObjMetadata(obj)
+	if p.health.checker != nil {
+		if st, _, ok, err := p.health.checker.Check(ctx, obj); ok || err != nil {
+			if err == nil && st == HealthHealthy {
+				p.current.Store(id, true)
+			}
+			return
+		}
+	}
+	if res, err := kstatus.Compute(obj); err == nil && res.Status == kstatus.CurrentStatus {
+		p.current.Store(id, true)
+	}
+}
+
+// notCurrent returns the ids not known to be healthy yet; the others are
+// recorded as healthy for the summary.
+func (p *pass) notCurrent(ids object.ObjMetadataSet) object.ObjMetadataSet {
+	var out object.ObjMetadataSet
+	for _, id := range ids {
+		if _, ok := p.current.Load(id); ok {
+			p.health.mu.Lock()
+			p.health.last[id] = &event.ResourceStatus{Identifier: id, Status: kstatus.CurrentStatus}
+			p.health.mu.Unlock()
+			continue
+		}
+		out = append(out, id)
+	}
+	return out
 }
