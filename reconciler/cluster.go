@@ -26,6 +26,9 @@ type clusterPass struct {
 	// profiles of one wave run concurrently.
 	mu      sync.Mutex
 	results map[string]status.Profile
+	// inventories are those listed at the start of the pass, by profile;
+	// nil when the listing failed (each apply then reads its own).
+	inventories map[string]*apply.Inventory
 }
 
 // reconcileCluster runs one cluster's pass and returns its status. Nothing

@@ -87,6 +87,9 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 	}
 	req, err := p.request(prof, res)
 	req.Releasing = releasing
+	if p.inventories != nil {
+		req.Listed, req.Inventory = true, p.inventories[name]
+	}
 	if err != nil {
 		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: &status.Error{File: prof.Source.File, Message: err.Error()}}
 	}
@@ -157,6 +160,10 @@ func (p *clusterPass) toWithdraw(ctx context.Context, a plan.Assignment) []*appl
 	if err != nil {
 		p.log.Warn("cannot read inventories; nothing withdrawn this pass", "error", err)
 		return nil
+	}
+	p.inventories = make(map[string]*apply.Inventory, len(invs))
+	for _, inv := range invs {
+		p.inventories[inv.Profile] = inv
 	}
 	matched := map[string]bool{}
 	for _, prof := range a.Profiles() {

@@ -3,6 +3,8 @@ package apply
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -74,9 +76,15 @@ type listScope struct {
 	namespace string
 }
 
-// labelledOwners finds, with one metadata list per kind and namespace
-// (label-filtered: only objects carrying regatta.dev/profile), which
-// objects of st exist with a profile label, and whose.
+// maxNamespaceGets is the most Namespaces of a step looked up one by one;
+// a step with more lists them instead.
+const maxNamespaceGets = 4
+
+// labelledOwners finds which objects of st exist with a profile label, and
+// whose. It reads the metadata of the step's namespaces first: scopes in a
+// namespace that does not exist hold nothing and are not listed, and the
+// step's Namespaces are answered from the same reads. Every other kind and
+// namespace costs one label-filtered metadata list.
 func labelledOwners(ctx context.Context, c client.Client, st []desired) (map[ObjectRef]owner, error) {
 	wanted := map[listScope]map[ObjectRef]bool{}
 	for _, d := range st {
@@ -86,24 +94,81 @@ func labelledOwners(ctx context.Context, c client.Client, st []desired) (map[Obj
 		}
 		wanted[scope][RefOf(d.obj).key()] = true
 	}
+	nss, err := readNamespaces(ctx, c, namespacesToRead(wanted))
+	if err != nil {
+		return nil, err
+	}
 	sel, err := labels.Parse(LabelProfile)
 	if err != nil {
 		return nil, err
 	}
 	owners := map[ObjectRef]owner{}
-	absent, err := absentNamespaces(ctx, c, wanted)
-	if err != nil {
-		return nil, err
-	}
 	for scope, refs := range wanted {
-		if absent[scope.namespace] {
+		if scope.namespace != "" && nss[scope.namespace] == nil {
 			continue // a namespace that does not exist holds no objects
+		}
+		if isNamespace(scope.gvk) && allRead(refs, nss) {
+			for ref := range refs {
+				if m := nss[ref.Name]; m != nil && m.Labels[LabelProfile] != "" {
+					owners[ref] = owner{profile: m.Labels[LabelProfile], tier: tierOf(m.Annotations)}
+				}
+			}
+			continue
 		}
 		if err := listOwners(ctx, c, scope, sel, refs, owners); err != nil {
 			return nil, err
 		}
 	}
 	return owners, nil
+}
+
+func isNamespace(gvk schema.GroupVersionKind) bool { return gvk.Group == "" && gvk.Kind == "Namespace" }
+
+// namespacesToRead returns the namespaces of the namespaced scopes, and the
+// step's own Namespaces when they are few.
+func namespacesToRead(wanted map[listScope]map[ObjectRef]bool) []string {
+	set := map[string]bool{}
+	for scope, refs := range wanted {
+		switch {
+		case scope.namespace != "":
+			set[scope.namespace] = true
+		case isNamespace(scope.gvk) && len(refs) <= maxNamespaceGets:
+			for ref := range refs {
+				set[ref.Name] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// readNamespaces reads the metadata of each namespace; a namespace that
+// does not exist maps to nil.
+func readNamespaces(ctx context.Context, c client.Client, names []string) (map[string]*metav1.PartialObjectMetadata, error) {
+	out := make(map[string]*metav1.PartialObjectMetadata, len(names))
+	for _, name := range names {
+		ns := &metav1.PartialObjectMetadata{}
+		ns.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
+		err := c.Get(ctx, client.ObjectKey{Name: name}, ns)
+		switch {
+		case apierrors.IsNotFound(err):
+			out[name] = nil
+		case err != nil:
+			return nil, fmt.Errorf("look up namespace %s: %w", name, err)
+		default:
+			out[name] = ns
+		}
+	}
+	return out, nil
+}
+
+// allRead reports whether every Namespace of refs was read.
+func allRead(refs map[ObjectRef]bool, nss map[string]*metav1.PartialObjectMetadata) bool {
+	for ref := range refs {
+		if _, ok := nss[ref.Name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func listOwners(ctx context.Context, c client.Client, scope listScope, sel labels.Selector,
@@ -124,26 +189,4 @@ func listOwners(ctx context.Context, c client.Client, scope listScope, sel label
 		}
 	}
 	return nil
-}
-
-// absentNamespaces returns the namespaces of the scopes that do not exist.
-func absentNamespaces(ctx context.Context, c client.Client, wanted map[listScope]map[ObjectRef]bool) (map[string]bool, error) {
-	out := map[string]bool{}
-	seen := map[string]bool{}
-	for scope := range wanted {
-		if scope.namespace == "" || seen[scope.namespace] {
-			continue
-		}
-		seen[scope.namespace] = true
-		ns := &metav1.PartialObjectMetadata{}
-		ns.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
-		err := c.Get(ctx, client.ObjectKey{Name: scope.namespace}, ns)
-		switch {
-		case apierrors.IsNotFound(err):
-			out[scope.namespace] = true
-		case err != nil:
-			return nil, err
-		}
-	}
-	return out, nil
 }

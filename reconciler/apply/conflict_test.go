@@ -2,10 +2,14 @@ package apply_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // Tiers: an equal tier leaves the object with its owner and reports
@@ -46,5 +50,23 @@ func TestTierConflict(t *testing.T) {
 	res = c.Apply(t.Context(), apply.Request{Profile: "tier-first", RenderHash: "h3", Steps: []apply.Step{step("ns", namespace(ns)), shared("first")}})
 	if res.State != apply.StateConflict || res.Conflicts[0].Owner != "tier-low" || res.Conflicts[0].OwnerTier != 10 {
 		t.Errorf("old owner re-rendering the object: %s %+v", res, res.Conflicts)
+	}
+
+	// Namespaces are owned too, whether a step has a few (read one by one)
+	// or many (listed).
+	for _, extra := range []int{0, 5} {
+		objs := []*unstructured.Unstructured{namespace(ns)}
+		for i := range extra {
+			objs = append(objs, namespace(fmt.Sprintf("tiers-extra-%d", i)))
+		}
+		profile := fmt.Sprintf("tier-ns-%d", extra)
+		res = c.Apply(t.Context(), apply.Request{Profile: profile, RenderHash: "h1", Steps: []apply.Step{step("ns", objs...)}})
+		if res.State != apply.StateConflict || len(res.Conflicts) != 1 || res.Conflicts[0].Owner != "tier-first" ||
+			res.Conflicts[0].Object.Kind != "Namespace" {
+			t.Errorf("%d other namespaces: %s %+v", extra, res, res.Conflicts)
+		}
+		if res := c.Withdraw(t.Context(), profile, spec.StopMatchingLeavePolicies); res.State != apply.StateWithdrawn {
+			t.Fatal(res)
+		}
 	}
 }

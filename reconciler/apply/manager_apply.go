@@ -32,7 +32,10 @@ func (c *Cluster) Apply(ctx context.Context, req Request) (res Result) {
 		c.untrackDrift(req.Profile) // e.g. switched to DryRun: change nothing
 	}
 	p := c.newPass(req, &res)
-	inv, err := readInventory(ctx, p.cl.Kube, req.Profile)
+	inv, err := req.Inventory, error(nil)
+	if !req.Listed {
+		inv, err = readInventory(ctx, p.cl.Kube, req.Profile)
+	}
 	switch {
 	case err != nil:
 		res.fail(unreachable(ctx, c.name, err))

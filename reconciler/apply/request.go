@@ -81,6 +81,12 @@ type Request struct {
 	// over whatever its tier, so a renamed or replacing profile inherits
 	// the objects without a delete and re-create.
 	Releasing []string
+	// Listed says Inventory is the profile's inventory as Cluster.Inventories
+	// listed it earlier in the same pass (nil: the profile has none), so
+	// Apply does not read it again. Only the apply of this profile writes
+	// its inventory, so one listing per cluster and pass serves them all.
+	Listed    bool
+	Inventory *Inventory
 }
 
 // releases reports whether profile is being withdrawn in this pass.
@@ -118,6 +124,9 @@ func (r Request) validate() error {
 	case spec.SyncModeOneTime, spec.SyncModeContinuous, spec.SyncModeContinuousWithDriftDetection, spec.SyncModeDryRun:
 	default:
 		return fmt.Errorf("unknown sync mode %q", r.SyncMode)
+	}
+	if r.Inventory != nil && (!r.Listed || r.Inventory.Profile != r.Profile) {
+		return fmt.Errorf("inventory of profile %q handed to the apply of %q (listed %v)", r.Inventory.Profile, r.Profile, r.Listed)
 	}
 	seen := map[ObjectRef]string{}
 	for _, st := range r.Steps {

@@ -21,7 +21,11 @@ func TestRequestValidate(t *testing.T) {
 		"bad profile": {Request{Profile: "P_1"}, "profile name"},
 		"bad mode":    {Request{Profile: "p", SyncMode: "Sometimes"}, "unknown sync mode"},
 		"bad addon":   {Request{Profile: "p", Steps: []Step{{Addon: "a b"}}}, "add-on name"},
-		"incomplete":  {Request{Profile: "p", Steps: []Step{{Addon: "a", Objects: []*unstructured.Unstructured{cm("n", "")}}}}, "no apiVersion, kind or name"},
+		"listed":      {Request{Profile: "p", Listed: true, Inventory: &Inventory{Profile: "p"}}, ""},
+		"other inventory": {Request{Profile: "p", Listed: true, Inventory: &Inventory{Profile: "q"}},
+			`inventory of profile "q" handed to the apply of "p"`},
+		"not listed": {Request{Profile: "p", Inventory: &Inventory{Profile: "p"}}, "listed false"},
+		"incomplete": {Request{Profile: "p", Steps: []Step{{Addon: "a", Objects: []*unstructured.Unstructured{cm("n", "")}}}}, "no apiVersion, kind or name"},
 		"rendered twice": {Request{Profile: "p", Steps: []Step{{Addon: "a", Objects: []*unstructured.Unstructured{cm("n", "x")}},
 			{Addon: "b", Objects: []*unstructured.Unstructured{cm("n", "x")}}}}, "ConfigMap/n/x is rendered twice (add-ons a and b)"},
 	}

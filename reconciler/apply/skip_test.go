@@ -14,7 +14,8 @@ import (
 )
 
 // An unchanged render hash on a healthy pair makes no write request (one
-// read of the inventory), whatever the revision; a changed hash applies.
+// read of the inventory, none when the caller listed it), whatever the
+// revision; a changed hash applies.
 func TestUnchangedRenderHashMakesNoWrites(t *testing.T) {
 	for _, mode := range []string{spec.SyncModeContinuous, spec.SyncModeContinuousWithDriftDetection} {
 		t.Run(mode, func(t *testing.T) {
@@ -34,6 +35,22 @@ func TestUnchangedRenderHashMakesNoWrites(t *testing.T) {
 			if !res.Skipped || res.State != apply.StateApplied || counter.writes() != 0 || got["GET"] != 1 || len(got) != 1 {
 				t.Fatalf("unchanged hash: skipped %v, state %s, requests %v", res.Skipped, res.State, got)
 			}
+			// With the inventory listed earlier in the pass, no request at all.
+			invs, err := c.Inventories(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, inv := range invs {
+				if inv.Profile == profile {
+					req.Listed, req.Inventory = true, inv
+				}
+			}
+			counter.reset()
+			res = c.Apply(t.Context(), req)
+			if got := counter.reset(); !req.Listed || !res.Skipped || len(got) != 0 {
+				t.Fatalf("unchanged hash, inventory listed: listed %v, skipped %v, requests %v", req.Listed, res.Skipped, got)
+			}
+			req.Listed, req.Inventory = false, nil
 			req.RenderHash = "h2"
 			if res = c.Apply(t.Context(), req); res.Skipped {
 				t.Fatalf("changed hash skipped: %s", res)
