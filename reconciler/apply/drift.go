@@ -175,6 +175,9 @@ func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) (cache.SharedInd
 		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
 	}
 	inf = w.factory.ForResource(mapping.Resource).Informer()
+	if err := inf.SetTransform(w.slim); err != nil {
+		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
+	}
 	if _, err := inf.AddEventHandler(w.handler()); err != nil {
 		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
 	}
@@ -259,14 +262,76 @@ func (w *DriftWatcher) onEvent(obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	u, ok := obj.(*unstructured.Unstructured)
+	ref, ok := eventRef(obj)
 	if !ok {
 		return
 	}
-	ref := RefOf(u).key()
 	for _, profile := range w.trackers(ref) {
 		w.queue.Add(driftKey{profile: profile, ref: ref})
 	}
+}
+
+// eventRef returns the key of an informer's object: a whole one or a stub.
+func eventRef(obj any) (ObjectRef, bool) {
+	o, ok := obj.(interface {
+		metav1.Object
+		GetObjectKind() schema.ObjectKind
+	})
+	if !ok {
+		return ObjectRef{}, false
+	}
+	gvk := o.GetObjectKind().GroupVersionKind()
+	return ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}, true
+}
+
+// slim is the informers' transform: it keeps in memory only what reconcile
+// compares. An object a profile tracks keeps its body, labels and
+// annotations (no status, managedFields or other metadata); any other
+// object of a watched kind (another profile's, or one not yet tracked)
+// shrinks to a stub of its identity, which cached never returns: reconcile
+// reads such an object from the API server. Idempotent, as client-go asks.
+func (w *DriftWatcher) slim(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil // a stub already
+	}
+	if !w.tracked(RefOf(u).key()) {
+		return stubOf(u), nil
+	}
+	delete(u.Object, "status")
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		for k := range md {
+			if !cachedMetadata[k] {
+				delete(md, k)
+			}
+		}
+	}
+	return u, nil
+}
+
+// cachedMetadata are the metadata fields slim keeps of a tracked object.
+var cachedMetadata = map[string]bool{"name": true, "namespace": true, "labels": true, "annotations": true,
+	"resourceVersion": true, "uid": true, "deletionTimestamp": true}
+
+// stubOf returns the identity of an object, as the informers keep objects
+// no profile tracks.
+func stubOf(u *unstructured.Unstructured) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: u.GetName(),
+			ResourceVersion: u.GetResourceVersion()}}
+}
+
+// tracked reports whether a profile tracks an object.
+func (w *DriftWatcher) tracked(ref ObjectRef) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, dp := range w.profiles {
+		if dp.objects[ref] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // trackers returns the profiles that track an object. It does not go by
@@ -329,24 +394,45 @@ func (w *DriftWatcher) reconcile(ctx context.Context, key driftKey) error {
 	if want == nil || driftDisabled(want) {
 		return nil
 	}
-	if live := w.cached(key.ref); live != nil && live.GetLabels()[LabelProfile] == key.profile {
-		if driftDisabled(live) || !differs(want, live, dp.compiled) {
-			return nil
-		}
-		return w.correct(ctx, key, want, dp.rules)
-	}
-	owner, err := w.owner(ctx, key.ref)
+	live, err := w.live(ctx, key, want.GroupVersionKind())
 	if err != nil {
 		return err
 	}
-	if owner != "" && owner != key.profile {
+	switch owner := live.GetLabels()[LabelProfile]; {
+	case live.Object == nil: // gone
+	case owner == key.profile:
+		if driftDisabled(live) || !differs(want, live, dp.compiled) {
+			return nil
+		}
+	case owner != "":
 		w.forget(key) // ownership moved to another profile
 		return nil
 	}
 	return w.correct(ctx, key, want, dp.rules)
 }
 
-// cached returns the object from the informer's store, nil when absent.
+// live returns the live object of a key: the informer's copy when it holds
+// the whole object labelled with the key's profile, else the API server's
+// (which the informer may not have seen yet, or holds as a stub). An object
+// that is gone is returned empty (nil Object).
+func (w *DriftWatcher) live(ctx context.Context, key driftKey, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	if u := w.cached(key.ref); u != nil && u.GetLabels()[LabelProfile] == key.profile {
+		return u, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := w.client.Kube.Get(ctx, client.ObjectKey{Namespace: key.ref.Namespace, Name: key.ref.Name}, u)
+	if apierrors.IsNotFound(err) {
+		return &unstructured.Unstructured{}, nil
+	}
+	if err != nil {
+		return nil, &ObjectError{Object: key.ref, Op: "get", Err: err}
+	}
+	return u, nil
+}
+
+// cached returns the whole object from the informer's store; nil when it
+// is absent or a stub (see slim).
 func (w *DriftWatcher) cached(ref ObjectRef) *unstructured.Unstructured {
 	w.mu.Lock()
 	inf := w.informers[ref.GroupVersionKind().GroupKind()]
@@ -364,21 +450,6 @@ func (w *DriftWatcher) cached(ref ObjectRef) *unstructured.Unstructured {
 	}
 	u, _ := obj.(*unstructured.Unstructured)
 	return u
-}
-
-// owner reads the profile label of the live object; "" when it is gone or
-// unlabelled.
-func (w *DriftWatcher) owner(ctx context.Context, ref ObjectRef) (string, error) {
-	live := &metav1.PartialObjectMetadata{}
-	live.SetGroupVersionKind(ref.GroupVersionKind())
-	err := w.client.Kube.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live)
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", &ObjectError{Object: ref, Op: "get", Err: err}
-	}
-	return live.Labels[LabelProfile], nil
 }
 
 func (w *DriftWatcher) forget(key driftKey) {

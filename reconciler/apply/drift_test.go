@@ -224,3 +224,45 @@ func TestDriftCheckSafetyNet(t *testing.T) {
 		t.Errorf("converged DriftCheck made %v; want 2 GETs (a LIST of Namespaces and of ConfigMaps)", reqs)
 	}
 }
+
+// The watches keep objects no drift-detected profile tracks as stubs: a
+// profile that switches to drift detection without changing them (no watch
+// event makes the stubs whole) compares them with the API server's copy,
+// and its objects are corrected from then on; before, they were not.
+func TestDriftTracksObjectsCachedBeforehand(t *testing.T) {
+	ns := "drift6"
+	log := &driftLog{}
+	opts := testOptions()
+	opts.OnDrift = log.add
+	m := newManager(t, opts)
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift6-watched", RenderHash: "h1",
+		SyncMode: spec.SyncModeContinuousWithDriftDetection,
+		Steps:    []apply.Step{step("a", namespace(ns), configMap(ns, "watched", map[string]string{"v": "1"}))}}))
+	plain := apply.Request{Profile: "drift6", RenderHash: "h1", SyncMode: spec.SyncModeContinuous,
+		Steps: []apply.Step{step("a", configMap(ns, "cm", map[string]string{"v": "1"}))}}
+	mustApplied(t, c.Apply(t.Context(), plain))
+	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"untracked edit"}}`)
+	time.Sleep(time.Second)
+	if v := getCM(t, k, ns, "cm").Data["v"]; v != "untracked edit" {
+		t.Fatalf("an object of a profile without drift detection was corrected: v=%s", v)
+	}
+	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"1"}}`)
+
+	tracked := plain
+	tracked.SyncMode = spec.SyncModeContinuousWithDriftDetection
+	mustApplied(t, c.Apply(t.Context(), tracked))
+	if !c.Drift().Tracked("drift6") {
+		t.Fatal("profile not tracked after switching to drift detection")
+	}
+	time.Sleep(500 * time.Millisecond) // the first comparison reads the stubbed object
+	if n := log.count("cm", apply.ActionConfigured); n != 0 {
+		t.Fatalf("an unchanged object was re-applied %d times after tracking began", n)
+	}
+	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"tracked edit"}}`)
+	eventually(t, 10*time.Second, "edit restored", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
+	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"metadata":{"labels":{"regatta.dev/profile":null}}}`)
+	eventually(t, 10*time.Second, "label restored", func() bool {
+		return getCM(t, k, ns, "cm").Labels[apply.LabelProfile] == "drift6"
+	})
+}

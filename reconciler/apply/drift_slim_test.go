@@ -1,0 +1,53 @@
+package apply
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The informers keep a tracked object without status and managedFields,
+// and any other object as a stub that cached never returns.
+func TestSlim(t *testing.T) {
+	live := func(name string) *unstructured.Unstructured {
+		u := deployment(2, "app:1", map[string]any{LabelProfile: "p"})
+		u.SetName(name)
+		u.SetResourceVersion("7")
+		u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: FieldManager}})
+		u.SetAnnotations(map[string]string{"a": "b"})
+		u.Object["status"] = map[string]any{"replicas": int64(2)}
+		return u
+	}
+	tracked := live("tracked")
+	w := &DriftWatcher{profiles: map[string]*driftProfile{"p": {objects: map[ObjectRef]*unstructured.Unstructured{
+		RefOf(tracked).key(): deployment(2, "app:1", nil)}}}}
+
+	got, err := w.slim(live("tracked"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, ok := got.(*unstructured.Unstructured)
+	if !ok {
+		t.Fatalf("tracked object cached as %T", got)
+	}
+	if u.Object["status"] != nil || u.GetManagedFields() != nil || u.GetLabels()[LabelProfile] != "p" ||
+		u.GetAnnotations()["a"] != "b" || u.GetResourceVersion() != "7" || differs(deployment(2, "app:1", nil), u, nil) {
+		t.Errorf("tracked object cached as %v", u.Object)
+	}
+
+	got, err = w.slim(live("other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub, ok := got.(*metav1.PartialObjectMetadata)
+	if !ok || stub.Name != "other" || stub.Namespace != "ns" || stub.Kind != "Deployment" || len(stub.Labels) != 0 {
+		t.Fatalf("untracked object cached as %#v", got)
+	}
+	if again, _ := w.slim(stub); again != stub {
+		t.Errorf("slim of a stub returned %#v", again)
+	}
+	if ref, ok := eventRef(stub); !ok || ref != (ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "other"}) {
+		t.Errorf("eventRef(stub) = %v, %v", ref, ok)
+	}
+}
