@@ -15,8 +15,12 @@ TEST_TIMEOUT ?= 25m
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-build: ## build bin/regatta, stamped with version and commit
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/regatta ./cmd/regatta
+# CGO_ENABLED=0: a static binary. kustomize imports Go's plugin package (its
+# plugins are off in regatta), which with cgo makes the linker keep and export
+# every method: 83 MB instead of 55 MB of loaded segments, and ~13 MiB more
+# resident memory for `regatta run` (make bench, daemon phase).
+build: ## build bin/regatta (static), stamped with version and commit
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/regatta ./cmd/regatta
 
 test-env: ## install etcd and build the kube-apiservers the tests start (idempotent)
 	hack/setup-test-env.sh

@@ -48,6 +48,7 @@ type runFlags struct {
 	leaderElect          bool
 	leaderElectNamespace string
 	logFormat, logLevel  string
+	memoryLimit          string
 
 	mgmt           *rest.Config // the management cluster, when configured
 	leaderIdentity string       // Lease holder identity; default hostname-pid
@@ -106,6 +107,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.leaderElectNamespace, "leader-elect-namespace", "regatta-system", "namespace of the leader election Lease")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else 96Mi; "off": none`)
 }
 
 func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error {
@@ -117,6 +119,11 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 		return err
 	}
 	ctrllog.SetLogger(logr.FromSlogHandler(log.Handler())) // used inside fluxcd/pkg/ssa
+	limit, err := setMemoryLimit(f.memoryLimit)
+	if err != nil {
+		return err
+	}
+	log.Info("memory limit", "limit", limit)
 	if f.mgmt, err = managementConfig(f.managementKubeconfig); err != nil {
 		return err
 	}
