@@ -99,7 +99,10 @@ func applyAll(ctx context.Context, k client.Client, objs []*unstructured.Unstruc
 }
 
 // RenderObjects renders a fleet (outside any timing) for the minimal
-// program: every object of every pair, by cluster.
+// program: every object of every pair, by cluster. The objects are copies:
+// rendered objects are shared (clusters with the same inputs get the same
+// pointers) and read-only, and applying writes the server's answer into
+// the object it sends.
 func RenderObjects(ctx context.Context, fsys fs.FS, helmCacheDir string) (map[string][]*unstructured.Unstructured, error) {
 	r := render.New(render.Options{Helm: helm.New(helm.Options{CacheDir: helmCacheDir})})
 	out := map[string][]*unstructured.Unstructured{}
@@ -108,7 +111,7 @@ func RenderObjects(ctx context.Context, fsys fs.FS, helmCacheDir string) (map[st
 		var objs []*unstructured.Unstructured
 		for _, x := range res {
 			for _, o := range x.Objects() {
-				objs = append(objs, o.Unstructured)
+				objs = append(objs, o.DeepCopy())
 			}
 		}
 		mu.Lock()

@@ -128,7 +128,9 @@ func treeHasher(tree fs.FS) func(string) (string, error) {
 	return nil
 }
 
-// request builds the apply request of a rendered profile.
+// request builds the apply request of a rendered profile. Its objects are
+// the render cache's, shared and read-only: apply copies them before it
+// sets labels or applies (apply.Request.prepare).
 func (p *clusterPass) request(prof *spec.Profile, res *render.Result) (apply.Request, error) {
 	hc, err := newHealthChecker(p.r.opts.Lua, p.rev.tree, prof)
 	if err != nil {

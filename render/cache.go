@@ -39,7 +39,8 @@ const maxAttempts = 3
 // cachedRender serves p from the cache, joins a concurrent render of the
 // same inputs, or renders. A request whose key is not computable yet (no
 // memo entry) joins a concurrent render of the same add-on specs and then
-// checks that the result's key is its own.
+// checks that the result's key is its own. Whichever way, the result is
+// the cached one, shared (Result.share): its objects are not copied.
 func (r *Renderer) cachedRender(ctx context.Context, p *plan) (*Result, error) {
 	for range maxAttempts {
 		key, known, err := r.inputKey(ctx, p)
@@ -53,7 +54,7 @@ func (r *Renderer) cachedRender(ctx context.Context, p *plan) (*Result, error) {
 		if known {
 			if res, ok := r.cache.results.get(key); ok {
 				r.cache.hits.Add(1)
-				return res.clone(), nil
+				return res.share(), nil
 			}
 		}
 		res, shared, err := r.join(ctx, p, flightKey(p, key, known))
@@ -66,18 +67,18 @@ func (r *Renderer) cachedRender(ctx context.Context, p *plan) (*Result, error) {
 		case err != nil:
 			return nil, err
 		case !shared:
-			return res.clone(), nil
+			return res.share(), nil
 		}
 		if mine, ok, err := r.inputKey(ctx, p); err == nil && ok && mine == res.Key {
 			r.cache.hits.Add(1)
-			return res.clone(), nil
+			return res.share(), nil
 		}
 	}
 	res, err := r.renderAndStore(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return res.clone(), nil
+	return res.share(), nil
 }
 
 func flightKey(p *plan, key string, known bool) string {

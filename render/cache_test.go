@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -140,22 +142,73 @@ func TestCacheKeyFollowsContent(t *testing.T) {
 	}
 }
 
-func TestCachedResultIsACopy(t *testing.T) {
+// TestCacheHitSharesObjects: a hit, here for another cluster with the
+// same inputs, returns the cached objects themselves (no deep copy) in a
+// Result and slices of the caller's own.
+func TestCacheHitSharesObjects(t *testing.T) {
 	fsys := memRepo(t)
-	req := Request{FS: fsys, Revision: "rev1", Profile: loadProfile(t, fsys, "plain"), Cluster: prodCluster()}
 	r := New(Options{})
-	first, err := r.Render(context.Background(), req)
+	prof := loadProfile(t, fsys, "fleet")
+	first := mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(0)})
+	second := mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(3)}) // same tier
+	if hits, misses := r.CacheStats(); hits != 1 || misses != 1 {
+		t.Fatalf("hits %d misses %d, want 1 and 1", hits, misses)
+	}
+	if first == second || &first.Steps[0] == &second.Steps[0] || &first.Steps[0].Objects[0] == &second.Steps[0].Objects[0] {
+		t.Error("two requests got the same Result or slices")
+	}
+	n := 0
+	for i, st := range first.Steps {
+		for j, o := range st.Objects {
+			n++
+			if o.Unstructured != second.Steps[i].Objects[j].Unstructured {
+				t.Errorf("step %d object %d (%s) was copied on a hit", i, j, o.GetName())
+			}
+		}
+	}
+	if len(first.Steps) < 2 || n < 3 {
+		t.Fatalf("fixture too small: %d steps, %d objects", len(first.Steps), n)
+	}
+}
+
+// TestCallerChangesToItsResultSpareTheCache does to a result what a caller
+// may (change the Result's fields; append to, reorder and replace elements
+// of its slices; change a deep copy) and checks that the next hit returns
+// what was cached.
+func TestCallerChangesToItsResultSpareTheCache(t *testing.T) {
+	fsys := memRepo(t)
+	r := New(Options{})
+	req := Request{FS: fsys, Revision: "rev1", Profile: loadProfile(t, fsys, "fleet"), Cluster: fleetCluster(0)}
+	mine := mustRender(t, r, req)
+	want := mustRender(t, New(Options{CacheBytes: -1}), req) // shares nothing with r
+	own := mine.DeepCopy()
+	own.Steps[0].Objects[0].SetNamespace("changed")
+
+	mine.Hash, mine.Key, mine.Profile = "changed", "changed", "changed"
+	mine.Steps[0].Addon = "changed"
+	objs := mine.Steps[0].Objects
+	slices.Reverse(objs)
+	objs[0] = Object{Unstructured: objs[0].DeepCopy(), Source: "changed"}
+	objs[0].SetLabels(map[string]string{"changed": "yes"})
+	mine.Steps[0].Objects = append(objs[:1], Object{Unstructured: objs[1].DeepCopy()}) // into the backing array
+	mine.Steps = append(mine.Steps[:1], Step{Addon: "appended"})                       // likewise
+
+	again := mustRender(t, r, req)
+	if hits, _ := r.CacheStats(); hits != 1 {
+		t.Fatalf("%d hits, want 1", hits)
+	}
+	if !reflect.DeepEqual(again, want) {
+		t.Errorf("the cached result changed:\n%s\nwant:\n%s", dump(t, again), dump(t, want))
+	}
+}
+
+func mustRender(t testing.TB, r *Renderer, req Request) *Result {
+	t.Helper()
+	res, err := r.Render(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first.Steps[0].Objects[0].SetLabels(map[string]string{"regatta.dev/profile": "plain"})
-	second, err := r.Render(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if second.Steps[0].Objects[0].GetLabels() != nil {
-		t.Errorf("a change to a returned object reached the cache")
-	}
+	return res
 }
 
 func TestLRUBoundsCost(t *testing.T) {

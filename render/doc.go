@@ -107,6 +107,8 @@
 // Results are cached by a key over everything that can change them; see
 // key.go for what enters the key and why a fleet of clusters that share
 // their inputs renders once. Concurrent requests with the same inputs
-// share one render. Returned results are deep copies, the caller's to
-// change.
+// share one render. Returned results share the cached objects: the
+// objects are read-only, and a caller that changes one copies it first
+// (Object.DeepCopy, Result.DeepCopy); the Result and its slices are the
+// caller's.
 package render

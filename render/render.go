@@ -47,7 +47,17 @@ type Request struct {
 }
 
 // Object is one rendered object and where it came from.
+//
+// The Unstructured is shared: the render cache holds it and hands the same
+// pointer to every request with the same inputs (a fleet of clusters gets
+// one object, not one per cluster), concurrently. It is READ-ONLY: never
+// set labels, annotations or the namespace on it, set or remove fields of
+// its Object map, or decode into it (a client's Patch or Update writes the
+// server's answer into the object it is given). A caller that needs to
+// change it changes a copy: o.DeepCopy(), or Result.DeepCopy for a whole
+// result.
 type Object struct {
+	// Unstructured is shared and read-only (see Object).
 	*unstructured.Unstructured
 	// Source is the repository file the object came from, or the chart
 	// template for a Helm add-on.
@@ -67,13 +77,21 @@ const (
 // add-ons in profile order; within a Helm add-on, pre hooks by weight, the
 // main objects, then post hooks by weight.
 type Step struct {
-	Addon   string
-	Phase   string
-	Weight  int
+	Addon  string
+	Phase  string
+	Weight int
+	// Objects is the caller's slice (append, reorder or replace elements
+	// freely); the objects it points to are shared and read-only.
 	Objects []Object
 }
 
 // Result is a rendered profile.
+//
+// A Result returned by Renderer.Render is the caller's own struct, with
+// Steps and Objects slices of its own, but its objects are the render
+// cache's, shared with every other request of the same inputs: they are
+// READ-ONLY (see Object). Use DeepCopy for a result whose objects may be
+// changed.
 type Result struct {
 	Profile string
 	Steps   []Step
@@ -134,7 +152,18 @@ func New(opts Options) *Renderer {
 }
 
 // Render renders req.Profile for req.Cluster, from the cache when every
-// input is unchanged. The result's objects are the caller's to modify.
+// input is unchanged.
+//
+// The result's objects are SHARED and READ-ONLY: the cache keeps them and
+// returns the same pointers to every later request with the same inputs,
+// in any goroutine, so a change by one caller would reach every cluster
+// that shares the render (and race with its readers). Callers that need to
+// modify an object (set labels, annotations or a namespace, redact, apply
+// with a client that writes the answer back) must DeepCopy it first, or
+// the whole result with Result.DeepCopy. The Result struct and its Steps
+// and Objects slices are the caller's: appending, sorting or replacing
+// elements is safe. Not copying is deliberate: deep-copying on every hit
+// was most of the CPU of planning a large fleet.
 func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if req.FS == nil || req.Profile == nil {
 		return nil, errors.New("render: request needs FS and Profile")

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // memoryFactor estimates the in-memory size of objects from their JSON
@@ -32,19 +33,40 @@ func (res *Result) finish() (int64, error) {
 	return n*memoryFactor + 256, nil
 }
 
-// clone deep-copies a result, so that callers may change their objects
-// (the apply engine adds labels) without touching the cached one.
-func (res *Result) clone() *Result {
+// share returns the result as one caller sees it: a Result of its own with
+// Steps and Objects slices of its own, holding the cached objects
+// themselves. A caller may change the Result's fields, append to or reorder
+// its slices, or replace an element with a copy without touching the cache;
+// the objects behind the pointers are shared with the cache and every other
+// caller, so they are read-only. It costs a slice per step and no copy of
+// any object: deep-copying every object on every cache hit was most of the
+// CPU of planning a large fleet (10,000 clusters × 20 profiles).
+func (res *Result) share() *Result {
 	out := *res
 	out.Steps = make([]Step, len(res.Steps))
 	for i, s := range res.Steps {
-		s.Objects = cloneObjects(s.Objects)
+		s.Objects = slices.Clone(s.Objects)
 		out.Steps[i] = s
 	}
 	return &out
 }
 
-func cloneObjects(objs []Object) []Object {
+// DeepCopy returns a copy of the result whose objects are the caller's to
+// change (results of Renderer.Render are shared and read-only).
+func (res *Result) DeepCopy() *Result {
+	out := *res
+	out.Steps = make([]Step, len(res.Steps))
+	for i, s := range res.Steps {
+		s.Objects = deepCopyObjects(s.Objects)
+		out.Steps[i] = s
+	}
+	return &out
+}
+
+func deepCopyObjects(objs []Object) []Object {
+	if objs == nil {
+		return nil
+	}
 	out := make([]Object, len(objs))
 	for i, o := range objs {
 		out[i] = Object{Unstructured: o.DeepCopy(), Source: o.Source}

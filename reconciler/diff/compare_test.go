@@ -3,6 +3,10 @@ package diff
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,4 +129,48 @@ func TestCompareCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// TestCompareLeavesCachedRendersUnchanged compares revisions whose diffs
+// go through both redactions (a Secret; a generated object beside a SOPS
+// file) and writes the report in every format; the renders it shared with
+// the render cache must not change.
+func TestCompareLeavesCachedRendersUnchanged(t *testing.T) {
+	gen := "namespace: ops\ngeneratorOptions: {disableNameSuffixHash: true}\nconfigMapGenerator:\n- name: gen\n  literals: [k=%s]\n"
+	base := fleetFiles(4)
+	base["profiles/gen.yaml"] = strings.NewReplacer("name: ops", "name: gen", "manifests: {path: ops}", "kustomize: {path: gen}").
+		Replace(base["profiles/ops.yaml"])
+	base["gen/kustomization.yaml"] = fmt.Sprintf(gen, "one")
+	base["gen/unused.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: enc}\ndata:\n  k: ENC[AES256_GCM,data:x]\nsops:\n  mac: ENC[AES256_GCM,data:x]\n  version: 3.13.3\n"
+	head := edit(base, map[string]string{
+		"ops/secret.yaml":             strings.Replace(base["ops/secret.yaml"], "first-secret-value", "second-secret-value", 1),
+		"gen/kustomization.yaml":      fmt.Sprintf(gen, "two"),
+		"web/prod/kustomization.yaml": strings.Replace(base["web/prod/kustomization.yaml"], "tier: prod", "tier: production", 1),
+	})
+	r := render.New(render.Options{})
+	bs, hs := loadSide(t, "base", base), loadSide(t, "head", head)
+	guard := guardCache(t, r, bs, hs)
+
+	rep, err := Compare(context.Background(), bs, hs, Options{Renderer: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	redacted := map[string][]string{}
+	for _, g := range rep.Groups {
+		for _, pc := range g.Profiles {
+			for _, o := range pc.Objects {
+				redacted[o.Ref()] = o.RedactedKeys
+			}
+		}
+	}
+	if !reflect.DeepEqual(redacted["Secret/ops/token"], []string{"stringData.token"}) ||
+		!slices.Contains(redacted["ConfigMap/ops/gen"], "data.k") || len(redacted) != 3 {
+		t.Fatalf("the comparison did not take the paths under test: %v", redacted)
+	}
+	for _, format := range []string{FormatText, FormatMarkdown, FormatJSON} {
+		if err := Write(io.Discard, rep, WriteOptions{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	guard.check(t)
 }

@@ -94,7 +94,9 @@ func (l *liveRun) profile(ctx context.Context, cl *apply.Cluster, c *spec.Cluste
 	return lp, nil
 }
 
-// dryRunRequest is the request the daemon would make, in DryRun mode.
+// dryRunRequest is the request the daemon would make, in DryRun mode. Its
+// objects are the render cache's, shared and read-only; apply copies them
+// before changing anything.
 func dryRunRequest(prof *spec.Profile, res *render.Result, revision string) apply.Request {
 	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: revision, RenderHash: res.Hash,
 		SyncMode: spec.SyncModeDryRun, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,

@@ -82,6 +82,7 @@ func TestLiveShowsDriftAndPlannedChanges(t *testing.T) {
 	head := edit(base, map[string]string{"app/settings.yaml": strings.Replace(base["app/settings.yaml"], "blue", "green", 1), "profiles/extra.yaml": ""})
 	r := render.New(render.Options{})
 	bs, hs := loadSide(t, "base", base), loadSide(t, "head", head)
+	guard := guardCache(t, r, bs, hs) // apply and the comparisons get the cached objects
 	applyLive(t, r, bs, "app", "extra")
 	kc := kubeClient(t)
 	editOutOfBand(t, kc)
@@ -101,6 +102,7 @@ func TestLiveShowsDriftAndPlannedChanges(t *testing.T) {
 	if got := configMap(t, kc, "live-app", "settings").Data["color"]; got != "blue" {
 		t.Errorf("Live changed the cluster: color %s", got)
 	}
+	guard.check(t)
 	for _, format := range []string{FormatText, FormatMarkdown, FormatJSON} {
 		var b bytes.Buffer
 		if err := Write(&b, rep, WriteOptions{Format: format}); err != nil {

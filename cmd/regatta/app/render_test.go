@@ -1,10 +1,15 @@
 package app
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/regatta-dev/regatta/render"
 )
 
 const example = "../../../examples/fleet-infra"
@@ -116,6 +121,50 @@ func TestRenderRedactsSecretsAndReadsRevisions(t *testing.T) {
 	_, stdout, _ = run(t, "render", "--cluster", "c1", dir)
 	if !strings.Contains(stdout, "name: db2") {
 		t.Errorf("working tree not read:\n%s", stdout)
+	}
+}
+
+// TestRenderRedactsACopy: the render cache shares its objects with every
+// caller, so redaction must leave the cached Secret as it was.
+func TestRenderRedactsACopy(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"clusters/c1/cluster.yaml": secretFleetCluster,
+		"profiles/creds.yaml":      secretFleetProfile,
+		"creds/secret.yaml":        "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: default}\ndata: {password: aHVudGVyMg==}\nstringData: {token: plain-token-value}\n",
+	})
+	tree, err := openDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet, err := loadValid(tree, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := render.New(render.Options{})
+	req := render.Request{FS: tree, Revision: "r1", Profile: fleet.Profile("creds"),
+		Cluster: offlineFacts(fleet, fleet.Cluster("c1"), nil, DefaultKubernetesVersion, io.Discard)}
+	res, err := r.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := res.DeepCopy()
+	var out strings.Builder
+	if err := writeRendered(&out, res, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "plain-token-value") || !strings.Contains(out.String(), "token: <redacted>") {
+		t.Fatalf("not redacted:\n%s", out.String())
+	}
+	again, err := r.Render(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Steps[0].Objects[0].Unstructured != res.Steps[0].Objects[0].Unstructured {
+		t.Fatal("not a cache hit: the test proves nothing")
+	}
+	if !reflect.DeepEqual(again.Steps[0].Objects[0].Object, want.Steps[0].Objects[0].Object) {
+		t.Errorf("redaction changed the cached Secret: %v", again.Steps[0].Objects[0].Object)
 	}
 }
 
