@@ -90,9 +90,11 @@ func NewClientForConfig(cluster string, cfg *rest.Config, opts ClientOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: client: %w", cluster, err)
 	}
+	// Watches share the connections of the other requests, without their
+	// timeout.
 	watchCfg := rest.CopyConfig(cfg)
 	watchCfg.Timeout = 0
-	watch, err := dynamic.NewForConfig(watchCfg)
+	watch, err := dynamic.NewForConfigAndClient(watchCfg, &http.Client{Transport: httpClient.Transport})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: watch client: %w", cluster, err)
 	}

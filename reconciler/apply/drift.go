@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -64,9 +65,38 @@ type DriftWatcher struct {
 
 // driftProfile is the desired state of one profile's tracked objects.
 type driftProfile struct {
-	objects  map[ObjectRef]*unstructured.Unstructured // by ref.key()
+	objects  map[ObjectRef]*desiredObject // by ref.key()
 	rules    []jsondiff.IgnoreRule
 	compiled jsondiff.CompiledIgnoreRules
+}
+
+// desiredObject is the desired state of one tracked object, kept as JSON
+// (a third of the memory of its unstructured form); object decodes a copy.
+type desiredObject struct {
+	version  string // ObjectRef keys have none
+	disabled bool   // drift detection off by annotation
+	raw      []byte
+}
+
+func newDesiredObject(o *unstructured.Unstructured) (*desiredObject, error) {
+	raw, err := o.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", RefOf(o), err)
+	}
+	return &desiredObject{version: o.GroupVersionKind().Version, disabled: driftDisabled(o), raw: raw}, nil
+}
+
+func (d *desiredObject) object() (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(d.raw); err != nil {
+		return nil, fmt.Errorf("desired state: %w", err)
+	}
+	return u, nil
+}
+
+// gvk returns the group, version and kind of the object of ref.
+func (d *desiredObject) gvk(ref ObjectRef) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: ref.Group, Version: d.version, Kind: ref.Kind}
 }
 
 type driftKey struct {
@@ -110,6 +140,7 @@ func (w *DriftWatcher) Track(ctx context.Context, profile string, objs []*unstru
 		return err
 	}
 	synced, err := w.watchKinds(objs)
+	refs := slices.Collect(maps.Keys(dp.objects)) // before workers may forget some
 	w.mu.Lock()
 	w.profiles[profile] = dp
 	w.mu.Unlock()
@@ -124,7 +155,7 @@ func (w *DriftWatcher) Track(ctx context.Context, profile string, objs []*unstru
 		return fmt.Errorf("cluster %s: drift watches did not sync (list and watch across namespaces allowed?): %w",
 			w.cluster, context.Cause(ctx))
 	}
-	for ref := range dp.objects {
+	for _, ref := range refs {
 		w.queue.Add(driftKey{profile: profile, ref: ref})
 	}
 	return nil
@@ -135,9 +166,13 @@ func newDriftProfile(objs []*unstructured.Unstructured, rules []jsondiff.IgnoreR
 	if err != nil {
 		return nil, fmt.Errorf("drift exclusions: %w", err)
 	}
-	dp := &driftProfile{objects: make(map[ObjectRef]*unstructured.Unstructured, len(objs)), rules: rules, compiled: compiled}
+	dp := &driftProfile{objects: make(map[ObjectRef]*desiredObject, len(objs)), rules: rules, compiled: compiled}
 	for _, o := range objs {
-		dp.objects[RefOf(o).key()] = o.DeepCopy()
+		d, err := newDesiredObject(o)
+		if err != nil {
+			return nil, err
+		}
+		dp.objects[RefOf(o).key()] = d
 	}
 	return dp, nil
 }
@@ -233,15 +268,19 @@ func (w *DriftWatcher) restart(parent context.Context, cl *Client, opts Options)
 	nw := newDriftWatcher(parent, w.cluster, cl, opts)
 	w.mu.Lock()
 	profiles := maps.Clone(w.profiles)
+	desired := map[string][]*desiredObject{}
+	for name, dp := range profiles {
+		desired[name] = dp.list(false)
+	}
 	nw.counts = maps.Clone(w.counts)
 	w.mu.Unlock()
 	nw.wg.Go(func() {
 		for name, dp := range profiles {
-			objs := make([]*unstructured.Unstructured, 0, len(dp.objects))
-			for _, o := range dp.objects {
-				objs = append(objs, o)
+			objs, err := decode(desired[name])
+			if err == nil {
+				err = nw.Track(nw.ctx, name, objs, dp.rules)
 			}
-			if err := nw.Track(nw.ctx, name, objs, dp.rules); err != nil {
+			if err != nil {
 				nw.log.Error("drift re-track failed", "profile", name, "error", err)
 			}
 		}
@@ -349,15 +388,46 @@ func (w *DriftWatcher) trackers(ref ObjectRef) []string {
 	return out
 }
 
-// desired returns the desired object of a key and its profile's ignore rules.
-func (w *DriftWatcher) desired(key driftKey) (*unstructured.Unstructured, *driftProfile) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	dp := w.profiles[key.profile]
-	if dp == nil || dp.objects[key.ref] == nil {
-		return nil, nil
+// list returns the desired objects, leaving out those with drift detection
+// off when enabledOnly. Call it with w.mu held (forget deletes keys).
+func (dp *driftProfile) list(enabledOnly bool) []*desiredObject {
+	out := make([]*desiredObject, 0, len(dp.objects))
+	for _, d := range dp.objects {
+		if !enabledOnly || !d.disabled {
+			out = append(out, d)
+		}
 	}
-	return dp.objects[key.ref].DeepCopy(), dp
+	return out
+}
+
+// decode returns copies of desired objects.
+func decode(ds []*desiredObject) ([]*unstructured.Unstructured, error) {
+	objs := make([]*unstructured.Unstructured, 0, len(ds))
+	for _, d := range ds {
+		o, err := d.object()
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+// desired returns a copy of the desired object of a key and its profile;
+// nil when no longer tracked.
+func (w *DriftWatcher) desired(key driftKey) (*unstructured.Unstructured, *driftProfile, error) {
+	w.mu.Lock()
+	dp := w.profiles[key.profile]
+	var d *desiredObject
+	if dp != nil {
+		d = dp.objects[key.ref]
+	}
+	w.mu.Unlock()
+	if d == nil {
+		return nil, nil, nil
+	}
+	want, err := d.object()
+	return want, dp, err
 }
 
 func (w *DriftWatcher) work() {
@@ -390,9 +460,9 @@ func (w *DriftWatcher) next() bool {
 // reconcile compares one object with its desired state and re-applies it
 // when it was deleted or its fields drifted.
 func (w *DriftWatcher) reconcile(ctx context.Context, key driftKey) error {
-	want, dp := w.desired(key)
-	if want == nil || driftDisabled(want) {
-		return nil
+	want, dp, err := w.desired(key)
+	if err != nil || want == nil || driftDisabled(want) {
+		return err
 	}
 	live, err := w.live(ctx, key, want.GroupVersionKind())
 	if err != nil {

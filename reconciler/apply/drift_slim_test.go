@@ -20,8 +20,11 @@ func TestSlim(t *testing.T) {
 		return u
 	}
 	tracked := live("tracked")
-	w := &DriftWatcher{profiles: map[string]*driftProfile{"p": {objects: map[ObjectRef]*unstructured.Unstructured{
-		RefOf(tracked).key(): deployment(2, "app:1", nil)}}}}
+	dp, err := newDriftProfile([]*unstructured.Unstructured{tracked}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &DriftWatcher{profiles: map[string]*driftProfile{"p": dp}}
 
 	got, err := w.slim(live("tracked"))
 	if err != nil {

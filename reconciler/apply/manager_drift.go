@@ -107,7 +107,10 @@ func (w *DriftWatcher) trackedProfiles() []string {
 // those missing or different; objects another profile owns now are
 // forgotten.
 func (w *DriftWatcher) check(ctx context.Context, profile string, live map[ObjectRef]*unstructured.Unstructured) ([]DriftEvent, error) {
-	objs, rules := w.snapshot(profile)
+	objs, rules, err := w.snapshot(profile)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", profile, err)
+	}
 	compiled := w.compiled(profile)
 	var drifted []*unstructured.Unstructured
 	for _, o := range objs {
@@ -160,8 +163,8 @@ func (w *DriftWatcher) listTracked(ctx context.Context) (map[ObjectRef]*unstruct
 	w.mu.Lock()
 	kinds := map[schema.GroupVersionKind]bool{}
 	for _, dp := range w.profiles {
-		for _, o := range dp.objects {
-			kinds[o.GroupVersionKind()] = true
+		for ref, d := range dp.objects {
+			kinds[d.gvk(ref)] = true
 		}
 	}
 	w.mu.Unlock()
@@ -179,18 +182,15 @@ func (w *DriftWatcher) listTracked(ctx context.Context) (map[ObjectRef]*unstruct
 	return live, nil
 }
 
-func (w *DriftWatcher) snapshot(profile string) ([]*unstructured.Unstructured, []jsondiff.IgnoreRule) {
+func (w *DriftWatcher) snapshot(profile string) ([]*unstructured.Unstructured, []jsondiff.IgnoreRule, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	dp := w.profiles[profile]
 	if dp == nil {
-		return nil, nil
+		w.mu.Unlock()
+		return nil, nil, nil
 	}
-	objs := make([]*unstructured.Unstructured, 0, len(dp.objects))
-	for _, o := range dp.objects {
-		if !driftDisabled(o) {
-			objs = append(objs, o.DeepCopy())
-		}
-	}
-	return objs, dp.rules
+	desired, rules := dp.list(true), dp.rules
+	w.mu.Unlock()
+	objs, err := decode(desired)
+	return objs, rules, err
 }
