@@ -107,7 +107,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.leaderElectNamespace, "leader-elect-namespace", "regatta-system", "namespace of the leader election Lease")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else 96Mi; "off": none`)
+	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else 64Mi or 1.5 times the live heap plus other runtime memory, whichever is more; "off": none`)
 }
 
 func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error {
@@ -119,7 +119,7 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 		return err
 	}
 	ctrllog.SetLogger(logr.FromSlogHandler(log.Handler())) // used inside fluxcd/pkg/ssa
-	limit, err := setMemoryLimit(f.memoryLimit)
+	limit, err := setMemoryLimit(ctx, f.memoryLimit)
 	if err != nil {
 		return err
 	}
