@@ -132,9 +132,10 @@ func (w *DriftWatcher) Stop() {
 	w.wg.Wait()
 }
 
-// Track replaces the desired state of a profile and watches its kinds. It
-// waits until the new watches have listed, then compares every object once.
-func (w *DriftWatcher) Track(ctx context.Context, profile string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) error {
+// Track replaces the desired state of a profile and watches its kinds. Once
+// the new watches have listed (in the background), every object is compared
+// once.
+func (w *DriftWatcher) Track(profile string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) error {
 	dp, err := newDriftProfile(objs, rules)
 	if err != nil {
 		return err
@@ -148,17 +149,34 @@ func (w *DriftWatcher) Track(ctx context.Context, profile string, objs []*unstru
 		return err
 	}
 	w.factory.Start(w.ctx.Done())
-	ctx, cancel := context.WithTimeout(ctx, w.syncTimeout)
+	w.wg.Go(func() { w.compareWhenSynced(profile, dp, refs, synced) })
+	return nil
+}
+
+// compareWhenSynced waits for the profile's watches to list, then queues
+// every object for one comparison. It runs apart from the pass that
+// tracked the profile, so a slow first list does not hold the pass up;
+// watches that do not sync untrack the profile (when nothing replaced it
+// meanwhile), and the next pass re-applies it in full.
+func (w *DriftWatcher) compareWhenSynced(profile string, dp *driftProfile, refs []ObjectRef, synced []cache.InformerSynced) {
+	ctx, cancel := context.WithTimeout(w.ctx, w.syncTimeout)
 	defer cancel()
-	defer context.AfterFunc(w.ctx, cancel)()
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("cluster %s: drift watches did not sync (list and watch across namespaces allowed?): %w",
-			w.cluster, context.Cause(ctx))
+		if w.ctx.Err() != nil {
+			return // stopped
+		}
+		w.mu.Lock()
+		if w.profiles[profile] == dp {
+			delete(w.profiles, profile)
+		}
+		w.mu.Unlock()
+		w.log.Error("drift watches did not sync (list and watch across namespaces allowed?); the next pass re-applies",
+			"profile", profile, "error", context.Cause(ctx))
+		return
 	}
 	for _, ref := range refs {
 		w.queue.Add(driftKey{profile: profile, ref: ref})
 	}
-	return nil
 }
 
 func newDriftProfile(objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) (*driftProfile, error) {
@@ -235,6 +253,18 @@ func (w *DriftWatcher) Untrack(profile string) {
 	}
 }
 
+// HasSynced reports whether every watch of the watcher has listed.
+func (w *DriftWatcher) HasSynced() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, inf := range w.informers {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
 // Tracked reports whether the watcher corrects a profile.
 func (w *DriftWatcher) Tracked(profile string) bool {
 	w.mu.Lock()
@@ -278,7 +308,7 @@ func (w *DriftWatcher) restart(parent context.Context, cl *Client, opts Options)
 		for name, dp := range profiles {
 			objs, err := decode(desired[name])
 			if err == nil {
-				err = nw.Track(nw.ctx, name, objs, dp.rules)
+				err = nw.Track(name, objs, dp.rules)
 			}
 			if err != nil {
 				nw.log.Error("drift re-track failed", "profile", name, "error", err)

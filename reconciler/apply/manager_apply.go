@@ -333,7 +333,7 @@ func (p *pass) finish(ctx context.Context, objects []InventoryEntry, pruneErr er
 	p.c.setState(p.req.Profile, &profileState{renderHash: p.req.RenderHash,
 		healthy: p.res.State == StateApplied, health: p.res.Health})
 	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
-		p.c.trackDrift(ctx, p.req.Profile, p.tracked, p.rules)
+		p.c.trackDrift(p.req.Profile, p.tracked, p.rules)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // trackDrift hands a profile's applied objects to the cluster's drift
 // watcher, starting it on first use. A watcher that cannot track the profile
 // makes the next pass re-apply instead of skipping.
-func (c *Cluster) trackDrift(ctx context.Context, profile string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) {
+func (c *Cluster) trackDrift(profile string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) {
 	if c.m.ctx.Err() != nil {
 		return // the Manager is closed
 	}
@@ -26,7 +26,7 @@ func (c *Cluster) trackDrift(ctx context.Context, profile string, objs []*unstru
 	}
 	w := c.drift
 	c.mu.Unlock()
-	if err := w.Track(ctx, profile, objs, rules); err != nil {
+	if err := w.Track(profile, objs, rules); err != nil {
 		c.log().Error("drift tracking failed", "profile", profile, "error", err)
 		c.setState(profile, nil)
 	}

@@ -28,6 +28,9 @@ func TestUnchangedRenderHashMakesNoWrites(t *testing.T) {
 			req := apply.Request{Profile: profile, SyncMode: mode, Revision: "r1", RenderHash: "h1",
 				Steps: []apply.Step{step("a", namespace(ns), configMap(ns, profile, map[string]string{"k": "v"}))}}
 			mustApplied(t, c.Apply(t.Context(), req))
+			if w := c.Drift(); w != nil { // its watches list in the background
+				eventually(t, 10*time.Second, "drift watches listed", w.HasSynced)
+			}
 			counter.reset()
 			req.Revision = "r2"
 			res := c.Apply(t.Context(), req)
