@@ -61,6 +61,9 @@ type DriftWatcher struct {
 	informers map[schema.GroupKind]cache.SharedIndexInformer
 	counts    map[string]int
 	failing   map[driftKey]bool
+	// expected are drift-detected profiles being applied, not tracked yet:
+	// the watches keep their objects whole, so tracking them needs no reads.
+	expected map[string]bool
 }
 
 // driftProfile is the desired state of one profile's tracked objects.
@@ -116,7 +119,7 @@ func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Op
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[driftKey](
 			100*time.Millisecond, time.Minute)),
 		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind]cache.SharedIndexInformer{},
-		counts: map[string]int{}, failing: map[driftKey]bool{}}
+		counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
 	w.rm.SetConcurrency(opts.Concurrency)
 	for range driftWorkers {
 		w.wg.Go(w.work)
@@ -144,6 +147,7 @@ func (w *DriftWatcher) Track(profile string, objs []*unstructured.Unstructured, 
 	refs := slices.Collect(maps.Keys(dp.objects)) // before workers may forget some
 	w.mu.Lock()
 	w.profiles[profile] = dp
+	delete(w.expected, profile)
 	w.mu.Unlock()
 	if err != nil {
 		return err
@@ -246,6 +250,7 @@ func (w *DriftWatcher) Untrack(profile string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.profiles, profile)
+	delete(w.expected, profile)
 	for k := range w.failing {
 		if k.profile == profile {
 			delete(w.failing, k)
@@ -364,7 +369,7 @@ func (w *DriftWatcher) slim(obj any) (any, error) {
 	if !ok {
 		return obj, nil // a stub already
 	}
-	if !w.tracked(RefOf(u).key()) {
+	if !w.tracked(RefOf(u).key()) && !w.expecting(u.GetLabels()[LabelProfile]) {
 		return stubOf(u), nil
 	}
 	delete(u.Object, "status")
@@ -392,6 +397,23 @@ func stubOf(u *unstructured.Unstructured) *metav1.PartialObjectMetadata {
 }
 
 // tracked reports whether a profile tracks an object.
+// Expect says a drift-detected profile is being applied and will be
+// tracked when its pass finishes (Track), or not (Untrack).
+func (w *DriftWatcher) Expect(profile string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.expected[profile] = true
+}
+
+func (w *DriftWatcher) expecting(profile string) bool {
+	if profile == "" {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.expected[profile]
+}
+
 func (w *DriftWatcher) tracked(ref ObjectRef) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -265,4 +266,31 @@ func TestDriftTracksObjectsCachedBeforehand(t *testing.T) {
 	eventually(t, 10*time.Second, "label restored", func() bool {
 		return getCM(t, k, ns, "cm").Labels[apply.LabelProfile] == "drift6"
 	})
+}
+
+// Objects of a drift-detected profile applied while the watches run are
+// cached whole from the start, so tracking them reads nothing more.
+func TestDriftTrackingReadsNothing(t *testing.T) {
+	ns := "drift-expect"
+	counter := newRequestCounter()
+	opts := testOptions()
+	opts.Client.WrapTransport = counter.wrap
+	c := target(t, newManager(t, opts), mainCluster)
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-expect-a", RenderHash: "h1",
+		SyncMode: spec.SyncModeContinuousWithDriftDetection,
+		Steps:    []apply.Step{step("a", namespace(ns), configMap(ns, "a", nil))}}))
+	eventually(t, 10*time.Second, "drift watches listed", c.Drift().HasSynced)
+	var objs []*unstructured.Unstructured
+	for i := range 5 {
+		objs = append(objs, configMap(ns, fmt.Sprintf("b-%d", i), map[string]string{"v": "1"}))
+	}
+	counter.reset()
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-expect-b", RenderHash: "h1",
+		SyncMode: spec.SyncModeContinuousWithDriftDetection, Steps: []apply.Step{step("b", objs...)}}))
+	time.Sleep(time.Second) // the first comparison of the new profile's objects runs in the background
+	// GETs of the inventory and the namespace, and a LIST of ConfigMaps
+	// (conflict check); none for the five objects.
+	if got := counter.reset(); got["GET"] > 3 {
+		t.Errorf("applying and tracking 5 objects made %v", got)
+	}
 }

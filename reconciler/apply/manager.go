@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Options configures a Manager.
@@ -136,6 +137,12 @@ type Cluster struct {
 	drift    *DriftWatcher
 	profiles map[string]*profileState
 	locks    map[string]*sync.Mutex
+
+	// nsMu serialises the first inventory writes until the inventory
+	// namespace is known to exist (nsKnown), so concurrent profiles do not
+	// each fail and create it.
+	nsMu    sync.Mutex
+	nsKnown bool
 }
 
 // profileState is what this Manager knows of a profile on a cluster.
@@ -250,3 +257,21 @@ func (c *Cluster) wrap(ctx context.Context, err error) error {
 }
 
 func (c *Cluster) log() *slog.Logger { return c.m.opts.Logger.With("cluster", c.name) }
+
+// ensureInventoryNamespace creates the inventory namespace before the first
+// inventory write of the cluster, unless an inventory was seen (then it
+// exists). writeInventory still creates it when it was deleted since.
+func (c *Cluster) ensureInventoryNamespace(ctx context.Context, kube client.Client, seen bool) error {
+	c.nsMu.Lock()
+	defer c.nsMu.Unlock()
+	if c.nsKnown {
+		return nil
+	}
+	if !seen {
+		if err := ensureNamespace(ctx, kube, InventoryNamespace); err != nil {
+			return fmt.Errorf("create namespace %s: %w", InventoryNamespace, err)
+		}
+	}
+	c.nsKnown = true
+	return nil
+}

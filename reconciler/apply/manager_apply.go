@@ -141,6 +141,9 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 	// drift correction pauses so it does not restore the previous render.
 	p.c.setState(p.req.Profile, nil)
 	p.c.untrackDrift(p.req.Profile)
+	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
+		p.c.expectDrift(p.req.Profile)
+	}
 	if err := p.recordIntent(ctx, inv, steps); err != nil {
 		p.res.fail(unreachable(ctx, p.c.name, err))
 		return
@@ -186,6 +189,9 @@ func (p *pass) recordIntent(ctx context.Context, inv *Inventory, steps [][]desir
 		intent.Objects = union(inv.Objects, next)
 	} else {
 		intent.Objects = next
+	}
+	if err := p.c.ensureInventoryNamespace(ctx, p.cl.Kube, inv != nil); err != nil {
+		return err
 	}
 	if err := writeInventory(ctx, p.cl.Kube, intent); err != nil {
 		return err

@@ -20,16 +20,28 @@ func (c *Cluster) trackDrift(profile string, objs []*unstructured.Unstructured, 
 	if c.m.ctx.Err() != nil {
 		return // the Manager is closed
 	}
-	c.mu.Lock()
-	if c.drift == nil {
-		c.drift = newDriftWatcher(c.m.ctx, c.name, c.client, c.m.opts)
-	}
-	w := c.drift
-	c.mu.Unlock()
-	if err := w.Track(profile, objs, rules); err != nil {
+	if err := c.driftWatcher().Track(profile, objs, rules); err != nil {
 		c.log().Error("drift tracking failed", "profile", profile, "error", err)
 		c.setState(profile, nil)
 	}
+}
+
+// expectDrift tells the drift watcher, started here on first use, that a
+// drift-detected profile is being applied.
+func (c *Cluster) expectDrift(profile string) {
+	if c.m.ctx.Err() != nil {
+		return // the Manager is closed
+	}
+	c.driftWatcher().Expect(profile)
+}
+
+func (c *Cluster) driftWatcher() *DriftWatcher {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.drift == nil {
+		c.drift = newDriftWatcher(c.m.ctx, c.name, c.client, c.m.opts)
+	}
+	return c.drift
 }
 
 // Drift returns the cluster's drift watcher, nil until a
