@@ -396,7 +396,6 @@ func stubOf(u *unstructured.Unstructured) *metav1.PartialObjectMetadata {
 			ResourceVersion: u.GetResourceVersion()}}
 }
 
-// tracked reports whether a profile tracks an object.
 // Expect says a drift-detected profile is being applied and will be
 // tracked when its pass finishes (Track), or not (Untrack).
 func (w *DriftWatcher) Expect(profile string) {
@@ -414,6 +413,7 @@ func (w *DriftWatcher) expecting(profile string) bool {
 	return w.expected[profile]
 }
 
+// tracked reports whether a profile tracks an object.
 func (w *DriftWatcher) tracked(ref ObjectRef) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
