@@ -170,9 +170,7 @@ func TestDriftRestoresRemovedLabels(t *testing.T) {
 // tracked kind; on a converged cluster it makes those LISTs and nothing else.
 func TestDriftCheckSafetyNet(t *testing.T) {
 	ns := "drift5"
-	counter := newRequestCounter()
-	opts := testOptions()
-	opts.Client.WrapTransport = counter.wrap
+	opts, counter := countedOptions()
 	m := newManager(t, opts)
 	c, k := target(t, m, mainCluster), kube(t, mainCluster)
 	optOut := configMap(ns, "opted-out", map[string]string{"v": "1"})
@@ -272,9 +270,7 @@ func TestDriftTracksObjectsCachedBeforehand(t *testing.T) {
 // cached whole from the start, so tracking them reads nothing more.
 func TestDriftTrackingReadsNothing(t *testing.T) {
 	ns := "drift-expect"
-	counter := newRequestCounter()
-	opts := testOptions()
-	opts.Client.WrapTransport = counter.wrap
+	opts, counter := countedOptions()
 	c := target(t, newManager(t, opts), mainCluster)
 	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-expect-a", RenderHash: "h1",
 		SyncMode: spec.SyncModeContinuousWithDriftDetection,

@@ -203,7 +203,13 @@ type requestCounter struct {
 	counts map[string]int
 }
 
-func newRequestCounter() *requestCounter { return &requestCounter{counts: map[string]int{}} }
+// countedOptions are testOptions whose clients count their requests.
+func countedOptions() (apply.Options, *requestCounter) {
+	counter := &requestCounter{counts: map[string]int{}}
+	opts := testOptions()
+	opts.Client.WrapTransport = counter.wrap
+	return opts, counter
+}
 
 func (rc *requestCounter) wrap(_ string, rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {

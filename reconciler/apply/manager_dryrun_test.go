@@ -24,9 +24,7 @@ func secret(ns, name, password string) *unstructured.Unstructured {
 // not even the inventory.
 func TestDryRun(t *testing.T) {
 	ns := "dryrun"
-	counter := newRequestCounter()
-	opts := testOptions()
-	opts.Client.WrapTransport = counter.wrap
+	opts, counter := countedOptions()
 	m := newManager(t, opts)
 	c, k := target(t, m, mainCluster), kube(t, mainCluster)
 	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "dryrun", RenderHash: "h1", Steps: []apply.Step{

@@ -19,9 +19,7 @@ import (
 func TestUnchangedRenderHashMakesNoWrites(t *testing.T) {
 	for _, mode := range []string{spec.SyncModeContinuous, spec.SyncModeContinuousWithDriftDetection} {
 		t.Run(mode, func(t *testing.T) {
-			counter := newRequestCounter()
-			opts := testOptions()
-			opts.Client.WrapTransport = counter.wrap
+			opts, counter := countedOptions()
 			c := target(t, newManager(t, opts), mainCluster)
 			profile := "skip-" + fmt.Sprint(len(mode))
 			ns := profile
