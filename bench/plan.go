@@ -79,8 +79,7 @@ func renderCluster(ctx context.Context, repo *spec.Repository, fsys fs.FS, revis
 	if a.Err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.Metadata.Name, a.Err)
 	}
-	facts := render.ClusterFacts{Name: c.Metadata.Name, Labels: labels, Values: c.Spec.Values,
-		KubernetesVersion: KubernetesVersion}
+	facts := render.FactsOf(c, labels, KubernetesVersion)
 	var out []*render.Result
 	for _, p := range a.Profiles() {
 		res, err := r.Render(ctx, render.Request{FS: fsys, Revision: revision, Profile: p, Cluster: facts})

@@ -8,10 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/apply"
-	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/repo"
@@ -20,12 +18,10 @@ import (
 // Daemon is regatta's daemon in this process, wired as `regatta run`
 // wires it with its default options, following a repository.
 type Daemon struct {
-	d        *reconciler.Daemon
-	renderer *render.Renderer
-	manager  *apply.Manager
-	cancel   context.CancelFunc
-	done     chan error
-	passes   chan Pass
+	d      *reconciler.Daemon
+	cancel context.CancelFunc
+	done   chan error
+	passes chan Pass
 }
 
 // Pass is a finished pass and when it finished (status committed).
@@ -39,6 +35,10 @@ type DaemonOptions struct {
 	RepoURL      string
 	HelmCacheDir string
 	Log          io.Writer
+	// StatusInterval and HealthTimeout as regatta run's flags (zero: their
+	// defaults).
+	StatusInterval time.Duration
+	HealthTimeout  time.Duration
 }
 
 // StartDaemon builds a daemon and runs it: it fetches the branch at once
@@ -55,18 +55,23 @@ func StartDaemon(ctx context.Context, o DaemonOptions) (*Daemon, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	ao := apply.DefaultOptions()
-	ao.Logger = log
-	d := &Daemon{cancel: cancel, done: make(chan error, 1), passes: make(chan Pass, 16),
-		renderer: render.New(render.Options{Helm: helm.New(helm.Options{CacheDir: o.HelmCacheDir})}),
-		manager:  apply.NewManager(ctx, ao)}
-	r := reconciler.New(reconciler.Options{Apply: d.manager, Renderer: d.renderer, Lua: lua.NewRunner(lua.Options{}),
-		Metrics: metrics.New(), Log: log})
+	d := &Daemon{cancel: cancel, done: make(chan error, 1), passes: make(chan Pass, 16)}
 	watch := repo.DefaultWatchOptions()
 	watch.Interval, watch.DisableFSNotify = time.Hour, true
-	d.d = reconciler.NewDaemon(r, reconciler.DaemonOptions{Source: src, Watch: watch, StatusBranch: "regatta/status",
-		StatusAuthor: repo.Signature{Name: "regatta", Email: "regatta@example.com"},
-		OnPass:       func(res reconciler.PassResult) { d.passes <- Pass{Result: res, At: time.Now()} }})
+	d.d = reconciler.Build(ctx, reconciler.Setup{
+		Daemon: reconciler.DaemonOptions{
+			Source:         src,
+			Watch:          watch,
+			StatusBranch:   "regatta/status",
+			StatusAuthor:   repo.Signature{Name: "regatta", Email: "regatta@example.com"},
+			StatusInterval: o.StatusInterval,
+			OnPass:         func(res reconciler.PassResult) { d.passes <- Pass{Result: res, At: time.Now()} },
+		},
+		Apply:         apply.DefaultOptions(),
+		Renderer:      render.New(render.Options{Helm: helm.New(helm.Options{CacheDir: o.HelmCacheDir})}),
+		Log:           log,
+		HealthTimeout: o.HealthTimeout,
+	})
 	go func() { d.done <- d.d.Run(ctx) }()
 	return d, nil
 }
@@ -75,7 +80,7 @@ func StartDaemon(ctx context.Context, o DaemonOptions) (*Daemon, error) {
 func (d *Daemon) Trigger() { d.d.Trigger() }
 
 // CacheStats returns the render cache's hits and misses.
-func (d *Daemon) CacheStats() (uint64, uint64) { return d.renderer.CacheStats() }
+func (d *Daemon) CacheStats() (uint64, uint64) { return d.d.Renderer().CacheStats() }
 
 // WaitRevision waits for the first pass of rev; it fails when that pass did
 // not converge.
@@ -102,7 +107,7 @@ func (d *Daemon) WaitRevision(ctx context.Context, rev string, within time.Durat
 func (d *Daemon) Stop() {
 	d.cancel()
 	<-d.done
-	d.manager.Close()
+	d.d.Close()
 }
 
 func firstProblem(res reconciler.PassResult) string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/classify"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
@@ -29,31 +30,75 @@ type clusterPass struct {
 	// inventories are those listed at the start of the pass, by profile;
 	// nil when the listing failed (each apply then reads its own).
 	inventories map[string]*apply.Inventory
+	// stop reports that a newer revision is in force: nothing more of this
+	// one is applied.
+	stop       func() bool
+	superseded bool
+	// retry is set when the cluster should be tried again after a backoff:
+	// it was unreachable, or an apply or health check failed.
+	retry bool
 }
 
-// reconcileCluster runs one cluster's pass and returns its status. Nothing
-// here is ever deleted unless the revision loaded, the cluster was reached
-// and classified, and a profile no longer selects it.
-func (r *Reconciler) reconcileCluster(ctx context.Context, rev *revision, c *spec.Cluster, drift bool) status.ClusterStatus {
-	p := &clusterPass{r: r, rev: rev, spec: c, log: r.log.With("cluster", c.Metadata.Name),
-		st: status.ClusterStatus{Cluster: c.Metadata.Name, SourceRevision: rev.sha}, results: map[string]status.Profile{}}
-	if c.Spec.Paused {
+// clusterOutcome is the result of one cluster's reconciliation.
+type clusterOutcome struct {
+	status status.ClusterStatus
+	// superseded: a newer revision came in force mid-way; the status is
+	// partial and the cluster must be reconciled again at once.
+	superseded bool
+	// retry: reconcile again after a backoff.
+	retry bool
+}
+
+// reconcileCluster reconciles one cluster on a revision and returns its
+// status. Nothing here is ever deleted unless the revision loaded, the
+// cluster was reached and classified, and a profile no longer selects it.
+// stop is asked between profiles: once it says a newer revision is in
+// force, nothing more is applied or withdrawn.
+func (r *Reconciler) reconcileCluster(ctx context.Context, rev *revision, c *spec.Cluster, drift bool, stop func() bool) clusterOutcome {
+	p := &clusterPass{
+		r:       r,
+		rev:     rev,
+		spec:    c,
+		log:     r.log.With("cluster", c.Metadata.Name),
+		st:      status.ClusterStatus{Cluster: c.Metadata.Name, SourceRevision: rev.sha},
+		results: map[string]status.Profile{},
+		stop:    stop,
+	}
+	p.reconcile(ctx, drift)
+	return clusterOutcome{status: p.st, superseded: p.superseded, retry: p.retry}
+}
+
+func (p *clusterPass) reconcile(ctx context.Context, drift bool) {
+	if p.spec.Spec.Paused {
 		p.paused()
-		return p.st
+		return
 	}
 	labels, ok := p.connect(ctx)
 	if !ok {
-		return p.st
+		return
 	}
-	a := plan.Match(rev.repo.Profiles, plan.Cluster{Name: c.Metadata.Name, Labels: labels})
+	a := plan.Match(p.rev.repo.Profiles, plan.Cluster{Name: p.spec.Metadata.Name, Labels: labels})
 	gone := p.toWithdraw(ctx, a)
 	if drift {
 		p.driftCheck(ctx)
 	}
 	p.applyWaves(ctx, a, gone)
-	p.withdraw(ctx, gone)
+	if !p.stopped() {
+		p.withdraw(ctx, gone)
+	}
 	p.st.Profiles = p.sortedResults()
-	return p.st
+}
+
+// stopped reports, and remembers, that a newer revision is in force.
+// Profiles of a wave ask it concurrently.
+func (p *clusterPass) stopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.superseded && p.stop != nil && p.stop() {
+		p.superseded = true
+		p.log.Info("a newer revision is in force; re-planning", "revision", status.ShortRevision(p.rev.sha))
+	}
+	return p.superseded
 }
 
 // driftCheck compares every drift-detected object with its desired state
@@ -74,12 +119,12 @@ func (p *clusterPass) driftCheck(ctx context.Context) {
 // reconciled in this pass (its status then says why).
 func (p *clusterPass) connect(ctx context.Context) (map[string]string, bool) {
 	name := p.spec.Metadata.Name
-	kc, err := kubeconfig(ctx, p.rev.tree, p.r.opts.Keys, p.r.opts.Management, p.spec)
+	kc, err := kubeconfig.Find(ctx, p.rev.tree, p.r.opts.Keys, p.r.opts.Management, p.spec)
 	if err == nil {
 		p.cl, err = p.r.opts.Apply.Cluster(name, kc)
 	}
 	if err == nil {
-		p.facts, err = newFactsClient(kc, p.r.opts.ClusterTimeout)
+		p.facts = newFactsClient(p.cl.Client())
 	}
 	if err != nil {
 		p.unreachable(fmt.Errorf("kubeconfig: %w", err))
@@ -144,6 +189,7 @@ func (p *clusterPass) effective(k knownCluster, stale bool) map[string]string {
 // (matched with the last known labels) are Failed and nothing is changed.
 func (p *clusterPass) unreachable(err error) {
 	p.log.Warn("cluster unreachable; nothing changed there", "error", err)
+	p.retry = true
 	p.st.Reachable, p.st.Error = false, err.Error()
 	p.r.opts.Metrics.ClusterReachable.WithLabelValues(p.spec.Metadata.Name).Set(0)
 	p.reportKnown(true, status.Profile{State: status.StateFailed,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
@@ -14,31 +15,62 @@ import (
 type DaemonOptions struct {
 	Source *repo.Source
 	Watch  repo.WatchOptions
-	// DriftInterval re-runs a pass on the revision in force: classification,
-	// a full dry-run drift check of drift-detected pairs, and re-apply of
-	// whatever changed. Zero disables it.
+	// DriftInterval queues every cluster for a reconciliation on the
+	// revision in force with classification and a full drift check of its
+	// drift-detected pairs. Zero disables it.
 	DriftInterval time.Duration
 	// StatusBranch receives the status files; when it is the followed
 	// branch they go to its status/ folder and regatta's own commits never
-	// trigger a pass. Empty disables status commits.
+	// queue work. Empty disables status commits (and the restore of what
+	// an earlier daemon knew).
 	StatusBranch string
 	StatusAuthor repo.Signature
-	// ShutdownGrace is how long an in-flight pass may go on after the
-	// context is cancelled (SIGTERM) before it is cancelled too.
+	// StatusInterval spaces status commits: at most one per interval,
+	// carrying every record that changed since the last (default 10s).
+	StatusInterval time.Duration
+	// ShutdownGrace is how long the clusters being reconciled may go on
+	// after the context is cancelled (SIGTERM) before they are cancelled
+	// too.
 	ShutdownGrace time.Duration
-	// OnPass, when set, is called after each pass and status commit.
+	// OnPass, when set, is called each time the fleet settles (nothing
+	// queued, nothing being reconciled, no add-on waiting for health) after
+	// work was done, with the status of that moment; RunOnce calls it
+	// after its status commit.
 	OnPass func(PassResult)
+}
+
+// PassResult is the state of the fleet when it settled.
+type PassResult struct {
+	// Snapshot is the status of every cluster and of the fleet.
+	Snapshot status.Snapshot
+	// Converged is true when the newest revision is in force and every
+	// pair is Applied (or DryRun, Paused, Withdrawn), with no cluster
+	// unreachable.
+	Converged bool
+	// Duration is the time from the first work queued to the settling.
+	Duration time.Duration
 }
 
 // ErrUnconverged is returned by RunOnce when some pair did not converge.
 var ErrUnconverged = errors.New("not every (profile, cluster) pair converged")
 
-// Daemon follows the repository and runs passes on new revisions and on
-// the drift interval.
+// Daemon follows the repository. Each cluster is reconciled on its own by
+// one of Options.Concurrency workers, from a queue keyed by cluster: a new
+// revision, the drift interval, a health change or a retry queues the
+// clusters concerned, and no cluster waits for another. Status is
+// committed every StatusInterval while records change.
 type Daemon struct {
 	r       *Reconciler
 	opts    DaemonOptions
 	watcher *repo.Watcher
+	store   *statusStore
+
+	mu       sync.Mutex
+	restored bool   // the status branch was read
+	inForce  string // the revision in force by the status branch, at start
+	// committed is the store version of the last status commit.
+	committed uint64
+	commitMu  sync.Mutex
 }
 
 // NewDaemon returns a Daemon over a Reconciler.
@@ -46,40 +78,73 @@ func NewDaemon(r *Reconciler, opts DaemonOptions) *Daemon {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 30 * time.Second
 	}
-	return &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch)}
+	if opts.StatusInterval <= 0 {
+		opts.StatusInterval = 10 * time.Second
+	}
+	return &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore()}
 }
 
 // Trigger asks for an immediate fetch (a push webhook); it never blocks.
 func (d *Daemon) Trigger() { d.watcher.Trigger() }
 
-// RunOnce fetches, runs one full pass and commits status. It returns
-// ErrUnconverged when some pair did not converge.
+// RunOnce fetches the newest revision, reconciles every cluster on it
+// once (waiting, off the workers, for the health of what it applied, up to
+// each add-on's health timeout), commits status and returns the fleet's
+// state. It returns ErrUnconverged when some pair did not converge.
 func (d *Daemon) RunOnce(ctx context.Context) (PassResult, error) {
+	start := time.Now()
 	rev, _, err := d.opts.Source.Sync(ctx)
 	if err != nil {
 		d.r.opts.Metrics.GitFetchErrors.Inc()
 		return PassResult{}, err
 	}
-	res, err := d.pass(ctx, rev, false)
+	d.restore(ctx)
+	workCtx, cancel := graceContext(ctx, d.opts.ShutdownGrace)
+	defer cancel()
+	s := d.startSession(workCtx, ctx, true)
+	err = d.load(workCtx, rev, s, true)
+	if err == nil {
+		s.waitSettled(workCtx)
+	}
+	s.stop()
+	res := d.result(start)
+	if cerr := d.commitStatus(); err == nil {
+		err = cerr
+	}
+	d.settled(res)
 	if err == nil && !res.Converged {
 		err = ErrUnconverged
 	}
 	return res, err
 }
 
-// Run follows the branch until ctx is cancelled. A new revision starts a
-// pass as soon as it is seen; a pass in flight finishes first (or is
-// cancelled after the shutdown grace), then the newest revision runs.
+// Run follows the branch until ctx is cancelled. Every new revision is
+// loaded as soon as it is seen and queues the fleet's clusters; a cluster
+// being reconciled on an older revision stops before its next add-on and
+// re-plans on the newest.
 func (d *Daemon) Run(ctx context.Context) error {
+	d.restore(ctx)
+	workCtx, cancel := graceContext(ctx, d.opts.ShutdownGrace)
+	defer cancel()
+	s := d.startSession(workCtx, ctx, false)
 	revs := make(chan string, 1)
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- d.watcher.Run(ctx, d.onEvent(revs)) }()
-	var drift <-chan time.Time
-	if d.opts.DriftInterval > 0 {
-		t := time.NewTicker(d.opts.DriftInterval)
-		defer t.Stop()
-		drift = t.C
+	err := d.loop(ctx, s, revs, watchErr)
+	s.stop()
+	if cerr := d.commitStatus(); cerr != nil {
+		d.r.log.Error("final status commit", "error", cerr)
 	}
+	return err
+}
+
+// loop dispatches revisions, drift checks, status commits and settling
+// until ctx ends.
+func (d *Daemon) loop(ctx context.Context, s *session, revs <-chan string, watchErr <-chan error) error {
+	drift := ticker(d.opts.DriftInterval)
+	defer drift.Stop()
+	commit := time.NewTicker(d.opts.StatusInterval)
+	defer commit.Stop()
 	current := ""
 	for {
 		select {
@@ -96,13 +161,30 @@ func (d *Daemon) Run(ctx context.Context) error {
 				continue
 			}
 			current = rev
-			d.logPassErr(d.pass(ctx, rev, false))
-		case <-drift:
-			if current != "" {
-				d.logPassErr(d.pass(ctx, current, true))
+			if err := d.load(ctx, rev, s, false); err != nil {
+				d.r.log.Error("load revision", "revision", rev, "error", err)
+			}
+		case <-drift.C:
+			s.queueAll(true)
+		case <-commit.C:
+			if err := d.commitStatus(); err != nil {
+				d.r.log.Error("status commit", "error", err)
+			}
+		case <-s.q.idle:
+			if res, ok := s.settle(); ok {
+				d.settled(res)
 			}
 		}
 	}
+}
+
+func ticker(every time.Duration) *time.Ticker {
+	if every <= 0 {
+		t := time.NewTicker(time.Hour)
+		t.Stop() // never fires
+		return t
+	}
+	return time.NewTicker(every)
 }
 
 // onEvent forwards new revisions, the newest replacing any not yet taken.
@@ -130,31 +212,25 @@ func (d *Daemon) ownCommit(ctx context.Context, prev, rev string) bool {
 	return err == nil && same
 }
 
-func (d *Daemon) logPassErr(_ PassResult, err error) {
-	if err != nil {
-		d.r.log.Error("pass", "error", err)
-	}
-}
-
-// pass runs one pass and commits its status. The pass survives ctx's
-// cancellation for ShutdownGrace; the status commit is never cut short.
-func (d *Daemon) pass(ctx context.Context, rev string, drift bool) (PassResult, error) {
-	passCtx, cancel := graceContext(ctx, d.opts.ShutdownGrace)
-	defer cancel()
-	tree, err := d.opts.Source.Tree(passCtx, rev)
-	if err != nil {
-		return PassResult{}, fmt.Errorf("read revision %s: %w", rev, err)
-	}
-	res := d.r.pass(passCtx, rev, tree, drift)
-	err = d.commitStatus(res)
+// settled reports a settled fleet: metrics, readiness, OnPass.
+func (d *Daemon) settled(res PassResult) {
+	d.r.record(res)
+	d.r.opts.Metrics.SetReady(true)
 	if d.opts.OnPass != nil {
 		d.opts.OnPass(res)
 	}
-	d.r.opts.Metrics.SetReady(true)
-	return res, err
 }
 
-// graceContext returns a context that ends ShutdownGrace after ctx does.
+// result is the fleet's state now.
+func (d *Daemon) result(start time.Time) PassResult {
+	snap, _ := d.store.snapshot()
+	res := PassResult{Snapshot: snap, Duration: time.Since(start)}
+	res.Converged = len(snap.Fleet.Errors) == 0 && snap.Fleet.AppliedRevision != "" &&
+		snap.Fleet.AppliedRevision == snap.Fleet.SourceRevision && converged(snap.Clusters)
+	return res
+}
+
+// graceContext returns a context that ends grace after ctx does.
 func graceContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
 	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() {
@@ -169,26 +245,39 @@ func graceContext(ctx context.Context, grace time.Duration) (context.Context, co
 	return out, func() { stop(); cancel() }
 }
 
-// commitStatus writes the status files as one commit, when they changed.
-func (d *Daemon) commitStatus(res PassResult) error {
+// commitStatus writes the status files as one commit, when records
+// changed since the last one. It is never cut short by a cancelled
+// context.
+func (d *Daemon) commitStatus() error {
 	if d.opts.StatusBranch == "" {
 		return nil
 	}
-	files, err := status.Files(res.Snapshot)
+	d.commitMu.Lock()
+	defer d.commitMu.Unlock()
+	snap, version := d.store.snapshot()
+	if version == d.committed || snap.Fleet.SourceRevision == "" {
+		return nil
+	}
+	files, err := status.Files(snap)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rev := res.Snapshot.Fleet.SourceRevision
+	rev := snap.Fleet.SourceRevision
 	out, err := d.opts.Source.CommitAndPush(ctx, repo.CommitRequest{
-		Branch: d.opts.StatusBranch, Prefix: status.Dir, Files: files, Prune: true,
-		Author: d.opts.StatusAuthor, Message: "regatta: status of " + status.ShortRevision(rev),
+		Branch:   d.opts.StatusBranch,
+		Prefix:   status.Dir,
+		Files:    files,
+		Prune:    true,
+		Author:   d.opts.StatusAuthor,
+		Message:  "regatta: status of " + status.ShortRevision(rev),
 		Trailers: []repo.Trailer{{Key: repo.TrailerSourceRevision, Value: rev}},
 	})
 	if err != nil {
 		return fmt.Errorf("commit status: %w", err)
 	}
+	d.committed = version
 	if out.Committed {
 		d.r.opts.Metrics.StatusCommits.Inc()
 		d.r.log.Info("status committed", "branch", d.opts.StatusBranch, "commit", status.ShortRevision(out.SHA), "attempts", out.Attempts)

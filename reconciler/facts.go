@@ -2,41 +2,28 @@ package reconciler
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/regatta-dev/regatta/reconciler/apply"
 )
 
 // factsClient reads what classification needs from a cluster: its version
-// and the objects of the kinds classifiers select. It is built from the
-// same kubeconfig the apply engine accepted.
+// and the objects of the kinds classifiers select, through the apply
+// engine's client of the cluster (its connections, rate limit and request
+// timeout).
 type factsClient struct {
-	disco *discovery.DiscoveryClient
+	disco discovery.DiscoveryInterface
 	dyn   dynamic.Interface
 }
 
-func newFactsClient(kubeconfig []byte, timeout time.Duration) (*factsClient, error) {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout, cfg.QPS, cfg.Burst, cfg.UserAgent = timeout, 50, 100, "regatta"
-	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &factsClient{disco: disco, dyn: dyn}, nil
+func newFactsClient(c *apply.Client) *factsClient {
+	return &factsClient{disco: c.Discovery, dyn: c.Dynamic}
 }
 
 // version returns the cluster's Kubernetes version (git version).
@@ -48,7 +35,7 @@ func (f *factsClient) version(ctx context.Context) (string, error) {
 	var v struct {
 		GitVersion string `json:"gitVersion"`
 	}
-	if err := jsonUnmarshal(body, &v); err != nil {
+	if err := json.Unmarshal(body, &v); err != nil {
 		return "", fmt.Errorf("read /version: %w", err)
 	}
 	return v.GitVersion, nil

@@ -163,6 +163,12 @@ type harness struct {
 
 func newHarness(t *testing.T, f *fleetRepo, opts func(*DaemonOptions)) *harness {
 	t.Helper()
+	return newHarnessWith(t, f, opts, nil)
+}
+
+// newHarnessWith is newHarness with apply options changed by aopts.
+func newHarnessWith(t *testing.T, f *fleetRepo, opts func(*DaemonOptions), aopts func(*apply.Options)) *harness {
+	t.Helper()
 	keys, err := sops.LoadAgeKeyFile(testKeyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -176,13 +182,17 @@ func newHarness(t *testing.T, f *fleetRepo, opts func(*DaemonOptions)) *harness 
 	ao := apply.DefaultOptions()
 	ao.Client.Timeout, ao.Client.DialTimeout = 5*time.Second, 2*time.Second
 	ao.HealthTimeout, ao.HealthPollInterval, ao.Logger = 20*time.Second, 500*time.Millisecond, log
+	if aopts != nil {
+		aopts(&ao)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	am := apply.NewManager(ctx, ao)
 	t.Cleanup(func() { am.Close(); cancel() })
 	r := New(Options{Apply: am, Renderer: render.New(render.Options{Keys: keys}), Lua: lua.NewRunner(lua.Options{}),
 		Keys: keys, Metrics: m, Log: log, ClusterTimeout: 5 * time.Second, HealthTimeout: 20 * time.Second})
 	do := DaemonOptions{Source: src, Watch: repo.DefaultWatchOptions(), StatusBranch: "regatta/status",
-		StatusAuthor: repo.Signature{Name: "regatta", Email: "regatta@example.com"}, ShutdownGrace: 10 * time.Second}
+		StatusAuthor: repo.Signature{Name: "regatta", Email: "regatta@example.com"}, ShutdownGrace: 10 * time.Second,
+		StatusInterval: time.Second}
 	if opts != nil {
 		opts(&do)
 	}

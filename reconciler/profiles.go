@@ -32,13 +32,12 @@ func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment, gone []
 		return
 	}
 	for _, wave := range a.Waves {
+		if p.stopped() {
+			return
+		}
 		var wg sync.WaitGroup
 		for _, prof := range wave {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				p.setResult(p.runProfile(ctx, prof, a.Missing[prof.Metadata.Name], releasing))
-			}()
+			wg.Go(func() { p.setResult(p.runProfile(ctx, prof, a.Missing[prof.Metadata.Name], releasing)) })
 		}
 		wg.Wait()
 	}
@@ -95,6 +94,11 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 	}
 	out := p.cl.Apply(ctx, req)
 	p.r.countApply(out)
+	if out.State == apply.StateFailed {
+		p.mu.Lock()
+		p.retry = true
+		p.mu.Unlock()
+	}
 	s := toStatus(out)
 	s.Objects = len(res.Objects())
 	return s
@@ -112,12 +116,7 @@ func orPending(s string) string {
 }
 
 func (p *clusterPass) renderFacts() render.ClusterFacts {
-	var recipients []string
-	if d := p.spec.Spec.Decryption; d != nil {
-		recipients = d.AgeRecipients
-	}
-	return render.ClusterFacts{Name: p.spec.Metadata.Name, Labels: p.st.Labels, Values: p.spec.Spec.Values,
-		KubernetesVersion: p.st.KubernetesVersion, AgeRecipients: recipients}
+	return render.FactsOf(p.spec, p.st.Labels, p.st.KubernetesVersion)
 }
 
 // treeHasher uses Git tree hashes when the tree is a Git tree.
@@ -143,7 +142,7 @@ func (p *clusterPass) request(prof *spec.Profile, res *render.Result) (apply.Req
 	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: p.rev.sha, RenderHash: res.Hash,
 		SyncMode: prof.Spec.SyncMode, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,
 		ContinueOnError: prof.Spec.ContinueOnError, HealthTimeout: timeout,
-		DriftExclusions: prof.Spec.DriftExclusions, Health: hc}
+		DriftExclusions: prof.Spec.DriftExclusions, Health: hc, Async: true, Stop: p.stopped}
 	for _, st := range res.Steps {
 		step := apply.Step{Addon: st.Addon, Phase: apply.Phase(st.Phase), Weight: st.Weight}
 		for _, o := range st.Objects {
@@ -221,7 +220,7 @@ func withdrawOrder(repo *spec.Repository, invs []*apply.Inventory, matched map[s
 // toStatus turns an apply result into the pair's status record.
 func toStatus(r apply.Result) status.Profile {
 	s := status.Profile{Name: r.Profile, State: string(r.State), Revision: r.Revision, RenderHash: r.RenderHash,
-		DriftCorrections: int64(r.DriftCorrections)}
+		DriftCorrections: int64(r.DriftCorrections), Message: r.Waiting}
 	if r.Health.Healthy+r.Health.Progressing+r.Health.Degraded+r.Health.Suspended > 0 {
 		s.Health = healthSummary(r.Health)
 	}

@@ -54,8 +54,10 @@ func pairs(res PassResult, cluster string) map[string]status.Profile {
 
 // TestDependsOnHealthAndRenderFailure: a dependent profile is not applied
 // while its dependency's Deployment is not Ready, nor while a Lua health
-// check says Progressing; a render failure in a later revision deletes
-// nothing and reports its file and line.
+// check says Progressing; past its health timeout the dependency is Failed
+// and its dependents keep waiting; once healthy, both go on; a render
+// failure in a later revision deletes nothing and reports its file and
+// line.
 func TestDependsOnHealthAndRenderFailure(t *testing.T) {
 	ctx := context.Background()
 	gateHealth := `  healthTimeout: 2s
@@ -81,13 +83,16 @@ func TestDependsOnHealthAndRenderFailure(t *testing.T) {
 	f, h := oneClusterFleet(t, files)
 	res, _ := h.d.RunOnce(ctx)
 	got := pairs(res, "c37")
-	if got["db"].State != status.StateProgressing || got["api"].State != status.StateWaitingForDependency ||
-		got["gate"].State != status.StateProgressing || got["after-gate"].State != status.StateWaitingForDependency ||
+	if got["db"].State != status.StateFailed || got["api"].State != status.StateWaitingForDependency ||
+		got["gate"].State != status.StateFailed || got["after-gate"].State != status.StateWaitingForDependency ||
 		got["tmpl"].State != status.StateApplied {
 		t.Fatalf("first pass states: %+v", got)
 	}
-	if !strings.Contains(got["api"].Message, "waiting for db (Progressing)") {
+	if !strings.Contains(got["api"].Message, "waiting for db (Failed)") {
 		t.Errorf("api message = %q", got["api"].Message)
+	}
+	if e := got["db"].Error; e == nil || !strings.Contains(e.Message, "not healthy within 3s") {
+		t.Errorf("db error after its health timeout: %+v", e)
 	}
 	if configMap(t, "c37", "default", "deps-api") != nil || configMap(t, "c37", "default", "deps-after-gate") != nil {
 		t.Fatal("a dependent was applied before its dependency was healthy")
@@ -185,7 +190,14 @@ func TestClusterStoppedMidPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The Deployment may not have been created before the stop: let a
-	// pass create it, and mark it ready while the pass waits for it.
+	// pass create it, and mark it ready while the pass waits for it. One
+	// created before the stop is past its health timeout by now: it is
+	// marked ready first (an unchanged add-on is Failed at once while
+	// unhealthy).
+	deps := clientset(t, "c35").AppsV1().Deployments("default")
+	if _, err := deps.Get(ctx, "slow-mid-pass", metav1.GetOptions{}); err == nil {
+		markReady(t, "c35", "default", "slow-mid-pass")
+	}
 	after := make(chan error, 1)
 	go func() {
 		res, err := h.d.RunOnce(ctx)
@@ -194,7 +206,6 @@ func TestClusterStoppedMidPass(t *testing.T) {
 		}
 		after <- err
 	}()
-	deps := clientset(t, "c35").AppsV1().Deployments("default")
 	waitFor(t, 30*time.Second, "the Deployment on c35", func() bool {
 		_, err := deps.Get(ctx, "slow-mid-pass", metav1.GetOptions{})
 		return err == nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/status"
@@ -29,7 +30,7 @@ type Options struct {
 	// Keys decrypts SOPS-encrypted kubeconfig Secrets in cluster folders.
 	Keys *sops.Keyring
 	// Management reads kubeconfig Secrets from a management cluster.
-	Management SecretGetter
+	Management kubeconfig.SecretGetter
 	Metrics    *metrics.Metrics
 	Log        *slog.Logger
 	// Concurrency is how many clusters are reconciled at once.

@@ -1,7 +1,10 @@
 package reconciler
 
 import (
+	"time"
+
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
 // countApply counts a pair's writes: an apply that was not skipped, and
@@ -17,8 +20,24 @@ func (r *Reconciler) countApply(res apply.Result) {
 	}
 }
 
-// record derives the pass's metrics and log line from its result, so
-// status, metrics and logs never disagree.
+// recordCluster counts one cluster's reconciliation.
+func (r *Reconciler) recordCluster(out clusterOutcome, took time.Duration) {
+	m := r.opts.Metrics
+	m.ClusterDuration.Observe(took.Seconds())
+	result := "converged"
+	switch {
+	case out.retry:
+		result = "failed"
+	case !converged([]status.ClusterStatus{out.status}):
+		result = "progressing"
+	}
+	m.Clusters.WithLabelValues(result).Inc()
+	r.log.Info("cluster reconciled", "cluster", out.status.Cluster, "revision", status.ShortRevision(out.status.SourceRevision),
+		"result", result, "duration", took.Round(time.Millisecond))
+}
+
+// record derives the settled fleet's metrics and log line from its result,
+// so status, metrics and logs never disagree.
 func (r *Reconciler) record(res PassResult) {
 	m := r.opts.Metrics
 	m.PassDuration.Observe(res.Duration.Seconds())
@@ -52,7 +71,7 @@ func (r *Reconciler) record(res PassResult) {
 	m.RenderCache.WithLabelValues("miss").Add(float64(misses - r.cacheMisses))
 	r.cacheHits, r.cacheMisses = hits, misses
 	r.mu.Unlock()
-	r.log.Info("pass finished", "revision", res.Snapshot.Fleet.SourceRevision,
+	r.log.Info("fleet settled", "revision", res.Snapshot.Fleet.SourceRevision,
 		"applied", res.Snapshot.Fleet.AppliedRevision, "outcome", outcome,
 		"clusters", len(res.Snapshot.Clusters), "duration", res.Duration.Round(1e6))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -53,7 +54,11 @@ type Client struct {
 	Mapper meta.RESTMapper
 	// Watch is a dynamic client without request timeout, for watches.
 	Watch dynamic.Interface
-	http  *http.Client
+	// Dynamic and Discovery share the connections of the others, with
+	// the request timeout (classification reads with them).
+	Dynamic   dynamic.Interface
+	Discovery discovery.DiscoveryInterface
+	http      *http.Client
 }
 
 // NewClient builds a client from kubeconfig bytes, refusing credential
@@ -98,7 +103,23 @@ func NewClientForConfig(cluster string, cfg *rest.Config, opts ClientOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: watch client: %w", cluster, err)
 	}
-	return &Client{Cluster: cluster, Kube: kube, Mapper: mapper, Watch: watch, http: httpClient}, nil
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: dynamic client: %w", cluster, err)
+	}
+	disco, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: discovery client: %w", cluster, err)
+	}
+	return &Client{
+		Cluster:   cluster,
+		Kube:      kube,
+		Mapper:    mapper,
+		Watch:     watch,
+		Dynamic:   dyn,
+		Discovery: disco,
+		http:      httpClient,
+	}, nil
 }
 
 func configure(cluster string, in *rest.Config, opts ClientOptions) *rest.Config {

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
@@ -135,6 +136,17 @@ func (hs *Health) addUnhealthy(id object.ObjMetadata, rs *event.ResourceStatus) 
 		}
 	}
 	hs.Unhealthy = append(hs.Unhealthy, msg)
+}
+
+// counts returns the tallies without the Unhealthy list.
+func (hs Health) counts() Health {
+	hs.Unhealthy = nil
+	return hs
+}
+
+func (hs Health) equal(o Health) bool {
+	return hs.Healthy == o.Healthy && hs.Progressing == o.Progressing && hs.Degraded == o.Degraded &&
+		hs.Suspended == o.Suspended && slices.Equal(hs.Unhealthy, o.Unhealthy)
 }
 
 func (hs *Health) merge(o Health) {

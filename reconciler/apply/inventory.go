@@ -41,6 +41,9 @@ type Inventory struct {
 	// Complete is true when the last pass applied every object and found
 	// them healthy.
 	Complete bool
+	// Health is the health summary of that complete pass (no Unhealthy
+	// list), what a restarted daemon reports for a pair it restores.
+	Health Health
 	// Objects in apply order.
 	Objects []InventoryEntry
 }
@@ -74,6 +77,11 @@ func decodeInventory(profile string, data map[string]string) (*Inventory, error)
 		SyncMode: data["syncMode"], StopMatchingBehavior: data["stopMatchingBehavior"],
 		Complete: data["complete"] == "true"}
 	inv.Tier, _ = strconv.Atoi(data["tier"])
+	if h := data["health"]; h != "" {
+		if err := json.Unmarshal([]byte(h), &inv.Health); err != nil {
+			return nil, fmt.Errorf("inventory of profile %s: health: %w", profile, err)
+		}
+	}
 	if err := json.Unmarshal([]byte(data["objects"]), &inv.Objects); err != nil {
 		return nil, fmt.Errorf("inventory of profile %s: objects: %w", profile, err)
 	}
@@ -88,6 +96,10 @@ func (inv *Inventory) configMap() (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	health, err := json.Marshal(inv.Health)
+	if err != nil {
+		return nil, err
+	}
 	cm := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{
@@ -97,7 +109,7 @@ func (inv *Inventory) configMap() (*unstructured.Unstructured, error) {
 		"data": map[string]any{
 			"revision": inv.Revision, "renderHash": inv.RenderHash, "syncMode": inv.SyncMode,
 			"stopMatchingBehavior": inv.StopMatchingBehavior, "tier": strconv.Itoa(inv.Tier),
-			"complete": strconv.FormatBool(inv.Complete), "objects": string(objects),
+			"complete": strconv.FormatBool(inv.Complete), "objects": string(objects), "health": string(health),
 		},
 	}}
 	return cm, nil
@@ -191,5 +203,5 @@ func minus(a []InventoryEntry, b map[ObjectRef]bool) []InventoryEntry {
 func equalInventories(a, b *Inventory) bool {
 	return a.Profile == b.Profile && a.Revision == b.Revision && a.RenderHash == b.RenderHash &&
 		a.SyncMode == b.SyncMode && a.StopMatchingBehavior == b.StopMatchingBehavior &&
-		a.Tier == b.Tier && a.Complete == b.Complete && slices.Equal(a.Objects, b.Objects)
+		a.Tier == b.Tier && a.Complete == b.Complete && a.Health.equal(b.Health) && slices.Equal(a.Objects, b.Objects)
 }

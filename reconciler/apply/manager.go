@@ -137,6 +137,12 @@ type Cluster struct {
 	drift    *DriftWatcher
 	profiles map[string]*profileState
 	locks    map[string]*sync.Mutex
+	// seen are the profiles this Manager applied or tried to on the
+	// cluster; a profile it has not seen may be restored from its inventory
+	// (canRestore) instead of re-applied.
+	seen map[string]bool
+	// awaiting are the Async steps waiting for health, by profile.
+	awaiting map[string]*awaiting
 
 	// nsMu serialises the first inventory writes until the inventory
 	// namespace is known to exist (nsKnown), so concurrent profiles do not
@@ -153,12 +159,22 @@ type profileState struct {
 }
 
 func newCluster(m *Manager, name string, client *Client) *Cluster {
-	return &Cluster{m: m, name: name, client: client,
-		profiles: map[string]*profileState{}, locks: map[string]*sync.Mutex{}}
+	return &Cluster{
+		m:        m,
+		name:     name,
+		client:   client,
+		profiles: map[string]*profileState{},
+		locks:    map[string]*sync.Mutex{},
+		seen:     map[string]bool{},
+		awaiting: map[string]*awaiting{},
+	}
 }
 
 // Name returns the cluster's name.
 func (c *Cluster) Name() string { return c.name }
+
+// Client returns the cluster's current client.
+func (c *Cluster) Client() *Client { return c.currentClient() }
 
 func (c *Cluster) currentClient() *Client {
 	c.mu.Lock()
@@ -190,6 +206,7 @@ func (c *Cluster) Pause() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.profiles)
+	clear(c.awaiting)
 }
 
 func (c *Cluster) stopDrift() {
@@ -228,6 +245,7 @@ func (c *Cluster) state(profile string) *profileState {
 func (c *Cluster) setState(profile string, s *profileState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.seen[profile] = true
 	if s == nil {
 		delete(c.profiles, profile)
 		return

@@ -42,7 +42,9 @@ func (c *Cluster) Apply(ctx context.Context, req Request) (res Result) {
 	case req.syncMode() == spec.SyncModeDryRun:
 		p.dryRun(ctx, inv)
 	case c.canSkip(req, inv):
-		p.skip()
+		p.skip(inv)
+	case c.canRestore(req, inv):
+		p.restore(ctx, inv)
 	default:
 		p.run(ctx, inv)
 	}
@@ -73,6 +75,18 @@ func (c *Cluster) canSkip(req Request, inv *Inventory) bool {
 		inv.RenderHash == req.RenderHash && inv.SyncMode == req.syncMode() && inv.Tier == req.tier()
 }
 
+// canRestore reports whether a profile this Manager has not seen (the
+// daemon restarted) holds, by its inventory, a complete and healthy pass of
+// the same render, sync mode and tier: it is then taken as applied without
+// a request (restore).
+func (c *Cluster) canRestore(req Request, inv *Inventory) bool {
+	c.mu.Lock()
+	seen := c.seen[req.Profile]
+	c.mu.Unlock()
+	return !seen && inv != nil && inv.Complete && req.RenderHash != "" && inv.RenderHash == req.RenderHash &&
+		inv.SyncMode == req.syncMode() && inv.Tier == req.tier()
+}
+
 // pass is the state of one Apply call.
 type pass struct {
 	c        *Cluster
@@ -94,7 +108,11 @@ type pass struct {
 	healthErrs  []error
 	conflicts   []error
 	reachedLast bool
-	current     sync.Map // object.ObjMetadata -> true: healthy as applied
+	// resume is the step an Async pass resumes at; stopped is set when the
+	// pass ended early at a step waiting for health, or by Request.Stop.
+	resume  int
+	stopped bool
+	current sync.Map // object.ObjMetadata -> true: healthy as applied
 }
 
 func (c *Cluster) newPass(req Request, res *Result) *pass {
@@ -122,11 +140,50 @@ func ignoreRules(exclusions []spec.DriftExclusion) []jsondiff.IgnoreRule {
 	return rules
 }
 
-func (p *pass) skip() {
+// skip reports a pair with nothing to do. A OneTime pair reports the
+// revision and render it was applied with: that is what the cluster holds.
+func (p *pass) skip(inv *Inventory) {
 	p.res.State, p.res.Skipped = StateApplied, true
 	if st := p.c.state(p.req.Profile); st != nil {
 		p.res.Health = st.health
+	} else {
+		p.res.Health = inv.Health
 	}
+	if p.req.syncMode() == spec.SyncModeOneTime {
+		p.res.Revision, p.res.RenderHash = inv.Revision, inv.RenderHash
+	}
+}
+
+// restore takes a pair's complete inventory as what this Manager applied
+// (see canRestore): no request is sent, and a drift-detected profile's
+// objects are tracked again, so its watches compare them with the cluster
+// once and correct what drifted while no daemon ran.
+func (p *pass) restore(ctx context.Context, inv *Inventory) {
+	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
+		steps, err := p.prepareAll()
+		if err != nil {
+			p.res.fail(err)
+			return
+		}
+		keys := inv.keys()
+		var objs []*unstructured.Unstructured
+		for _, d := range flattenDesired(steps) {
+			if keys[RefOf(d.obj).key()] {
+				objs = append(objs, d.obj)
+			}
+		}
+		p.c.trackDrift(p.req.Profile, objs, p.rules)
+	}
+	p.c.setState(p.req.Profile, &profileState{renderHash: inv.RenderHash, healthy: true, health: inv.Health})
+	p.res.State, p.res.Skipped, p.res.Health = StateApplied, true, inv.Health
+}
+
+func flattenDesired(steps [][]desired) []desired {
+	var out []desired
+	for _, st := range steps {
+		out = append(out, st...)
+	}
+	return out
 }
 
 // run is a full pass: record intent, apply steps, prune, record result.
@@ -136,6 +193,12 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 	if err != nil {
 		p.res.fail(err)
 		return
+	}
+	p.resume = 0
+	if p.req.Async {
+		p.resume = p.c.resumeAt(p.req)
+	} else {
+		p.c.stopAwaiting(p.req.Profile)
 	}
 	// Until this pass finishes, nothing is known to be applied and healthy;
 	// drift correction pauses so it does not restore the previous render.
@@ -218,18 +281,46 @@ func (p *pass) inventory(objects []InventoryEntry) *Inventory {
 
 // applySteps applies the steps in order, each healthy before the next; the
 // first failure stops unless ContinueOnError.
+// With Request.Async, the steps before the one the pass resumes at were
+// applied at this render and became healthy: they are taken as they are;
+// a step that is not healthy yet ends the pass (errAwaiting).
 func (p *pass) applySteps(ctx context.Context, steps [][]desired) {
 	for i, st := range steps {
-		if err := p.applyStep(ctx, p.req.Steps[i], st); err != nil && !p.req.ContinueOnError {
+		if i < p.resume {
+			p.keepStep(st)
+			continue
+		}
+		if p.req.Stop != nil && p.req.Stop() {
+			p.stopped = true
+			p.res.Waiting = "superseded by a newer revision before add-on " + p.req.Steps[i].Addon
+			return
+		}
+		err := p.applyStep(ctx, i, p.req.Steps[i], st)
+		if errors.Is(err, errAwaiting) {
+			p.stopped = true
+			return
+		}
+		if err != nil && !p.req.ContinueOnError {
 			return
 		}
 	}
 	p.reachedLast = true
 }
 
+// keepStep counts a step applied and healthy at this render in an earlier
+// Apply as part of this one, without a request.
+func (p *pass) keepStep(st []desired) {
+	for _, d := range st {
+		p.attempted = append(p.attempted, InventoryEntry{ObjectRef: RefOf(d.obj), Addon: d.addon})
+		p.tracked = append(p.tracked, d.obj)
+	}
+	p.res.Health.Healthy += len(st)
+	p.res.Counts.Unchanged += len(st)
+}
+
 // applyStep resolves conflicts, applies the step's objects in stages and
 // waits for their health.
-func (p *pass) applyStep(ctx context.Context, step Step, st []desired) error {
+func (p *pass) applyStep(ctx context.Context, i int, step Step, st []desired) error {
 	addon := step.Addon
 	p.stepOpts = p.applyOptions(step.Phase)
 	objs, err := p.resolveConflicts(ctx, st)
@@ -251,7 +342,14 @@ func (p *pass) applyStep(ctx context.Context, step Step, st []desired) error {
 	}
 	p.tracked = append(p.tracked, objs...)
 	applied := time.Since(start)
-	err = p.wait(ctx, objs)
+	if p.req.Async {
+		err = p.observe(ctx, i, objs, changedAny(cs))
+	} else {
+		err = p.wait(ctx, objs)
+	}
+	if errors.Is(err, errAwaiting) {
+		return err
+	}
 	p.c.log().Debug("add-on applied", "profile", p.req.Profile, "addon", addon, "objects", len(objs),
 		"apply", applied, "wait", time.Since(start)-applied)
 	if err != nil {
@@ -260,6 +358,16 @@ func (p *pass) applyStep(ctx context.Context, step Step, st []desired) error {
 		return err
 	}
 	return nil
+}
+
+// changedAny reports whether a change set created or configured an object.
+func changedAny(cs *ssa.ChangeSet) bool {
+	for _, e := range cs.Entries {
+		if e.Action == ssa.CreatedAction || e.Action == ssa.ConfiguredAction {
+			return true
+		}
+	}
+	return false
 }
 
 // applyOptions are ssa's apply options of the pass. Steps of Helm hook
@@ -289,10 +397,7 @@ func (p *pass) recordChanges(addon string, cs *ssa.ChangeSet) {
 // wait waits until the objects are healthy, or the health timeout.
 func (p *pass) wait(ctx context.Context, objs []*unstructured.Unstructured) error {
 	ids := object.UnstructuredSetToObjMetadataSet(objs)
-	timeout := p.req.HealthTimeout
-	if timeout <= 0 {
-		timeout = p.c.m.opts.HealthTimeout
-	}
+	timeout := p.healthTimeout()
 	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: timeout, FailFast: true}
 	err := p.rm.WaitForSetWithContext(ctx, p.notCurrent(ids), opts)
 	hs, degraded := p.health.summary(ids)
@@ -333,6 +438,9 @@ func (p *pass) finish(ctx context.Context, objects []InventoryEntry, pruneErr er
 	p.setState(ctx, errs, pruneErr == nil && p.onlyProgressing(ctx))
 	inv := p.inventory(objects)
 	inv.Complete = p.res.State == StateApplied
+	if inv.Complete {
+		inv.Health = p.res.Health.counts()
+	}
 	if err := p.writeIfChanged(ctx, inv); err != nil {
 		p.res.fail(unreachable(ctx, p.c.name, errors.Join(append(errs, err)...)))
 	}
@@ -353,6 +461,8 @@ func (p *pass) writeIfChanged(ctx context.Context, inv *Inventory) error {
 
 func (p *pass) setState(ctx context.Context, errs []error, progressing bool) {
 	switch {
+	case len(errs) == 0 && p.stopped:
+		p.res.State = StateProgressing
 	case len(errs) > 0 && progressing:
 		p.res.State = StateProgressing
 		p.res.setErr(errors.Join(errs...))
@@ -369,8 +479,8 @@ func (p *pass) setState(ctx context.Context, errs []error, progressing bool) {
 // onlyProgressing is true when every error is a health wait that timed out
 // with nothing degraded.
 func (p *pass) onlyProgressing(ctx context.Context) bool {
-	if ctx.Err() != nil || len(p.applyErrs) > 0 || len(p.healthErrs) == 0 {
-		return false
+	if ctx.Err() != nil || len(p.applyErrs) > 0 || len(p.healthErrs) == 0 || p.req.Async {
+		return false // Async: the health deadline passed, the pair is Failed
 	}
 	for _, err := range p.healthErrs {
 		var he *HealthError

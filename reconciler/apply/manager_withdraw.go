@@ -34,6 +34,7 @@ func (c *Cluster) Withdraw(ctx context.Context, profile, behavior string) (res R
 	}
 	defer c.lockProfile(profile)()
 	c.untrackDrift(profile)
+	c.stopAwaiting(profile)
 	cl := c.currentClient()
 	inv, err := readInventory(ctx, cl.Kube, profile)
 	if err != nil {

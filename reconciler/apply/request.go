@@ -87,6 +87,17 @@ type Request struct {
 	// its inventory, so one listing per cluster and pass serves them all.
 	Listed    bool
 	Inventory *Inventory
+	// Async makes health checks non-blocking: a step that is applied but
+	// not healthy yet ends the Apply as Progressing (Result.Waiting says
+	// what it waits for) and the next Apply of the same render resumes at
+	// that step, without re-applying the steps before it. The health
+	// timeout runs from the step's first apply across Apply calls; once it
+	// passed the pair is Failed. Manager.PollHealth says when to resume.
+	Async bool
+	// Stop, when set, is asked before each step; true ends the Apply there
+	// as Progressing, with nothing pruned (a newer revision superseded the
+	// request).
+	Stop func() bool
 }
 
 // releases reports whether profile is being withdrawn in this pass.

@@ -179,7 +179,10 @@ type Result struct {
 	DriftCorrections int `json:"driftCorrections,omitempty"`
 	// Skipped is true when nothing was applied: unchanged render hash on a
 	// healthy pair, or a OneTime profile already applied.
-	Skipped  bool          `json:"skipped,omitempty"`
+	Skipped bool `json:"skipped,omitempty"`
+	// Waiting says what a Progressing Async pass waits for (add-on, objects
+	// and deadline), or that a newer revision superseded it.
+	Waiting  string        `json:"waiting,omitempty"`
 	Duration time.Duration `json:"-"`
 }
 

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/render/sops"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -17,14 +17,14 @@ import (
 type KubeconfigFunc func(ctx context.Context, c *spec.Cluster) ([]byte, error)
 
 // ErrNoKubeconfig is wrapped when a cluster's kubeconfig cannot be found.
-var ErrNoKubeconfig = apply.ErrNoKubeconfig
+var ErrNoKubeconfig = kubeconfig.ErrNotFound
 
 // KubeconfigFromRepository finds a cluster's kubeconfig as the daemon does
-// (apply.KubeconfigFromRepository): the Secret its kubeconfig.secretRef
+// (kubeconfig.FromRepository): the Secret its kubeconfig.secretRef
 // names among the manifests of its folder, SOPS-decrypted with keys.
 func KubeconfigFromRepository(tree fs.FS, keys *sops.Keyring) KubeconfigFunc {
 	return func(ctx context.Context, c *spec.Cluster) ([]byte, error) {
-		b, err := apply.KubeconfigFromRepository(ctx, tree, keys, c)
+		b, err := kubeconfig.FromRepository(ctx, tree, keys, c)
 		if errors.Is(err, ErrNoKubeconfig) {
 			return nil, fmt.Errorf("%w (or use --kubeconfig-dir)", err)
 		}

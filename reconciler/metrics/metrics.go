@@ -17,6 +17,9 @@ type Metrics struct {
 
 	PassDuration     prometheus.Histogram
 	Passes           *prometheus.CounterVec // result: converged, unconverged, invalid
+	// ClusterDuration and Clusters measure each cluster's reconciliation.
+	ClusterDuration prometheus.Histogram
+	Clusters        *prometheus.CounterVec // result: converged, progressing, failed
 	PairState        *prometheus.GaugeVec   // cluster, profile, state: 1 for the current state
 	Applies          *prometheus.CounterVec // cluster, profile
 	Prunes           *prometheus.CounterVec // cluster, profile
@@ -34,8 +37,10 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{Registry: prometheus.NewRegistry()}
 	f := factory{m.Registry}
-	m.PassDuration = f.histogram("regatta_pass_duration_seconds", "Duration of a reconcile pass.")
-	m.Passes = f.counterVec("regatta_passes_total", "Passes by result: converged, unconverged or invalid.", "result")
+	m.PassDuration = f.histogram("regatta_pass_duration_seconds", "Time from the first work queued to the fleet settling.")
+	m.Passes = f.counterVec("regatta_passes_total", "Times the fleet settled (nothing queued, nothing waiting for health), by result: converged, unconverged or invalid.", "result")
+	m.ClusterDuration = f.histogram("regatta_cluster_reconcile_duration_seconds", "Duration of one cluster's reconciliation (health is awaited off it).")
+	m.Clusters = f.counterVec("regatta_cluster_reconciles_total", "Cluster reconciliations by result: converged, progressing or failed.", "result")
 	m.PairState = f.gaugeVec("regatta_pair_state", "1 for the current state of each (cluster, profile) pair.", "cluster", "profile", "state")
 	m.Applies = f.counterVec("regatta_applies_total", "Applies of a (cluster, profile) pair that wrote to the cluster.", "cluster", "profile")
 	m.Prunes = f.counterVec("regatta_prunes_total", "Objects deleted because they left a profile.", "cluster", "profile")

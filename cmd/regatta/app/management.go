@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/regatta-dev/regatta/reconciler"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 )
 
 // managementConfig reads the management cluster's REST config: a
@@ -44,7 +44,7 @@ func managementConfig(path string) (*rest.Config, error) {
 }
 
 // managementSecrets reads kubeconfig Secrets from the management cluster.
-func managementSecrets(cfg *rest.Config) (reconciler.SecretGetter, error) {
+func managementSecrets(cfg *rest.Config) (kubeconfig.SecretGetter, error) {
 	if cfg == nil {
 		return nil, nil
 	}

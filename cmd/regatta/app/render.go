@@ -160,12 +160,7 @@ func offlineFacts(fleet *spec.Repository, c *spec.Cluster, extra map[string]stri
 	for k, v := range extra {
 		labels[k] = v
 	}
-	var recipients []string
-	if c.Spec.Decryption != nil {
-		recipients = c.Spec.Decryption.AgeRecipients
-	}
-	return render.ClusterFacts{Name: c.Metadata.Name, Labels: labels, Values: c.Spec.Values,
-		KubernetesVersion: version, AgeRecipients: recipients}
+	return render.FactsOf(c, labels, version)
 }
 
 func profilesFor(fleet *spec.Repository, facts render.ClusterFacts, only string) ([]*spec.Profile, error) {

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
@@ -36,6 +35,7 @@ type runFlags struct {
 	statusBranch         string
 	statusAuthorName     string
 	statusAuthorEmail    string
+	statusInterval       time.Duration
 	concurrency          int
 	clusterTimeout       time.Duration
 	healthTimeout        time.Duration
@@ -59,16 +59,27 @@ func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --repo URL",
 		Short: "Follow the fleet repository and keep every cluster in the state it describes",
-		Long: `Clones the fleet repository, follows one branch, and runs a pass on every new
-commit and every --drift-interval: load and validate, classify clusters, match
-profiles, render, apply in dependsOn order, and commit status back to the
-repository (branch --status-branch).
+		Long: `Clones the fleet repository and follows one branch. Every cluster is reconciled
+on its own, by one of --concurrency workers: on a new commit, every
+--drift-interval, when an add-on it waits for turns healthy, and on retries
+with backoff. A reconciliation classifies the cluster, matches profiles,
+renders, applies in dependsOn order and withdraws; it never waits for health:
+health is observed off the workers and the next add-on goes on when the last
+turns healthy (or the pair is Failed after its health timeout). No cluster
+waits for another, and a commit that arrives mid-way is taken up at the next
+add-on. Status is committed to --status-branch at most every
+--status-interval, and once at shutdown.
 
 An invalid commit is reported (status and logs, with file and line) and the last
-good revision stays in force: nothing is deleted on its account.
+good revision stays in force: nothing is deleted on its account. A restarted
+daemon takes what the status branch recorded (the revision in force, each
+cluster's last labels) and sends no apply for pairs whose inventory shows them
+applied and healthy at the same render.
 
-With --once, runs one pass and exits 0 when every (profile, cluster) pair
-converged, 1 otherwise — for cron jobs and tests.`,
+With --once, reconciles every cluster once on the newest revision, waits for
+the health of what it applied (up to each add-on's health timeout), and exits
+0 when every (profile, cluster) pair converged, 1 otherwise — for cron jobs
+and tests.`,
 		Example: `  regatta run --repo https://git.example.com/platform/fleet-infra.git \
       --git-username regatta --git-password-file /etc/regatta/git-token \
       --sops-age-key-file /etc/regatta/age.key --metrics-addr :8080
@@ -88,21 +99,22 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	f.git.register(fl)
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep the repository clone on disk here (default: in memory)")
 	fl.DurationVar(&f.interval, "interval", 30*time.Second, "how often the remote branch is polled")
-	fl.DurationVar(&f.driftInterval, "drift-interval", 5*time.Minute, "how often a full pass re-classifies clusters and checks drift (0 disables)")
+	fl.DurationVar(&f.driftInterval, "drift-interval", 5*time.Minute, "how often every cluster is re-classified and its drift-detected pairs checked in full (0 disables)")
 	f.render.register(fl)
 	fl.StringVar(&f.managementKubeconfig, "management-kubeconfig", "", `management cluster kubeconfig for kubeconfig Secrets and leader election ("in-cluster" for the pod's service account)`)
 	fl.StringVar(&f.statusBranch, "status-branch", DefaultStatusBranch, "branch for status commits; the followed branch puts status/ on it; empty disables status commits")
 	fl.StringVar(&f.statusAuthorName, "status-author-name", repo.DefaultAuthorName, "author name of status commits")
 	fl.StringVar(&f.statusAuthorEmail, "status-author-email", repo.DefaultAuthorEmail, "author email of status commits")
-	fl.IntVar(&f.concurrency, "concurrency", 10, "clusters reconciled at once")
+	fl.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "at most one status commit per interval, carrying every record that changed (and one at shutdown)")
+	fl.IntVar(&f.concurrency, "concurrency", 10, "clusters reconciled at once (workers of the cluster queue)")
 	fl.DurationVar(&f.clusterTimeout, "cluster-timeout", 30*time.Second, "per-request timeout for each cluster: an unreachable cluster fails within it")
 	fl.DurationVar(&f.healthTimeout, "health-timeout", 5*time.Minute, "default time each add-on may take to become healthy")
 	fl.BoolVar(&f.allowExec, "allow-kubeconfig-exec", false, "allow exec credential plugins and auth providers in cluster kubeconfigs (they run programs on this host)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "address for /metrics, /healthz and /readyz (empty disables)")
 	fl.StringVar(&f.webhookAddr, "webhook-addr", "", "address for the push webhook (POST any path); needs a secret")
 	fl.StringVar(&f.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (or $REGATTA_WEBHOOK_SECRET)")
-	fl.BoolVar(&f.once, "once", false, "run one pass, then exit 0 when every pair converged, 1 otherwise")
-	fl.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long an in-flight pass may finish before it is cancelled")
+	fl.BoolVar(&f.once, "once", false, "reconcile every cluster once and wait for health, then exit 0 when every pair converged, 1 otherwise")
+	fl.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long the clusters being reconciled may finish before they are cancelled")
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "with a management cluster, hold a Lease so only one replica acts")
 	fl.StringVar(&f.leaderElectNamespace, "leader-elect-namespace", "regatta-system", "namespace of the leader election Lease")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -165,31 +177,36 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		return nil, nil, err
 	}
 	m := metrics.New()
-	am := apply.NewManager(ctx, f.applyOptions(log, m))
-	r := reconciler.New(reconciler.Options{Apply: am, Renderer: renderer, Lua: lua.NewRunner(lua.Options{}),
-		Keys: keys, Management: mgmt, Metrics: m, Log: log, Concurrency: f.concurrency,
-		ClusterTimeout: f.clusterTimeout, HealthTimeout: f.healthTimeout})
 	watch := repo.DefaultWatchOptions()
 	watch.Interval = f.interval
-	d := reconciler.NewDaemon(r, reconciler.DaemonOptions{Source: src, Watch: watch, DriftInterval: f.driftInterval,
-		StatusBranch: f.statusBranch, StatusAuthor: repo.Signature{Name: f.statusAuthorName, Email: f.statusAuthorEmail},
-		ShutdownGrace: f.shutdownGrace})
+	d := reconciler.Build(ctx, reconciler.Setup{
+		Daemon: reconciler.DaemonOptions{
+			Source:         src,
+			Watch:          watch,
+			DriftInterval:  f.driftInterval,
+			StatusBranch:   f.statusBranch,
+			StatusAuthor:   repo.Signature{Name: f.statusAuthorName, Email: f.statusAuthorEmail},
+			StatusInterval: f.statusInterval,
+			ShutdownGrace:  f.shutdownGrace,
+		},
+		Apply:          f.applyOptions(),
+		Renderer:       renderer,
+		Keys:           keys,
+		Management:     mgmt,
+		Metrics:        m,
+		Log:            log,
+		Concurrency:    f.concurrency,
+		ClusterTimeout: f.clusterTimeout,
+		HealthTimeout:  f.healthTimeout,
+	})
 	return d, m, nil
 }
 
-func (f *runFlags) applyOptions(log *slog.Logger, m *metrics.Metrics) apply.Options {
+func (f *runFlags) applyOptions() apply.Options {
 	o := apply.DefaultOptions()
 	o.Client.AllowExec = f.allowExec
 	o.Client.Timeout = f.clusterTimeout
 	o.HealthTimeout = f.healthTimeout
-	o.Logger = log
-	o.OnDrift = func(ev apply.DriftEvent) {
-		if ev.Err == nil {
-			m.DriftCorrections.WithLabelValues(ev.Cluster, ev.Profile).Inc()
-		}
-		log.Info("drift corrected", "cluster", ev.Cluster, "profile", ev.Profile, "object", ev.Object.String(),
-			"action", ev.Action, "error", ev.Err)
-	}
 	return o
 }
 

@@ -1,4 +1,4 @@
-package apply
+package kubeconfig
 
 import (
 	"encoding/base64"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestKubeconfigFromSecret(t *testing.T) {
+func TestFromSecret(t *testing.T) {
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	secret := func(data, stringData map[string]any) map[string]any {
 		m := map[string]any{"apiVersion": "v1", "kind": "Secret",
@@ -39,7 +39,7 @@ func TestKubeconfigFromSecret(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := KubeconfigFromSecret(tc.secret, tc.key)
+			got, err := FromSecret(tc.secret, tc.key)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "s3cret") {
 					t.Fatalf("error %v, want %q without the value", err, tc.wantErr)

@@ -1,4 +1,4 @@
-package apply
+package kubeconfig
 
 import (
 	"bytes"
@@ -14,16 +14,16 @@ import (
 	"github.com/regatta-dev/regatta/spec"
 )
 
-// ErrNoKubeconfig is wrapped when a cluster's folder holds no Secret
+// ErrNotFound is wrapped when a cluster's folder holds no Secret
 // manifest with the name its kubeconfig.secretRef gives.
-var ErrNoKubeconfig = errors.New("kubeconfig not found")
+var ErrNotFound = errors.New("kubeconfig not found")
 
-// KubeconfigFromRepository finds a cluster's kubeconfig in the fleet
+// FromRepository finds a cluster's kubeconfig in the fleet
 // repository: the Secret its kubeconfig.secretRef names, among the YAML
 // files of its folder, decrypted with keys when SOPS-encrypted (restricted
 // to the cluster's spec.decryption.ageRecipients). Errors name the file,
 // never a value.
-func KubeconfigFromRepository(ctx context.Context, tree fs.FS, keys *sops.Keyring, c *spec.Cluster) ([]byte, error) {
+func FromRepository(ctx context.Context, tree fs.FS, keys *sops.Keyring, c *spec.Cluster) ([]byte, error) {
 	ref := c.Spec.Kubeconfig.SecretRef
 	var recipients []string
 	if c.Spec.Decryption != nil {
@@ -38,7 +38,7 @@ func KubeconfigFromRepository(ctx context.Context, tree fs.FS, keys *sops.Keyrin
 			return nil, err
 		}
 		if secret != nil {
-			b, err := KubeconfigFromSecret(secret, ref.Key)
+			b, err := FromSecret(secret, ref.Key)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", file, err)
 			}
@@ -46,7 +46,7 @@ func KubeconfigFromRepository(ctx context.Context, tree fs.FS, keys *sops.Keyrin
 		}
 	}
 	return nil, fmt.Errorf("%w: no Secret %s/%s in %s/%s/",
-		ErrNoKubeconfig, ref.Namespace, ref.Name, spec.ClustersDir, c.Metadata.Name)
+		ErrNotFound, ref.Namespace, ref.Name, spec.ClustersDir, c.Metadata.Name)
 }
 
 // findSecret returns the Secret namespace/name among the documents of

@@ -1,0 +1,84 @@
+package reconciler
+
+import (
+	"reflect"
+	"sort"
+	"sync"
+
+	"github.com/regatta-dev/regatta/reconciler/status"
+)
+
+// statusStore holds the latest record of every cluster and of the fleet,
+// as reconciliations finish. Records it was seeded with (from the status
+// branch, at start) stay until they are recomputed or their cluster leaves
+// the repository, so a restart never wipes what it could not recompute.
+type statusStore struct {
+	mu       sync.Mutex
+	fleet    status.Fleet
+	clusters map[string]status.ClusterStatus
+	version  uint64 // bumped on every change
+}
+
+func newStatusStore() *statusStore {
+	return &statusStore{clusters: map[string]status.ClusterStatus{}}
+}
+
+// seed loads the records of an earlier daemon.
+func (s *statusStore) seed(snap status.Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fleet = snap.Fleet
+	for _, c := range snap.Clusters {
+		s.clusters[c.Cluster] = c
+	}
+}
+
+func (s *statusStore) setFleet(f status.Fleet) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !reflect.DeepEqual(s.fleet, f) {
+		s.fleet = f
+		s.version++
+	}
+}
+
+func (s *statusStore) setCluster(c status.ClusterStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.clusters[c.Cluster]; !ok || !reflect.DeepEqual(old, c) {
+		s.clusters[c.Cluster] = c
+		s.version++
+	}
+}
+
+// keepOnly drops the records of clusters not in names.
+func (s *statusStore) keepOnly(names map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range s.clusters {
+		if !names[name] {
+			delete(s.clusters, name)
+			s.version++
+		}
+	}
+}
+
+// snapshot returns the records, clusters by name, and the version they
+// are at.
+func (s *statusStore) snapshot() (status.Snapshot, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := status.Snapshot{Fleet: s.fleet, Clusters: make([]status.ClusterStatus, 0, len(s.clusters))}
+	for _, c := range s.clusters {
+		out.Clusters = append(out.Clusters, c)
+	}
+	sort.Slice(out.Clusters, func(i, j int) bool { return out.Clusters[i].Cluster < out.Clusters[j].Cluster })
+	return out, s.version
+}
+
+func (s *statusStore) cluster(name string) (status.ClusterStatus, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clusters[name]
+	return c, ok
+}
