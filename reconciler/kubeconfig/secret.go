@@ -75,4 +75,3 @@ func secretValue(secret map[string]any, key string) ([]byte, bool, error) {
 	}
 	return b, true, nil
 }
-

@@ -15,11 +15,11 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	PassDuration     prometheus.Histogram
-	Passes           *prometheus.CounterVec // result: converged, unconverged, invalid
+	PassDuration prometheus.Histogram
+	Passes       *prometheus.CounterVec // result: converged, unconverged, invalid
 	// ClusterDuration and Clusters measure each cluster's reconciliation.
-	ClusterDuration prometheus.Histogram
-	Clusters        *prometheus.CounterVec // result: converged, progressing, failed
+	ClusterDuration  prometheus.Histogram
+	Clusters         *prometheus.CounterVec // result: converged, progressing, failed
 	PairState        *prometheus.GaugeVec   // cluster, profile, state: 1 for the current state
 	Applies          *prometheus.CounterVec // cluster, profile
 	Prunes           *prometheus.CounterVec // cluster, profile
