@@ -93,7 +93,14 @@ func (f Fleet) Files() map[string]string {
 }
 
 func (f Fleet) clusterFiles(files map[string]string, c FleetCluster) {
-	files["clusters/"+c.Name+"/cluster.yaml"] = fmt.Sprintf(`apiVersion: regatta.dev/v1alpha1
+	files["clusters/"+c.Name+"/cluster.yaml"] = clusterYAML(c)
+	if c.Kubeconfig != nil {
+		files["clusters/"+c.Name+"/kubeconfig.yaml"] = kubeconfigSecret(c.Name, c.Kubeconfig)
+	}
+}
+
+func clusterYAML(c FleetCluster) string {
+	return fmt.Sprintf(`apiVersion: regatta.dev/v1alpha1
 kind: Cluster
 metadata:
   name: %s
@@ -101,9 +108,6 @@ metadata:
 spec:
   values: {owner: team-%s}
 `, c.Name, c.Env, c.Variant, c.Variant)
-	if c.Kubeconfig != nil {
-		files["clusters/"+c.Name+"/kubeconfig.yaml"] = kubeconfigSecret(c.Name, c.Kubeconfig)
-	}
 }
 
 func kubeconfigSecret(name string, kubeconfig []byte) string {

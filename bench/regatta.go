@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/regatta-dev/regatta/reconciler"
@@ -20,6 +21,7 @@ import (
 type Daemon struct {
 	d      *reconciler.Daemon
 	cancel context.CancelFunc
+	stop   sync.Once
 	done   chan error
 	passes chan Pass
 }
@@ -103,11 +105,13 @@ func (d *Daemon) WaitRevision(ctx context.Context, rev string, within time.Durat
 	}
 }
 
-// Stop stops the daemon and its drift watchers.
+// Stop stops the daemon and its drift watchers; later calls do nothing.
 func (d *Daemon) Stop() {
-	d.cancel()
-	<-d.done
-	d.d.Close()
+	d.stop.Do(func() {
+		d.cancel()
+		<-d.done
+		d.d.Close()
+	})
 }
 
 func firstProblem(res reconciler.PassResult) string {

@@ -10,14 +10,15 @@ func reportRollout(b *strings.Builder, r *Results) {
 	b.WriteString(rolloutHow)
 	b.WriteString("| method | runs | p50 | p95 | min | max | p50 / minimal program |\n|---|---|---|---|---|---|---|\n")
 	lim := Quantile(r.Secs(MethodLimit), .5)
-	for _, m := range []string{MethodRegatta, MethodLimit, MethodXargs, MethodSerial, MethodChange} {
+	for _, m := range []string{MethodRegatta, MethodLimit, MethodXargs, MethodSerial, MethodChange, MethodRestart,
+		MethodStuckOthers, MethodStuckOwn, MethodStuckStatus} {
 		xs := r.Secs(m)
 		if len(xs) == 0 {
 			continue
 		}
 		p50 := Quantile(xs, .5)
 		rel := ratio(p50 / lim)
-		if m == MethodChange {
+		if m != MethodRegatta && m != MethodLimit && m != MethodXargs && m != MethodSerial && m != MethodRestart {
 			rel = "–"
 		}
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", methodLabel(m), len(xs), secs(p50),
@@ -39,7 +40,9 @@ func methodLabel(m string) string {
 	return map[string]string{
 		MethodRegatta: "regatta, first rollout", MethodLimit: "minimal program (API servers' limit)",
 		MethodXargs: "script, `xargs -P 10`", MethodSerial: "script, serial",
-		MethodChange: "regatta, one overlay changed",
+		MethodChange: "regatta, one overlay changed", MethodRestart: "regatta restarted on the unchanged fleet",
+		MethodStuckOthers: "one cluster stuck: change on the 9 others", MethodStuckOwn: "one cluster stuck: change on the stuck cluster",
+		MethodStuckStatus: "one cluster stuck: change on the status branch",
 	}[m]
 }
 
@@ -208,7 +211,7 @@ func reportRequests(b *strings.Builder, r *Results) {
 	b.WriteString("API requests per cluster during one measurement (each API server's `apiserver_request_total` " +
 		"before and after, mean over rounds; the API server's own few background requests included):\n\n")
 	b.WriteString("| method | writes | reads (dry runs incl.) | largest |\n|---|---|---|---|\n")
-	for _, m := range []string{MethodRegatta, MethodLimit, MethodXargs, MethodSerial, MethodChange} {
+	for _, m := range []string{MethodRegatta, MethodLimit, MethodXargs, MethodSerial, MethodChange, MethodRestart} {
 		sum, n := RequestCounts{}, 0
 		for _, s := range r.Samples {
 			if s.Method == m && s.Err == "" && len(s.Requests) > 0 {

@@ -13,9 +13,18 @@ import (
 const (
 	MethodRegatta = "regatta"
 	MethodChange  = "regatta-change"
-	MethodLimit   = "limit"
-	MethodXargs   = "script-xargs"
-	MethodSerial  = "script-serial"
+	// MethodRestart is a fresh daemon on the fleet the round's daemon
+	// applied, unchanged.
+	MethodRestart = "regatta-restart"
+	// One cluster of ten stuck on an add-on that never becomes healthy: a
+	// change of another profile applied on the other clusters, on the
+	// stuck one, and recorded on the status branch.
+	MethodStuckOthers = "stuck-others"
+	MethodStuckOwn    = "stuck-own"
+	MethodStuckStatus = "stuck-status"
+	MethodLimit       = "limit"
+	MethodXargs       = "script-xargs"
+	MethodSerial      = "script-serial"
 )
 
 // RolloutOptions configures the rollout phase.
@@ -54,7 +63,9 @@ type Sample struct {
 	// Requests are the API requests per cluster during the measurement
 	// (apiserver_request_total before and after, averaged over clusters).
 	Requests []RequestRow `json:"requests,omitempty"`
-	Err      string       `json:"error,omitempty"`
+	// Revision is the commit a change sample converged on.
+	Revision string `json:"revision,omitempty"`
+	Err      string `json:"error,omitempty"`
 }
 
 // rolloutRound is the state of one round.

@@ -60,8 +60,22 @@ func (r *rolloutRound) regatta(ctx context.Context) ([]Sample, error) {
 			return samples, err
 		}
 		samples = append(samples, s)
+		rev = s.Revision
 	}
-	return samples, nil
+	d.Stop()
+	s, d2, err := r.restart(ctx, g, rev)
+	if d2 != nil {
+		defer d2.Stop()
+	}
+	if err != nil {
+		return samples, fmt.Errorf("restart: %w", err)
+	}
+	samples = append(samples, s)
+	stuck, err := r.stuck(ctx, g, d2, f)
+	if err != nil {
+		return samples, fmt.Errorf("one cluster stuck: %w", err)
+	}
+	return append(samples, stuck...), nil
 }
 
 // profile starts a CPU profile of regatta's first rollout in round 0.
@@ -126,7 +140,7 @@ func (r *rolloutRound) change(ctx context.Context, g *GitRepo, d *Daemon, f Flee
 		return Sample{}, err
 	}
 	s := Sample{Method: MethodChange, Secs: p.At.Sub(start).Seconds(), PassSecs: p.Result.Duration.Seconds(),
-		Requests: r.perCluster(before, r.requests(ctx))}
+		Requests: r.perCluster(before, r.requests(ctx)), Revision: rev}
 	return s, r.checkGeneration(ctx, f, profile, variant, k+1)
 }
 
