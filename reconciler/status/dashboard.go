@@ -34,7 +34,7 @@ var stateMarks = map[string]string{
 func RenderDashboard(s Snapshot) string {
 	var b strings.Builder
 	b.WriteString("# Fleet status\n\n")
-	b.WriteString("_Written by regatta. Do not edit: the next pass overwrites it._\n\n")
+	b.WriteString("_Written by regatta. Do not edit: regatta overwrites it._\n\n")
 	writeSummary(&b, s)
 	profiles := profileNames(s.Clusters)
 	if len(s.Clusters) == 0 {
@@ -60,6 +60,7 @@ func writeSummary(b *strings.Builder, s Snapshot) {
 		fmt.Fprintf(b, " · in force: `%s`", ShortRevision(f.AppliedRevision))
 	}
 	fmt.Fprintf(b, " · %d clusters · %d profiles\n\n", len(s.Clusters), len(profileNames(s.Clusters)))
+	writePairCounts(b, s)
 	if len(f.Errors) == 0 {
 		return
 	}
@@ -69,6 +70,41 @@ func writeSummary(b *strings.Builder, s Snapshot) {
 	}
 	b.WriteString("\n")
 }
+
+// writePairCounts says how many pairs are in each state and how many are
+// on another revision than the one in force (still moving, pinned by
+// OneTime, or unreachable).
+func writePairCounts(b *strings.Builder, s Snapshot) {
+	counts := map[string]int{}
+	other, total := 0, 0
+	for _, c := range s.Clusters {
+		for _, p := range c.Profiles {
+			counts[p.State]++
+			total++
+			if p.Revision != "" && s.Fleet.AppliedRevision != "" && p.Revision != s.Fleet.AppliedRevision {
+				other++
+			}
+		}
+	}
+	if total == 0 {
+		return
+	}
+	var parts []string
+	for _, st := range stateOrder {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	fmt.Fprintf(b, "Pairs: %s", strings.Join(parts, ", "))
+	if other > 0 {
+		fmt.Fprintf(b, " · %d on another revision than `%s`", other, ShortRevision(s.Fleet.AppliedRevision))
+	}
+	b.WriteString("\n\n")
+}
+
+// stateOrder is the order of states in the pair counts.
+var stateOrder = []string{StateApplied, StateProgressing, StateWaitingForDependency, StateFailed, StateConflict,
+	StateDryRun, StateWithdrawn, StatePaused}
 
 func writeClusterRow(b *strings.Builder, c ClusterStatus, profiles []string) {
 	reach := "yes"
@@ -110,7 +146,7 @@ func writeProblems(b *strings.Builder, clusters []ClusterStatus) {
 		for _, p := range c.Profiles {
 			if p.Error != nil {
 				lines = append(lines, fmt.Sprintf("- **%s / %s** (%s): %s", c.Cluster, p.Name, p.State, formatError(*p.Error)))
-			} else if p.State == StateWaitingForDependency || p.State == StateConflict {
+			} else if p.State == StateWaitingForDependency || p.State == StateConflict || p.State == StateProgressing {
 				lines = append(lines, fmt.Sprintf("- **%s / %s** (%s): %s", c.Cluster, p.Name, p.State, oneLine(p.Message)))
 			}
 		}

@@ -108,3 +108,26 @@ func TestReadRoundTrip(t *testing.T) {
 		t.Errorf("empty tree: %v %v", empty, err)
 	}
 }
+
+// TestDashboardPairsOnOtherRevisions: pairs move on their own, so the
+// dashboard counts those on another revision than the one in force and
+// lists the progressing ones with what they wait for.
+func TestDashboardPairsOnOtherRevisions(t *testing.T) {
+	old, cur := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	s := Snapshot{Fleet: Fleet{SourceRevision: cur, AppliedRevision: cur}, Clusters: []ClusterStatus{{
+		Cluster: "c1", Reachable: true, SourceRevision: cur, Profiles: []Profile{
+			{Name: "app", State: StateApplied, Revision: cur},
+			{Name: "once", State: StateApplied, Revision: old},
+			{Name: "web", State: StateProgressing, Revision: cur, Message: "add-on web: waiting until 2026-12-01T10:00:00Z for Deployment/web/web"},
+		}}}}
+	got := RenderDashboard(s)
+	for _, want := range []string{
+		"Pairs: 2 Applied, 1 Progressing · 1 on another revision than `bbbbbbbb`",
+		"| c1 | yes | - | ✅ Applied `bbbbbbbb` | ✅ Applied `aaaaaaaa` | ⏳ Progressing `bbbbbbbb` |",
+		"- **c1 / web** (Progressing): add-on web: waiting until 2026-12-01T10:00:00Z for Deployment/web/web",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dashboard lacks %q:\n%s", want, got)
+		}
+	}
+}
