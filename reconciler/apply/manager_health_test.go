@@ -1,0 +1,116 @@
+package apply_test
+
+import (
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/regatta-dev/regatta/reconciler/apply"
+)
+
+// asyncRequest is a profile of two add-ons: a Deployment, then a ConfigMap
+// that must wait for it.
+func asyncRequest(t *testing.T, ns, profile string, timeout time.Duration) apply.Request {
+	t.Helper()
+	deploy := objects(t, "deployment.yaml", "NAMESPACE", ns, "NAME", "web")
+	return apply.Request{
+		Profile:       profile,
+		Revision:      "r1",
+		RenderHash:    "h1",
+		HealthTimeout: timeout,
+		Async:         true,
+		Steps: []apply.Step{
+			step("ns", namespace(ns)),
+			step("web", deploy...),
+			step("after", configMap(ns, "after-web", map[string]string{"v": "1"})),
+		},
+	}
+}
+
+// TestAsyncHealthHoldsNothing: with Request.Async, an add-on that is not
+// healthy yet ends the Apply at once as Progressing, without applying the
+// next add-on; PollHealth says nothing until the Deployment is ready, then
+// names the cluster; the next Apply resumes at that add-on without
+// re-applying the ones before, and goes on to the next.
+func TestAsyncHealthHoldsNothing(t *testing.T) {
+	opts, counter := countedOptions()
+	m := newManager(t, opts)
+	c := target(t, m, mainCluster)
+	k := kube(t, mainCluster)
+	req := asyncRequest(t, "async-health", "async-health", 5*time.Minute)
+
+	res := c.Apply(t.Context(), req)
+	if res.State != apply.StateProgressing || !strings.Contains(res.Waiting, "add-on web: waiting until") ||
+		!strings.Contains(res.Waiting, "Deployment/async-health/web") {
+		t.Fatalf("first apply: %s %q %v", res.State, res.Waiting, res.Err)
+	}
+	if getCM(t, k, "async-health", "after-web") != nil {
+		t.Fatal("the add-on after an unhealthy one was applied")
+	}
+	if !c.Awaiting() || !m.Awaiting() {
+		t.Fatal("the cluster does not say it waits for health")
+	}
+	var ready atomic.Int32
+	m.PollHealth(t.Context(), func(string) { ready.Add(1) })
+	if ready.Load() != 0 {
+		t.Fatal("PollHealth reported a change while the Deployment is not ready")
+	}
+	if err := markReady(t.Context(), k, "async-health", "web"); err != nil {
+		t.Fatal(err)
+	}
+	m.PollHealth(t.Context(), func(cluster string) {
+		if cluster == mainCluster {
+			ready.Add(1)
+		}
+	})
+	if ready.Load() != 1 {
+		t.Fatal("PollHealth did not report the ready Deployment")
+	}
+	counter.reset()
+	res = c.Apply(t.Context(), req)
+	mustApplied(t, res)
+	if getCM(t, k, "async-health", "after-web") == nil {
+		t.Fatal("the next add-on was not applied once the Deployment was ready")
+	}
+	if n := counter.reset(); n["PATCH"] > 3 {
+		t.Errorf("resuming re-applied earlier add-ons: %v", n)
+	}
+	if c.Awaiting() {
+		t.Error("still waiting after the pair was applied")
+	}
+}
+
+// TestAsyncHealthDeadline: past its health timeout an add-on that is not
+// healthy makes the pair Failed (not Progressing), PollHealth reports the
+// deadline once, and the cluster no longer counts as waiting.
+func TestAsyncHealthDeadline(t *testing.T) {
+	m := newManager(t, testOptions())
+	c := target(t, m, mainCluster)
+	req := asyncRequest(t, "async-deadline", "async-deadline", time.Second)
+	if res := c.Apply(t.Context(), req); res.State != apply.StateProgressing {
+		t.Fatalf("first apply: %s %v", res.State, res.Err)
+	}
+	var reported atomic.Int32
+	eventually(t, 10*time.Second, "the deadline to be reported", func() bool {
+		m.PollHealth(t.Context(), func(string) { reported.Add(1) })
+		return reported.Load() > 0
+	})
+	if c.Awaiting() {
+		t.Error("a step past its deadline still counts as waiting")
+	}
+	res := c.Apply(t.Context(), req)
+	var he *apply.HealthError
+	if res.State != apply.StateFailed || !errors.As(res.Err, &he) || he.Degraded {
+		t.Fatalf("after the deadline: %s %v", res.State, res.Err)
+	}
+	if !strings.Contains(res.Error, "not healthy within 1s") {
+		t.Errorf("error = %q", res.Error)
+	}
+	before := reported.Load()
+	m.PollHealth(t.Context(), func(string) { reported.Add(1) })
+	if reported.Load() != before {
+		t.Error("a deadline was reported twice")
+	}
+}
