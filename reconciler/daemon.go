@@ -68,6 +68,9 @@ type Daemon struct {
 	mu       sync.Mutex
 	restored bool   // the status branch was read
 	inForce  string // the revision in force by the status branch, at start
+	// converged is the revision each cluster last converged on (see
+	// unchanged).
+	converged map[string]*revision
 	// committed is the store version of the last status commit.
 	committed uint64
 	commitMu  sync.Mutex

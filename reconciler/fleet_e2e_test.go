@@ -191,11 +191,25 @@ func watchConfigMap(t *testing.T, cluster, ns, name string) func() []string {
 type writeCounter struct {
 	mu     sync.Mutex
 	writes map[string]int
+	all    map[string]int // every request, by cluster
 	paths  []string
+}
+
+func newWriteCounter() *writeCounter {
+	return &writeCounter{writes: map[string]int{}, all: map[string]int{}}
+}
+
+func (w *writeCounter) requests(cluster string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.all[cluster]
 }
 
 func (w *writeCounter) wrap(cluster string, rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		w.mu.Lock()
+		w.all[cluster]++
+		w.mu.Unlock()
 		if req.Method != http.MethodGet && req.Method != http.MethodHead && req.URL.Query().Get("dryRun") == "" {
 			w.mu.Lock()
 			w.writes[cluster]++
@@ -247,7 +261,7 @@ func TestRestartAppliesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	counter := &writeCounter{writes: map[string]int{}}
+	counter := newWriteCounter()
 	restarted := newHarnessWith(t, f, nil, func(o *apply.Options) { o.Client.WrapTransport = counter.wrap })
 	res, err := restarted.d.RunOnce(ctx)
 	if err != nil {
@@ -324,5 +338,48 @@ func TestRestartKeepsWhatItKnew(t *testing.T) {
 	}
 	if c36 != "v1-36" {
 		t.Errorf("c36 lost its classifier labels after the restart: kubernetes=%q", c36)
+	}
+}
+
+// TestUnaffectedClusterIsNotContacted: a commit that changes a profile of
+// one cluster costs the other cluster no request at all; its record moves
+// to the new revision.
+func TestUnaffectedClusterIsNotContacted(t *testing.T) {
+	ctx := context.Background()
+	f := newFleetRepo(t)
+	files := map[string]string{
+		"profiles/prod-app.yaml":    profileYAML("prod-app", "env: prod", "  addons:\n  - name: cm\n    manifests: {path: prod-app}\n"),
+		"prod-app/cm.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: untouched-prod, namespace: default}\ndata: {v: \"1\"}\n",
+		"profiles/staging-app.yaml": profileYAML("staging-app", "env: staging", "  addons:\n  - name: cm\n    manifests: {path: staging-app}\n"),
+		"staging-app/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: untouched-staging, namespace: default}\n",
+	}
+	for name, labels := range map[string]string{"c36": "env: staging", "c37": "env: prod"} {
+		for k, v := range clusterFiles(t, name, labels) {
+			files[k] = v
+		}
+	}
+	f.commit("fleet", files)
+	counter := newWriteCounter()
+	h := newHarnessWith(t, f, func(o *DaemonOptions) { o.StatusBranch = "" },
+		func(o *apply.Options) { o.Client.WrapTransport = counter.wrap })
+	if _, err := h.d.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := counter.requests("c36")
+	rev2 := f.commit("prod-app v2", map[string]string{"prod-app/cm.yaml": strings.Replace(files["prod-app/cm.yaml"], `"1"`, `"2"`, 1)})
+	res, err := h.d.RunOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if configMap(t, "c37", "default", "untouched-prod")["v"] != "2" {
+		t.Error("the affected cluster did not get the change")
+	}
+	if n := counter.requests("c36") - before; n != 0 {
+		t.Errorf("the unaffected cluster got %d requests", n)
+	}
+	for _, c := range res.Snapshot.Clusters {
+		if c.Cluster == "c36" && (c.SourceRevision != rev2 || pairs(res, "c36")["staging-app"].State != status.StateApplied) {
+			t.Errorf("the unaffected cluster's record: %+v", c)
+		}
 	}
 }

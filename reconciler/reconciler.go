@@ -1,8 +1,11 @@
-// Package reconciler runs regatta's passes: load a revision of the fleet
-// repository, classify each cluster, match profiles, render, apply in
-// dependsOn order, and turn the results into status. It owns the order of
-// things and the safety rules between them; the work itself is done by
-// spec, render, apply, classify and status.
+// Package reconciler keeps every cluster of the fleet in the state the
+// repository describes. The Daemon follows the branch and feeds a work
+// queue keyed by cluster; each cluster's reconciliation classifies it,
+// matches profiles, renders, applies in dependsOn order and withdraws, on
+// its own, without waiting for health (that is observed off the workers)
+// or for any other cluster. The package owns the order of things and the
+// safety rules between them; the work itself is done by spec, render,
+// apply, classify and status.
 package reconciler
 
 import (
@@ -47,8 +50,9 @@ func DefaultOptions() Options {
 	return Options{Concurrency: 10, ClusterTimeout: 30 * time.Second, HealthTimeout: 5 * time.Minute}
 }
 
-// Reconciler runs passes. One pass runs at a time; its state (the last
-// good revision, last known classifier labels) carries over between passes.
+// Reconciler reconciles clusters. What it knows carries over between
+// reconciliations: the revision in force (the last that loaded and
+// validated) and each cluster's last known version and classifier labels.
 type Reconciler struct {
 	opts Options
 	log  *slog.Logger

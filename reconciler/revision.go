@@ -23,6 +23,9 @@ func (r *Reconciler) current() *revision {
 // an invalid revision go into fleet, with file and line; nothing is
 // deleted or changed on its account.
 func (r *Reconciler) accept(sha string, tree fs.FS, fleet *status.Fleet) *revision {
+	if good := r.current(); good != nil && good.sha == sha {
+		return good // loaded already
+	}
 	repo, diags := spec.Load(tree)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -118,6 +121,13 @@ func (d *Daemon) forgetRemoved(repo *spec.Repository) {
 		names[c.Metadata.Name] = true
 	}
 	d.store.keepOnly(names)
+	d.mu.Lock()
+	for name := range d.converged {
+		if !names[name] {
+			delete(d.converged, name)
+		}
+	}
+	d.mu.Unlock()
 	r := d.r
 	r.mu.Lock()
 	var gone []string

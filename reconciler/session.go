@@ -65,12 +65,20 @@ func (s *session) reconcile(ctx context.Context, name string, drift bool) {
 	if c == nil {
 		return // left the repository meanwhile
 	}
+	if !drift {
+		if st, ok := s.d.unchanged(ctx, rev, c); ok {
+			s.d.store.setCluster(st)
+			s.d.settledOn(name, rev, st, false)
+			return
+		}
+	}
 	start := time.Now()
 	out := s.d.r.reconcileCluster(ctx, rev, c, drift, func() bool { return s.d.r.current() != rev })
 	if out.superseded {
 		s.q.add(name, drift)
 		return
 	}
+	s.d.settledOn(name, rev, out.status, out.retry)
 	s.d.store.setCluster(out.status)
 	s.d.r.recordCluster(out, time.Since(start))
 	switch {

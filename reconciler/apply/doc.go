@@ -76,7 +76,22 @@
 // inventory) when the inventory records a complete pass of the same render
 // hash, this Manager applied that hash and found it healthy, and no drift is
 // pending. The revision does not take part: a new commit that renders the same
-// objects costs nothing.
+// objects costs nothing. A profile this Manager has not seen (the daemon
+// restarted) whose inventory records a complete, healthy pass of the same
+// render hash, sync mode and tier is restored without a request; a
+// drift-detected one is tracked again, so its watches compare it once.
+//
+// # Health without waiting
+//
+// With Request.Async (the daemon's mode) Apply never waits for health: a
+// step applied but not healthy yet ends the pass as Progressing with
+// Result.Waiting naming what it waits for and until when, and nothing after
+// it is applied or pruned. Manager.PollHealth reads the waited-for objects
+// once per call (off the caller's workers) and names the clusters where one
+// turned healthy or degraded or passed its deadline; the next Apply of the
+// same render resumes at that step without re-applying those before it. The
+// health timeout is a deadline counted from the step's first apply (again
+// when an apply changes its objects); past it the pass is Failed.
 //
 // # Tiers and conflicts
 //

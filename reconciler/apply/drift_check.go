@@ -70,6 +70,18 @@ func (c *Cluster) driftPending(profile string) bool {
 	return w != nil && w.Pending(profile)
 }
 
+// DriftCorrections returns the drift corrections made for a pair since
+// the Manager started (0 for a cluster it does not know).
+func (m *Manager) DriftCorrections(cluster, profile string) int {
+	m.mu.Lock()
+	c := m.clusters[cluster]
+	m.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	return c.driftCorrections(profile)
+}
+
 func (c *Cluster) driftCorrections(profile string) int {
 	if w := c.watcher(); w != nil {
 		return w.Corrections(profile)
