@@ -24,7 +24,19 @@ func (r *Renderer) renderPlan(ctx context.Context, p *plan) (*Result, []memoEntr
 		}
 		res.Steps = append(res.Steps, steps...)
 	}
+	defaultNamespaces(res.Steps, addonNamespaces(p))
 	return res, entries, nil
+}
+
+// addonNamespaces maps each Helm add-on to its release namespace.
+func addonNamespaces(p *plan) map[string]string {
+	out := map[string]string{}
+	for _, ap := range p.addons {
+		if h := ap.addon.Helm; h != nil {
+			out[ap.addon.Name] = h.ReleaseNamespace
+		}
+	}
+	return out
 }
 
 // renderAddon renders one add-on and applies its overlay's patches.

@@ -1,0 +1,94 @@
+package render
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// DefaultNamespace is where a namespaced object without metadata.namespace
+// goes, as with kubectl: plain manifests and Kustomize output (without
+// targetNamespace), and Helm charts without releaseNamespace.
+const DefaultNamespace = "default"
+
+// clusterScoped lists the built-in kinds of Kubernetes 1.37 that are not
+// namespaced, by group ("" for core).
+var clusterScoped = map[string][]string{
+	"":                             {"Namespace", "Node", "PersistentVolume", "ComponentStatus"},
+	"rbac.authorization.k8s.io":    {"ClusterRole", "ClusterRoleBinding"},
+	"apiextensions.k8s.io":         {"CustomResourceDefinition"},
+	"apiregistration.k8s.io":       {"APIService"},
+	"admissionregistration.k8s.io": {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"},
+	"storage.k8s.io":               {"StorageClass", "CSIDriver", "CSINode", "VolumeAttachment", "VolumeAttributesClass"},
+	"scheduling.k8s.io":            {"PriorityClass"},
+	"node.k8s.io":                  {"RuntimeClass"},
+	"networking.k8s.io":            {"IngressClass", "IPAddress", "ServiceCIDR"},
+	"certificates.k8s.io":          {"CertificateSigningRequest", "ClusterTrustBundle"},
+	"flowcontrol.apiserver.k8s.io": {"FlowSchema", "PriorityLevelConfiguration"},
+	"resource.k8s.io":              {"DeviceClass", "ResourceSlice", "DeviceTaintRule"},
+	"storagemigration.k8s.io":      {"StorageVersionMigration"},
+	"internal.apiserver.k8s.io":    {"StorageVersion"},
+	"authentication.k8s.io":        {"TokenReview", "SelfSubjectReview"},
+	"authorization.k8s.io":         {"SubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview"},
+}
+
+// scopes tells namespaced kinds from cluster-scoped ones, offline: the
+// built-in kinds above, and custom kinds whose CustomResourceDefinition is
+// among the profile's objects. Any other kind is taken as namespaced (most
+// custom kinds are); the apply engine, which asks the cluster, drops the
+// namespace again from an object whose kind turns out cluster-scoped.
+type scopes map[schema.GroupKind]bool
+
+func newScopes(steps []Step) scopes {
+	s := scopes{}
+	for g, kinds := range clusterScoped {
+		for _, k := range kinds {
+			s[schema.GroupKind{Group: g, Kind: k}] = true
+		}
+	}
+	for _, st := range steps {
+		for _, o := range st.Objects {
+			s.learnCRD(o.Unstructured)
+		}
+	}
+	return s
+}
+
+// learnCRD records the scope a CustomResourceDefinition declares.
+func (s scopes) learnCRD(o *unstructured.Unstructured) {
+	if o.GetKind() != "CustomResourceDefinition" || o.GroupVersionKind().Group != "apiextensions.k8s.io" {
+		return
+	}
+	group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+	scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
+	if kind != "" {
+		s[schema.GroupKind{Group: group, Kind: kind}] = scope == "Cluster"
+	}
+}
+
+func (s scopes) namespaced(o *unstructured.Unstructured) bool {
+	return !s[o.GroupVersionKind().GroupKind()]
+}
+
+// defaultNamespaces gives every namespaced object without a namespace the
+// namespace of its add-on (defaults maps add-on names to it): the Helm
+// release namespace, as `helm install` and Flux do, or DefaultNamespace.
+// Objects already carrying a namespace, and cluster-scoped ones, are kept.
+// Objects are replaced by copies, never changed in place.
+func defaultNamespaces(steps []Step, defaults map[string]string) {
+	sc := newScopes(steps)
+	for i := range steps {
+		ns := defaults[steps[i].Addon]
+		if ns == "" {
+			ns = DefaultNamespace
+		}
+		for j, o := range steps[i].Objects {
+			if o.GetNamespace() != "" || !sc.namespaced(o.Unstructured) {
+				continue
+			}
+			c := o.DeepCopy()
+			c.SetNamespace(ns)
+			steps[i].Objects[j] = Object{Unstructured: c, Source: o.Source}
+		}
+	}
+}
