@@ -31,18 +31,34 @@ var clusterScoped = map[string][]string{
 	"authorization.k8s.io":         {"SubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview"},
 }
 
+// builtinGroups are the API groups Kubernetes itself serves: every kind of
+// theirs that clusterScoped does not list is namespaced.
+var builtinGroups = []string{
+	"", "apps", "batch", "autoscaling", "policy", "networking.k8s.io", "rbac.authorization.k8s.io",
+	"storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "discovery.k8s.io", "events.k8s.io",
+	"node.k8s.io", "certificates.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io",
+	"apiregistration.k8s.io", "flowcontrol.apiserver.k8s.io", "resource.k8s.io", "authentication.k8s.io",
+	"authorization.k8s.io", "storagemigration.k8s.io", "internal.apiserver.k8s.io",
+}
+
 // scopes tells namespaced kinds from cluster-scoped ones, offline: the
-// built-in kinds above, and custom kinds whose CustomResourceDefinition is
-// among the profile's objects. Any other kind is taken as namespaced (most
-// custom kinds are); the apply engine, which asks the cluster, drops the
-// namespace again from an object whose kind turns out cluster-scoped.
-type scopes map[schema.GroupKind]bool
+// built-in kinds, and custom kinds whose CustomResourceDefinition is among
+// the profile's objects (true: cluster-scoped). Other custom kinds are not
+// known until the cluster is asked; the apply engine does that (see
+// reconciler/apply/namespace.go) with Step.Namespace.
+type scopes struct {
+	cluster map[schema.GroupKind]bool
+	builtin map[string]bool
+}
 
 func newScopes(steps []Step) scopes {
-	s := scopes{}
+	s := scopes{cluster: map[schema.GroupKind]bool{}, builtin: map[string]bool{}}
+	for _, g := range builtinGroups {
+		s.builtin[g] = true
+	}
 	for g, kinds := range clusterScoped {
 		for _, k := range kinds {
-			s[schema.GroupKind{Group: g, Kind: k}] = true
+			s.cluster[schema.GroupKind{Group: g, Kind: k}] = true
 		}
 	}
 	for _, st := range steps {
@@ -62,19 +78,24 @@ func (s scopes) learnCRD(o *unstructured.Unstructured) {
 	kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
 	scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
 	if kind != "" {
-		s[schema.GroupKind{Group: group, Kind: kind}] = scope == "Cluster"
+		s.cluster[schema.GroupKind{Group: group, Kind: kind}] = scope == "Cluster"
 	}
 }
 
+// namespaced reports whether the kind of o is known to be namespaced.
 func (s scopes) namespaced(o *unstructured.Unstructured) bool {
-	return !s[o.GroupVersionKind().GroupKind()]
+	gk := o.GroupVersionKind().GroupKind()
+	cluster, known := s.cluster[gk]
+	return (known && !cluster) || (!known && s.builtin[gk.Group])
 }
 
-// defaultNamespaces gives every namespaced object without a namespace the
-// namespace of its add-on (defaults maps add-on names to it): the Helm
-// release namespace, as `helm install` and Flux do, or DefaultNamespace.
-// Objects already carrying a namespace, and cluster-scoped ones, are kept.
-// Objects are replaced by copies, never changed in place.
+// defaultNamespaces gives every object without a namespace whose kind is
+// known to be namespaced the namespace of its add-on (defaults maps add-on
+// names to it): the Helm release namespace, as `helm install` and Flux do,
+// or DefaultNamespace. It records that namespace as Step.Namespace for the
+// objects of other kinds. Objects already carrying a namespace, and
+// cluster-scoped ones, are kept. Objects are replaced by copies, never
+// changed in place.
 func defaultNamespaces(steps []Step, defaults map[string]string) {
 	sc := newScopes(steps)
 	for i := range steps {
@@ -82,6 +103,7 @@ func defaultNamespaces(steps []Step, defaults map[string]string) {
 		if ns == "" {
 			ns = DefaultNamespace
 		}
+		steps[i].Namespace = ns
 		for j, o := range steps[i].Objects {
 			if o.GetNamespace() != "" || !sc.namespaced(o.Unstructured) {
 				continue

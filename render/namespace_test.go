@@ -49,6 +49,21 @@ kind: Global
 metadata:
   name: one
 ---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: locals.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Local, plural: locals}
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+---
+apiVersion: example.com/v1
+kind: Local
+metadata:
+  name: two
+---
 apiVersion: example.org/v1
 kind: Widget
 metadata:
@@ -71,7 +86,8 @@ func nsRepo(t *testing.T) fstest.MapFS {
 // the Helm release namespace (as helm install and Flux put them) or in
 // "default" (as kubectl does); cluster-scoped objects, those of kinds a
 // CRD in the render declares cluster-scoped, and objects with a namespace
-// of their own are left as they are.
+// of their own are left as they are. A custom kind without its CRD in the
+// render is left to the apply engine, with the step's Namespace.
 func TestNamespacesDefaulted(t *testing.T) {
 	fsys := nsRepo(t)
 	prof := withSource(loadProfile(t, fsys, "plain"), spec.Addon{Name: "chart", Helm: &spec.HelmSource{
@@ -99,14 +115,18 @@ func TestNamespacesDefaulted(t *testing.T) {
 		"chart ConfigMap pinned":                              "elsewhere",
 		"chart CustomResourceDefinition globals.example.com":  "",
 		"chart Global one":                                    "",
-		"chart Widget custom":                                 "team-a",
+		"chart CustomResourceDefinition locals.example.com":   "",
+		"chart Local two":                                     "team-a",
+		"chart Widget custom":                                 "",
 		"nsless ConfigMap other-settings":                     "default",
 		"nsless ServiceAccount other":                         "default",
 		"nsless ClusterRole other-reader":                     "",
 		"nsless ConfigMap pinned":                             "elsewhere",
 		"nsless CustomResourceDefinition globals.example.com": "",
 		"nsless Global one":                                   "",
-		"nsless Widget custom":                                "default",
+		"nsless CustomResourceDefinition locals.example.com":  "",
+		"nsless Local two":                                    "default",
+		"nsless Widget custom":                                "",
 		"plain ConfigMap plain":                               "default",
 		"plain Namespace team-a":                              "",
 		"kust ConfigMap kust":                                 "default",
@@ -115,6 +135,11 @@ func TestNamespacesDefaulted(t *testing.T) {
 	for k, w := range want {
 		if g, ok := got[k]; !ok || g != w {
 			t.Errorf("%s: namespace %q (found %v), want %q", k, g, ok, w)
+		}
+	}
+	for _, s := range res.Steps {
+		if w := map[string]string{"chart": "team-a"}[s.Addon]; s.Namespace != w && (w != "" || s.Namespace != DefaultNamespace) {
+			t.Errorf("step %s: Namespace %q", s.Addon, s.Namespace)
 		}
 	}
 	if len(got) != len(want) {
