@@ -7,23 +7,36 @@ import (
 )
 
 // HealthSelector picks the health script for a kind among scripts keyed by
-// group and kind patterns, which may be globs as path.Match reads them
-// ("*", "?", "[a-z]"): kind "*" with group "*.crossplane.io" covers every
-// Crossplane kind. An empty group is the core group; group "*" matches
-// every group, the core group included. When several keys match, the most
-// specific wins: an exact key before any glob, then the key with more
-// exact fields (group "" or "apps" rather than a glob), then the key with
-// more literal characters, then the one added first. Built-in scripts are used
-// only when no added key matches, as in Argo CD.
+// group and kind, either of which may hold globs ("*", "?", "[a-z]" as in
+// path.Match). As in Argo CD's resource overrides, a key is matched as one
+// string, "Kind" for the core group (group "") and "group/Kind" otherwise,
+// and "*" may span the "/": kind "*" alone matches every kind of every
+// group, group "*" with kind "*" every kind outside the core group, and
+// group "*.crossplane.io" with kind "*" every Crossplane kind. When several
+// keys match, the most specific wins: an exact key before any glob, then
+// the key with more literal characters, then the one added first. Built-in
+// scripts are used only when no added key matches, as in Argo CD.
 type HealthSelector struct {
 	entries []healthEntry
 }
 
 type healthEntry struct {
-	group, kind string
-	literal     int // characters that are not glob syntax
-	exactFields int // 0, 1 or 2 of group and kind are not globs
-	script      Script
+	pattern string // the key, with keySeparator between group and kind
+	literal int    // characters of group and kind that are not glob syntax
+	exact   bool
+	script  Script
+}
+
+// keySeparator joins group and kind in matched keys. path.Match's "*" does
+// not span "/", and Argo CD's does; no group or kind holds a ":", so
+// joining with it lets "*" span the two as Argo CD's does.
+const keySeparator = ":"
+
+func healthKey(group, kind string) string {
+	if group == "" {
+		return kind
+	}
+	return group + keySeparator + kind
 }
 
 // Add registers s for the group and kind patterns. It fails on a malformed
@@ -35,11 +48,10 @@ func (h *HealthSelector) Add(group, kind string, s Script) error {
 		}
 	}
 	h.entries = append(h.entries, healthEntry{
-		group:       group,
-		kind:        kind,
-		literal:     literalLen(group) + literalLen(kind),
-		exactFields: boolInt(!IsHealthGlob(group)) + boolInt(!IsHealthGlob(kind)),
-		script:      s,
+		pattern: healthKey(group, kind),
+		literal: literalLen(group) + literalLen(kind),
+		exact:   !IsHealthGlob(group) && !IsHealthGlob(kind),
+		script:  s,
 	})
 	return nil
 }
@@ -47,10 +59,11 @@ func (h *HealthSelector) Add(group, kind string, s Script) error {
 // Script returns the script for group and kind: the most specific added
 // key that matches, else the built-in script for the kind, if any.
 func (h *HealthSelector) Script(group, kind string) (Script, bool) {
+	key := healthKey(group, kind)
 	var best *healthEntry
 	for i := range h.entries {
 		e := &h.entries[i]
-		if e.matches(group, kind) && (best == nil || e.moreSpecific(best)) {
+		if ok, _ := path.Match(e.pattern, key); ok && (best == nil || e.moreSpecific(best)) {
 			best = e
 		}
 	}
@@ -64,16 +77,10 @@ func (h *HealthSelector) Script(group, kind string) (Script, bool) {
 	return Script{Name: "builtin health " + GroupKind{group, kind}.String(), Source: src}, true
 }
 
-func (e *healthEntry) matches(group, kind string) bool {
-	g, _ := path.Match(e.group, group)
-	k, _ := path.Match(e.kind, kind)
-	return g && k
-}
-
 // moreSpecific orders candidates; on a tie the earlier entry stays.
 func (e *healthEntry) moreSpecific(o *healthEntry) bool {
-	if e.exactFields != o.exactFields {
-		return e.exactFields > o.exactFields
+	if e.exact != o.exact {
+		return e.exact
 	}
 	return e.literal > o.literal
 }
