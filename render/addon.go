@@ -28,12 +28,17 @@ func (r *Renderer) renderPlan(ctx context.Context, p *plan) (*Result, []memoEntr
 	return res, entries, nil
 }
 
-// addonNamespaces maps each Helm add-on to its release namespace.
+// addonNamespaces maps each add-on to the namespace its objects without
+// one go to: a Helm add-on's release namespace, a Kustomize add-on's
+// targetNamespace; "" (DefaultNamespace) for the others.
 func addonNamespaces(p *plan) map[string]string {
 	out := map[string]string{}
 	for _, ap := range p.addons {
-		if h := ap.addon.Helm; h != nil {
-			out[ap.addon.Name] = h.ReleaseNamespace
+		switch a := ap.addon; {
+		case a.Helm != nil:
+			out[a.Name] = a.Helm.ReleaseNamespace
+		case a.Kustomize != nil:
+			out[a.Name] = a.Kustomize.TargetNamespace
 		}
 	}
 	return out

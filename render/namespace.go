@@ -92,7 +92,7 @@ func (s scopes) namespaced(o *unstructured.Unstructured) bool {
 // defaultNamespaces gives every object without a namespace whose kind is
 // known to be namespaced the namespace of its add-on (defaults maps add-on
 // names to it): the Helm release namespace, as `helm install` and Flux do,
-// or DefaultNamespace. It records that namespace as Step.Namespace for the
+// the Kustomize targetNamespace, or DefaultNamespace. It records that namespace as Step.Namespace for the
 // objects of other kinds. Objects already carrying a namespace, and
 // cluster-scoped ones, are kept. Objects are replaced by copies, never
 // changed in place.

@@ -138,7 +138,7 @@ func TestNamespacesDefaulted(t *testing.T) {
 		}
 	}
 	for _, s := range res.Steps {
-		if w := map[string]string{"chart": "team-a"}[s.Addon]; s.Namespace != w && (w != "" || s.Namespace != DefaultNamespace) {
+		if w := map[string]string{"chart": "team-a", "kust-target": "team-b"}[s.Addon]; s.Namespace != w && (w != "" || s.Namespace != DefaultNamespace) {
 			t.Errorf("step %s: Namespace %q", s.Addon, s.Namespace)
 		}
 	}

@@ -84,7 +84,8 @@ type Step struct {
 	// freely); the objects it points to are shared and read-only.
 	Objects []Object
 	// Namespace is where the step's namespaced objects without a namespace
-	// go: the Helm release namespace, or DefaultNamespace. Objects of
+	// go: the Helm release namespace, the Kustomize targetNamespace, or
+	// DefaultNamespace. Objects of
 	// built-in kinds and of kinds whose CRD the render holds already carry
 	// it; the apply engine places the others once the cluster tells their
 	// scope.
