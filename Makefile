@@ -32,10 +32,11 @@ test: test-env lint ## install what the tests need, then run every test
 test-unit: ## run the tests that need no test environment
 	$(GO) test -count=1 ./spec/... ./cmd/...
 
-lint: deps-check ## gofmt check, go vet, dependency direction
+lint: deps-check ## gofmt check, go vet, go.mod tidy, dependency direction
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^hack/kube/')); \
 	  if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 deps-check: ## leaves (spec, render, lua, repo) import no regatta package above them
 	hack/check-deps.sh

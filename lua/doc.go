@@ -32,6 +32,11 @@
 //	hs.message = "Waiting for a volume"
 //	return hs
 //
+// As in Argo CD, an hs.status outside that list, or none (`return {}`), is
+// no error: Health returns Unknown with a message that says why.
+// HealthSelector picks a script by group and kind, globs included, most
+// specific key first, built-in scripts last.
+//
 // Classification scripts follow Sveltos: they define function evaluate()
 // returning hs with hs.matching (a boolean) and hs.message, and read the
 // global obj (EvaluateObject) or resources, an array of objects

@@ -22,7 +22,7 @@ func TestErrorsNameTheScriptAndLine(t *testing.T) {
 		{"error('boom')", name + ":1: boom", ErrRuntime, 1},
 		{"error('no position', 0)", name + ": no position", ErrRuntime, 0},
 		{"error({code = 1})", name + ": table: ", ErrRuntime, 0},
-		{"function evaluate()\n  return nil .. 'x'\nend", name + ":2: cannot perform concat operation between nil and string", ErrRuntime, 2},
+		{"function evaluate()\n  return nil .. 'x'\nend", name + ":2: attempt to concatenate a nil value", ErrRuntime, 2},
 		{"local ok, err = pcall(error, 'inner')\nerror(err, 0)", name + ":1: inner", ErrRuntime, 1},
 		{"local ok, err = pcall(function() error('inner') end)\nerror(err)", name + ":2: " + name + ":1: inner", ErrRuntime, 2},
 		{"local t = nil\nt.x = 1", name + ":2: attempt to index a nil value with key 'x'", ErrRuntime, 2},

@@ -2,6 +2,7 @@ package lua
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	glua "github.com/yuin/gopher-lua"
@@ -42,19 +43,31 @@ func (r *Runner) Health(ctx context.Context, s Script, obj map[string]any) (Heal
 	return hs, err
 }
 
-// health reads hs.status and hs.message.
+// health reads hs.status and hs.message. As in Argo CD, a status that is
+// not one of healthCodes (a misspelt one, or none: `return {}`) is not an
+// error but Unknown, with a message that says why; the script's own
+// message, if any, follows.
 func (c *call) health(v glua.LValue) (HealthStatus, error) {
 	t, err := c.table(v, "status and message")
 	if err != nil {
 		return HealthStatus{}, err
 	}
-	st, ok := c.field(t, "status").(glua.LString)
-	if !ok || !slices.Contains(healthCodes, HealthCode(st)) {
-		return HealthStatus{}, c.invalid("hs.status is %s, want one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown",
-			describe(c.field(t, "status")))
-	}
 	msg, err := c.message(t)
-	return HealthStatus{Status: HealthCode(st), Message: msg}, err
+	if err != nil {
+		return HealthStatus{}, err
+	}
+	raw := c.field(t, "status")
+	if st, ok := raw.(glua.LString); ok && slices.Contains(healthCodes, HealthCode(st)) {
+		return HealthStatus{Status: HealthCode(st), Message: msg}, nil
+	}
+	why := fmt.Sprintf("%s: hs.status is %s, not one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown", c.name, describe(raw))
+	if raw == glua.LNil {
+		why = c.name + ": the script set no hs.status"
+	}
+	if msg != "" {
+		why += " (hs.message: " + msg + ")"
+	}
+	return HealthStatus{Status: Unknown, Message: why}, nil
 }
 
 // describe renders a Lua value for an error message: "\"Ok\"" or "a nil value".

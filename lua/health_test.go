@@ -106,13 +106,31 @@ func TestHealthInvalidResults(t *testing.T) {
 	for src, want := range map[string]string{
 		`hs = {status = "Healthy"}`:                   "h: the script returned nothing (and defines no function evaluate()); want a table with status and message",
 		`return "Healthy"`:                            "h: the script returned a string, want a table with status and message",
-		`return {status = "Fine"}`:                    `h: hs.status is "Fine", want one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown`,
-		`return {}`:                                   "h: hs.status is a nil value, want one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown",
 		`return {status = "Healthy", message = true}`: "h: hs.message is a boolean, want a string",
 	} {
 		_, err := r.Health(t.Context(), Script{Name: "h", Source: src}, nil)
 		if !errors.Is(err, ErrInvalidResult) || err.Error() != want {
 			t.Errorf("%s:\n got %v\nwant %s", src, err, want)
+		}
+	}
+}
+
+// TestHealthUnknownStatus: as in Argo CD, a status outside the list, or
+// none at all, is Unknown with a message, not an error.
+func TestHealthUnknownStatus(t *testing.T) {
+	r := NewRunner(Options{})
+	for src, want := range map[string]string{
+		`return {status = "Fine"}`:                      `h: hs.status is "Fine", not one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown`,
+		`return {status = "healthy", message = "ok"}`:   `h: hs.status is "healthy", not one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown (hs.message: ok)`,
+		`return {status = 3}`:                           "h: hs.status is a number value, not one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown",
+		`return {}`:                                     "h: the script set no hs.status",
+		`hs = {} return hs`:                             "h: the script set no hs.status",
+		`return {message = "waiting"}`:                  "h: the script set no hs.status (hs.message: waiting)",
+		`function evaluate() return {status = "" } end`: `h: hs.status is "", not one of Healthy, Progressing, Degraded, Suspended, Missing, Unknown`,
+	} {
+		got, err := r.Health(t.Context(), Script{Name: "h", Source: src}, nil)
+		if err != nil || got != (HealthStatus{Unknown, want}) {
+			t.Errorf("%s:\n got %+v, %v\nwant Unknown %q", src, got, err, want)
 		}
 	}
 }

@@ -85,7 +85,7 @@ func (c *call) concatPair(L *glua.LState, a, b glua.LValue) glua.LValue {
 		mm = L.GetMetaField(b, "__concat")
 	}
 	if mm == glua.LNil {
-		L.RaiseError("cannot perform concat operation between %v and %v", a.Type(), b.Type())
+		L.RaiseError("attempt to concatenate a %s value", concatCulprit(a, b).Type())
 	}
 	L.Push(mm)
 	L.Push(a)
@@ -94,6 +94,15 @@ func (c *call) concatPair(L *glua.LState, a, b glua.LValue) glua.LValue {
 	v := L.Get(-1)
 	L.Pop(1)
 	return v
+}
+
+// concatCulprit is the operand Lua 5.1 names when a .. b fails: a, unless
+// a is a string or number.
+func concatCulprit(a, b glua.LValue) glua.LValue {
+	if isStringy(a) {
+		return b
+	}
+	return a
 }
 
 func (c *call) strRep(L *glua.LState) int {

@@ -153,6 +153,18 @@ func (rw *rewriter) expr(e ast.Expr) ast.Expr {
 	return e
 }
 
+// oneValue makes a call or `...` give exactly one value, as `(f())` does.
+// An operand of ".." is one value in Lua; as the last argument of the
+// rewritten call it would otherwise pass all its values through, or none.
+func oneValue(e ast.Expr) {
+	switch e := e.(type) {
+	case *ast.FuncCallExpr:
+		e.AdjustRet = true
+	case *ast.Comma3Expr:
+		e.AdjustRet = true
+	}
+}
+
 // concatCall turns the chain `a .. b .. c` (right-nested in the AST) into
 // `<concatLocal>(a, b, c)`, one call with one register per operand as Lua's
 // own CONCAT, at the position of the chain, so errors keep pointing at the
@@ -169,6 +181,7 @@ func (rw *rewriter) concatCall(chain *ast.StringConcatOpExpr) ast.Expr {
 		e = link.Rhs
 	}
 	args = append(args, rw.expr(e))
+	oneValue(args[len(args)-1])
 	fn := &ast.IdentExpr{Value: concatLocal}
 	call := &ast.FuncCallExpr{Func: fn, Args: args}
 	for _, n := range []ast.PositionHolder{fn, call} {

@@ -24,18 +24,17 @@ func (e luaEvaluator) EvaluateAggregated(ctx context.Context, name, script strin
 	return m.Matching, err
 }
 
-type groupKind struct{ group, kind string }
-
 // healthChecker overrides kstatus for the kinds a profile's healthChecks
-// name, and for the kinds regatta ships a built-in script for.
+// name (exactly or by glob), and for the kinds regatta ships a built-in
+// script for.
 type healthChecker struct {
 	r       *lua.Runner
-	scripts map[groupKind]lua.Script
+	scripts lua.HealthSelector
 }
 
 // newHealthChecker reads a profile's health scripts (inline or from files).
 func newHealthChecker(r *lua.Runner, tree fs.FS, p *spec.Profile) (*healthChecker, error) {
-	h := &healthChecker{r: r, scripts: map[groupKind]lua.Script{}}
+	h := &healthChecker{r: r}
 	for i, hc := range p.Spec.HealthChecks {
 		s := lua.Script{Name: fmt.Sprintf("%s spec.healthChecks[%d].script", p.Source.File, i), Source: hc.Script}
 		if hc.ScriptFile != "" {
@@ -45,20 +44,18 @@ func newHealthChecker(r *lua.Runner, tree fs.FS, p *spec.Profile) (*healthChecke
 			}
 			s = lua.Script{Name: hc.ScriptFile, Source: string(b)}
 		}
-		h.scripts[groupKind{hc.Group, hc.Kind}] = s
+		if err := h.scripts.Add(hc.Group, hc.Kind, s); err != nil {
+			return nil, fmt.Errorf("%s: spec.healthChecks[%d]: %w", p.Source.File, i, err)
+		}
 	}
 	return h, nil
 }
 
 func (h *healthChecker) Check(ctx context.Context, obj *unstructured.Unstructured) (string, string, bool, error) {
 	gvk := obj.GroupVersionKind()
-	s, ok := h.scripts[groupKind{gvk.Group, gvk.Kind}]
+	s, ok := h.scripts.Script(gvk.Group, gvk.Kind)
 	if !ok {
-		src, builtin := lua.BuiltinHealth(gvk.Group, gvk.Kind)
-		if !builtin {
-			return "", "", false, nil
-		}
-		s = lua.Script{Name: "builtin health " + gvk.GroupKind().String(), Source: src}
+		return "", "", false, nil
 	}
 	hs, err := h.r.Health(ctx, s, obj.Object)
 	if err != nil {

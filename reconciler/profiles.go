@@ -144,7 +144,12 @@ func (p *clusterPass) request(prof *spec.Profile, res *render.Result) (apply.Req
 		ContinueOnError: prof.Spec.ContinueOnError, HealthTimeout: timeout,
 		DriftExclusions: prof.Spec.DriftExclusions, Health: hc, Async: true, Stop: p.stopped}
 	for _, st := range res.Steps {
-		step := apply.Step{Addon: st.Addon, Phase: apply.Phase(st.Phase), Weight: st.Weight}
+		step := apply.Step{
+			Addon:     st.Addon,
+			Phase:     apply.Phase(st.Phase),
+			Weight:    st.Weight,
+			Namespace: st.Namespace,
+		}
 		for _, o := range st.Objects {
 			step.Objects = append(step.Objects, o.Unstructured)
 		}

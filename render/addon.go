@@ -24,7 +24,24 @@ func (r *Renderer) renderPlan(ctx context.Context, p *plan) (*Result, []memoEntr
 		}
 		res.Steps = append(res.Steps, steps...)
 	}
+	defaultNamespaces(res.Steps, addonNamespaces(p))
 	return res, entries, nil
+}
+
+// addonNamespaces maps each add-on to the namespace its objects without
+// one go to: a Helm add-on's release namespace, a Kustomize add-on's
+// targetNamespace; "" (DefaultNamespace) for the others.
+func addonNamespaces(p *plan) map[string]string {
+	out := map[string]string{}
+	for _, ap := range p.addons {
+		switch a := ap.addon; {
+		case a.Helm != nil:
+			out[a.Name] = a.Helm.ReleaseNamespace
+		case a.Kustomize != nil:
+			out[a.Name] = a.Kustomize.TargetNamespace
+		}
+	}
+	return out
 }
 
 // renderAddon renders one add-on and applies its overlay's patches.

@@ -83,6 +83,13 @@ type Step struct {
 	// Objects is the caller's slice (append, reorder or replace elements
 	// freely); the objects it points to are shared and read-only.
 	Objects []Object
+	// Namespace is where the step's namespaced objects without a namespace
+	// go: the Helm release namespace, the Kustomize targetNamespace, or
+	// DefaultNamespace. Objects of
+	// built-in kinds and of kinds whose CRD the render holds already carry
+	// it; the apply engine places the others once the cluster tells their
+	// scope.
+	Namespace string
 }
 
 // Result is a rendered profile.

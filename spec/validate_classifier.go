@@ -65,29 +65,43 @@ func checkDeployedResources(d *DeployedResourceConstraint, rep report) {
 // checkLua reports a Lua syntax error at its line in the file: a block
 // scalar's first script line is the line after its field.
 func checkLua(rep report, field, script string) {
-	if script == "" {
-		return
+	msg, line := luaSyntaxError(script, field)
+	switch {
+	case msg == "":
+	case line < 0:
+		rep.errorf(field, "Lua syntax error: %s", msg)
+	case line == 0:
+		rep.errorf(field, "Lua syntax error at the end of the script: %s", msg)
+	default:
+		d := Diagnostic{
+			File:    rep.src.File,
+			Line:    rep.src.LineOf(field) + line,
+			Field:   field,
+			Message: fmt.Sprintf("Lua syntax error in script line %d %s", line, msg),
+		}
+		*rep.diags = append(*rep.diags, d)
 	}
-	_, err := parse.Parse(strings.NewReader(script), field)
+}
+
+// luaSyntaxError parses script and describes its first syntax error
+// (`near "x": message`) and the line of it: 0 at the end of the script,
+// -1 when unknown. msg is "" when the script parses.
+func luaSyntaxError(script, name string) (msg string, line int) {
+	if script == "" {
+		return "", 0
+	}
+	_, err := parse.Parse(strings.NewReader(script), name)
 	if err == nil {
-		return
+		return "", 0
 	}
 	var perr *parse.Error
 	if !errors.As(err, &perr) {
-		rep.errorf(field, "Lua syntax error: %s", strings.TrimSpace(err.Error()))
-		return
+		return strings.TrimSpace(err.Error()), -1
 	}
 	if perr.Pos.Line <= 0 {
-		rep.errorf(field, "Lua syntax error at the end of the script: %s", perr.Message)
-		return
+		return perr.Message, 0
 	}
-	d := Diagnostic{
-		File:    rep.src.File,
-		Line:    rep.src.LineOf(field) + perr.Pos.Line,
-		Field:   field,
-		Message: fmt.Sprintf("Lua syntax error in script line %d near %q: %s", perr.Pos.Line, perr.Token, perr.Message),
-	}
-	*rep.diags = append(*rep.diags, d)
+	return fmt.Sprintf("near %q: %s", perr.Token, perr.Message), perr.Pos.Line
 }
 
 // ParseVersion parses a Kubernetes version such as v1.37.2 or 1.37.2-eks-1;

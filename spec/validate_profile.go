@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -226,6 +227,8 @@ func checkHealthChecks(r *Repository, hcs []HealthCheck, rep report) {
 		if h.Kind == "" {
 			rep.errorf(field+".kind", "required")
 		}
+		checkHealthKey(rep, field+".group", h.Group)
+		checkHealthKey(rep, field+".kind", h.Kind)
 		gk := h.Group + "/" + h.Kind
 		if first, dup := seen[gk]; dup {
 			rep.errorf(field, "group %q kind %q already has a health check in spec.healthChecks[%d]", h.Group, h.Kind, first)
@@ -235,10 +238,40 @@ func checkHealthChecks(r *Repository, hcs []HealthCheck, rep report) {
 		case (h.Script == "") == (h.ScriptFile == ""):
 			rep.errorf(field, "set exactly one of script or scriptFile")
 		case h.ScriptFile != "":
-			checkRepoPath(r.FS, rep, field+".scriptFile", h.ScriptFile, pathFile)
+			checkScriptFile(r.FS, rep, field+".scriptFile", h.ScriptFile)
 		default:
 			checkLua(rep, field+".script", h.Script)
 		}
+	}
+}
+
+// checkHealthKey reports a group or kind glob that path.Match rejects.
+func checkHealthKey(rep report, field, p string) {
+	if _, err := path.Match(p, ""); err != nil {
+		rep.errorf(field, "%q is not a valid glob (*, ?, [a-z]): %v", p, err)
+	}
+}
+
+// checkScriptFile checks that a health script file exists and is Lua.
+func checkScriptFile(fsys fs.FS, rep report, field, p string) {
+	resolved, ok := checkRepoPath(fsys, rep, field, p, pathFile)
+	if !ok {
+		return
+	}
+	b, err := fs.ReadFile(fsys, resolved)
+	if err != nil {
+		rep.errorf(field, "cannot read %s: %v", p, err)
+		return
+	}
+	if msg, line := luaSyntaxError(string(b), p); msg != "" {
+		where := p
+		switch {
+		case line > 0:
+			where = fmt.Sprintf("%s:%d", p, line)
+		case line == 0:
+			where = p + " at the end"
+		}
+		rep.errorf(field, "Lua syntax error in %s: %s", where, msg)
 	}
 }
 

@@ -232,6 +232,7 @@ func (p *pass) prepareAll() ([][]desired, error) {
 		if err != nil {
 			return nil, &AddonError{Addon: st.Addon, Err: err}
 		}
+		placeInNamespace(p.cl.Mapper, st.Namespace, ds)
 		steps = append(steps, ds)
 	}
 	return steps, nil

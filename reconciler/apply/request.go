@@ -52,6 +52,10 @@ type Step struct {
 	Phase   Phase
 	Weight  int
 	Objects []*unstructured.Unstructured
+	// Namespace is where objects without a namespace go when the cluster
+	// serves their kind as namespaced (see placeInNamespace); "" leaves
+	// them as they are.
+	Namespace string
 }
 
 // Request asks to apply one profile's rendered objects to one cluster.

@@ -102,7 +102,12 @@ func dryRunRequest(prof *spec.Profile, res *render.Result, revision string) appl
 		SyncMode: spec.SyncModeDryRun, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,
 		DriftExclusions: prof.Spec.DriftExclusions}
 	for _, st := range res.Steps {
-		step := apply.Step{Addon: st.Addon, Phase: apply.Phase(st.Phase), Weight: st.Weight}
+		step := apply.Step{
+			Addon:     st.Addon,
+			Phase:     apply.Phase(st.Phase),
+			Weight:    st.Weight,
+			Namespace: st.Namespace,
+		}
 		for _, o := range st.Objects {
 			step.Objects = append(step.Objects, o.Unstructured)
 		}

@@ -6,6 +6,12 @@ package helm
 // from the chart's defaults" (as with `--set key=null`). The result shares
 // nothing with the inputs. Chart defaults are not a layer here: Helm
 // applies them under the result.
+//
+// Numbers come out as float64, whatever their Go type in the layers: Helm
+// reads values files (`helm template -f`) and Flux reads HelmRelease values
+// through JSON, so a chart sees 1000000 as the float 1e+06, and
+// `{{ .Values.replicas }}` prints "1e+06" with helm as with regatta. Charts
+// that need an integer use `int` or `printf "%d"`, as they must with helm.
 func MergeValues(layers ...map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, layer := range layers {
@@ -41,6 +47,36 @@ func deepCopy(v any) any {
 		}
 		return s
 	default:
-		return v
+		return jsonNumber(v)
 	}
+}
+
+// jsonNumber turns any Go number into the float64 that encoding/json
+// would decode it to; other values stay as they are.
+func jsonNumber(v any) any {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case int8:
+		return float64(n)
+	case int16:
+		return float64(n)
+	case int32:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case uint:
+		return float64(n)
+	case uint8:
+		return float64(n)
+	case uint16:
+		return float64(n)
+	case uint32:
+		return float64(n)
+	case uint64:
+		return float64(n)
+	case float32:
+		return float64(n)
+	}
+	return v
 }

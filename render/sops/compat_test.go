@@ -20,7 +20,7 @@ import (
 func TestCompatWithSops(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "compat", "*.enc.*"))
 	if len(files) < 9 {
-		t.Fatalf("found %d compat fixtures; run go run ./render/sops/testdata/gen", len(files))
+		t.Fatalf("found %d compat fixtures; run: cd render/sops/testdata/gen && go run .", len(files))
 	}
 	k := keyring(t, "age.key", "other.key")
 	for _, f := range files {

@@ -8,7 +8,7 @@
 // SDKs (about 450 packages and 47 MB of binary), none of which age needs.
 // Compatibility is pinned by testdata/compat: files encrypted by sops in
 // several variants, and by this package, each with sops' own decryption,
-// written by `go run ./render/sops/testdata/gen` (which alone links sops).
+// written by testdata/gen (a module of its own, which alone links sops).
 //
 // A caller decides which identities may be used for a file (a cluster that
 // is allowed only the staging key cannot get production secrets

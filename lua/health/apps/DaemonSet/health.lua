@@ -1,8 +1,9 @@
--- DaemonSet.
+-- DaemonSet, judged as Argo CD judges it (after kubectl rollout status).
 -- kstatus waits until every node runs the current pod template. With
 -- updateStrategy OnDelete that never happens on its own (a pod is replaced
--- only when someone deletes it), so an OnDelete DaemonSet is Healthy once a
--- pod is available on every node, whatever template it runs.
+-- only when someone deletes it), so an OnDelete DaemonSet is Healthy as
+-- soon as the controller has observed its spec, whatever its pods run and
+-- however many are available.
 hs = {}
 local status = obj.status or {}
 local generation = obj.metadata.generation or 0
@@ -18,7 +19,7 @@ if (status.observedGeneration or 0) < generation then
 elseif not onDelete and updated < desired then
   hs.status = "Progressing"
   hs.message = string.format("Waiting for the rollout to finish: %d of %d pods updated", updated, desired)
-elseif available < desired then
+elseif not onDelete and available < desired then
   hs.status = "Progressing"
   hs.message = string.format("Waiting for pods to become available: %d of %d", available, desired)
 else

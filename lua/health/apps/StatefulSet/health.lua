@@ -1,37 +1,47 @@
--- StatefulSet.
--- With updateStrategy OnDelete, pods are replaced only when deleted, so a
--- StatefulSet is Healthy once all its pods are ready, whatever template they
--- run. With RollingUpdate and a partition, only the pods at or above the
--- partition ordinal are updated: the rollout is done when those are.
-hs = {}
+-- StatefulSet, judged as Argo CD judges it (after kubectl rollout status):
+-- Progressing until the controller has observed the current spec and
+-- every replica is ready. Then, with a rollingUpdate block (the API server
+-- always writes one for RollingUpdate, partition 0 by default), the
+-- rollout is done when the pods at or above the partition ordinal are
+-- updated; with OnDelete, pods are replaced only when deleted, so ready
+-- pods suffice, whatever template they run; otherwise the update revision
+-- must have become the current one.
 local status = obj.status or {}
-local generation = obj.metadata.generation or 0
-local replicas = obj.spec.replicas or 1
+local spec = obj.spec
+local observed = status.observedGeneration or 0
 local ready = status.readyReplicas or 0
 local updated = status.updatedReplicas or 0
-local strategy = obj.spec.updateStrategy or {}
-local onDelete = strategy.type == "OnDelete"
-local partition = 0
-if strategy.rollingUpdate ~= nil and strategy.rollingUpdate.partition ~= nil then
-  partition = math.min(strategy.rollingUpdate.partition, replicas)
+local strategy = spec.updateStrategy or {}
+
+local function result(code, message)
+  return {status = code, message = message}
 end
 
-if (status.observedGeneration or 0) < generation then
-  hs.status = "Progressing"
-  hs.message = "Waiting for the controller to observe generation " .. generation
-elseif not onDelete and updated < replicas - partition then
-  hs.status = "Progressing"
-  hs.message = string.format("Waiting for the rollout to finish: %d of %d pods updated", updated, replicas - partition)
-elseif ready < replicas then
-  hs.status = "Progressing"
-  hs.message = string.format("Waiting for pods to be ready: %d of %d", ready, replicas)
-else
-  hs.status = "Healthy"
-  hs.message = string.format("%d of %d pods ready", ready, replicas)
-  if onDelete and updated < replicas then
-    hs.message = hs.message .. string.format("; %d run an older template until deleted (updateStrategy OnDelete)", replicas - updated)
-  elseif partition > 0 then
-    hs.message = hs.message .. string.format("; pods below ordinal %d keep the older template (partition)", partition)
-  end
+if observed == 0 or observed < (obj.metadata.generation or 0) then
+  return result("Progressing", "Waiting for the controller to observe generation " .. (obj.metadata.generation or 0))
 end
-return hs
+if spec.replicas ~= nil and ready < spec.replicas then
+  return result("Progressing", string.format("Waiting for pods to be ready: %d of %d", ready, spec.replicas))
+end
+if strategy.type == "RollingUpdate" and strategy.rollingUpdate ~= nil then
+  local partition = strategy.rollingUpdate.partition
+  if spec.replicas ~= nil and partition ~= nil and updated < spec.replicas - partition then
+    return result("Progressing", string.format("Waiting for the rollout to finish: %d of %d pods updated", updated, spec.replicas - partition))
+  end
+  local message = string.format("%d of %d pods ready", ready, spec.replicas or ready)
+  if (partition or 0) > 0 then
+    message = message .. string.format("; pods below ordinal %d keep the older template (partition)", partition)
+  end
+  return result("Healthy", message)
+end
+if strategy.type == "OnDelete" then
+  local message = string.format("%d pods ready", ready)
+  if updated < ready then
+    message = message .. string.format("; %d run an older template until deleted (updateStrategy OnDelete)", ready - updated)
+  end
+  return result("Healthy", message)
+end
+if status.updateRevision ~= status.currentRevision then
+  return result("Progressing", string.format("Waiting for the rollout to finish: %d pods at revision %s", updated, status.updateRevision or "?"))
+end
+return result("Healthy", string.format("%d pods ready at revision %s", ready, status.currentRevision or "?"))

@@ -1,33 +1,42 @@
--- HorizontalPodAutoscaler.
--- kstatus reports every autoscaler as current, including one that cannot
--- read its metrics (no metrics server, a missing custom metric) and so never
--- scales. autoscaling/v2 keeps the conditions in status; autoscaling/v1
--- keeps them as JSON in an annotation.
-hs = {}
-local status = obj.status or {}
-local conditions = status.conditions
-local annotation = getAnnotation(obj, "autoscaling.alpha.kubernetes.io/conditions")
-if conditions == nil and annotation ~= nil then
-  conditions = json.decode(annotation)
-end
-local view = {status = {conditions = conditions}}
-local able = getCondition(view, "AbleToScale")
-local active = getCondition(view, "ScalingActive")
+-- HorizontalPodAutoscaler, judged as Argo CD judges it. autoscaling/v1
+-- keeps the conditions as JSON in an annotation, later versions in
+-- status.conditions. Degraded when a condition says the autoscaler cannot
+-- read its target or its metrics (the reasons below, whatever the
+-- condition's status); Healthy when AbleToScale or ScalingLimited is True
+-- (a disabled autoscaler, ScalingDisabled, is Healthy too); otherwise
+-- Progressing. kstatus alone would call every autoscaler current.
+local failures = {
+  AbleToScale = {FailedGetScale = true, FailedUpdateScale = true},
+  ScalingActive = {
+    FailedGetResourceMetric = true, FailedGetObjectMetric = true,
+    FailedGetPodsMetric = true, FailedGetExternalMetric = true,
+    FailedComputeMetricsReplicas = true, InvalidSelector = true,
+  },
+}
+local healthyWhenTrue = {AbleToScale = true, ScalingLimited = true}
 
-if able ~= nil and able.status == "False" then
-  hs.status = "Degraded"
-  hs.message = "Cannot scale: " .. (able.message or able.reason or "")
-elseif active ~= nil and active.status == "False" and active.reason == "ScalingDisabled" then
-  hs.status = "Suspended"
-  hs.message = active.message or "Scaling is disabled"
-elseif active ~= nil and active.status == "False" then
-  hs.status = "Degraded"
-  hs.message = "Scaling is not active: " .. (active.message or active.reason or "")
-elseif able == nil or active == nil then
-  hs.status = "Progressing"
-  hs.message = "Waiting for the autoscaler to read its metrics"
-else
-  hs.status = "Healthy"
-  hs.message = string.format("%d replicas, %d desired", status.currentReplicas or 0, status.desiredReplicas or 0)
+local function conditions()
+  if obj.apiVersion ~= "autoscaling/v1" then
+    return (obj.status or {}).conditions or {}
+  end
+  local annotation = getAnnotation(obj, "autoscaling.alpha.kubernetes.io/conditions")
+  if annotation == nil then
+    return {}
+  end
+  return json.decode(annotation)
 end
-return hs
+
+local list = conditions()
+for _, c in ipairs(list) do
+  if (failures[c.type] or {})[c.reason or ""] then
+    return {status = "Degraded", message = c.message}
+  end
+end
+for _, c in ipairs(list) do
+  if healthyWhenTrue[c.type] and c.status == "True" then
+    local status = obj.status or {}
+    local counts = string.format("%d replicas, %d desired", status.currentReplicas or 0, status.desiredReplicas or 0)
+    return {status = "Healthy", message = c.message or counts}
+  end
+end
+return {status = "Progressing", message = "Waiting to Autoscale"}

@@ -1,32 +1,31 @@
--- CronJob.
--- kstatus reports every CronJob as current. This script also looks at the
--- last run: Degraded when the most recently scheduled job did not succeed
--- (no success recorded since it was scheduled, and none is running),
--- Suspended when spec.suspend is set. Timestamps are RFC 3339 in UTC, so
--- comparing them as strings orders them in time.
-hs = {}
-local status = obj.status or {}
-local active = status.active or {}
-local scheduled = status.lastScheduleTime
-local succeeded = status.lastSuccessfulTime
-
-if obj.spec.suspend == true then
-  hs.status = "Suspended"
-  hs.message = "CronJob is suspended"
-elseif #active > 0 then
-  hs.status = "Healthy"
-  hs.message = string.format("%d job(s) running, scheduled at %s", #active, scheduled or "an unknown time")
-elseif scheduled == nil then
-  hs.status = "Healthy"
-  hs.message = "No job scheduled yet (schedule " .. obj.spec.schedule .. ")"
-elseif succeeded == nil or succeeded < scheduled then
-  hs.status = "Degraded"
-  hs.message = "The job scheduled at " .. scheduled .. " did not succeed"
-  if succeeded ~= nil then
-    hs.message = hs.message .. "; the last success was at " .. succeeded
-  end
-else
-  hs.status = "Healthy"
-  hs.message = "The job scheduled at " .. scheduled .. " succeeded at " .. succeeded
+-- CronJob, judged as Argo CD judges it. A CronJob's status cannot tell a
+-- job that failed from one that has not finished yet, nor a missed
+-- schedule from a quiet one, so it is Healthy in every doubtful case and
+-- Degraded only when the last scheduled job is known to have failed: no
+-- job running, and the last success older than the last schedule.
+-- Suspended CronJobs are Healthy too (Argo CD does so until
+-- argoproj/argo-cd#24428 is resolved; a suspended CronJob should not hold
+-- up a rollout). Timestamps are RFC 3339 in UTC, so comparing them as
+-- strings orders them in time.
+local function result(code, message)
+  return {status = code, message = message}
 end
-return hs
+
+local status = obj.status
+if obj.spec.suspend == true then
+  return result("Healthy", "CronJob is Suspended")
+elseif status == nil then
+  return result("Progressing", "Waiting for CronJob")
+end
+
+local scheduled, succeeded = status.lastScheduleTime, status.lastSuccessfulTime
+if scheduled == nil then
+  return result("Healthy", "CronJob has not been scheduled yet")
+elseif succeeded == nil then
+  return result("Healthy", "The CronJob never completed successfully. It may not be healthy")
+elseif #(status.active or {}) > 0 then
+  return result("Healthy", "The job is running. Its last execution may not have been successful")
+elseif succeeded < scheduled then
+  return result("Degraded", "CronJob has not completed its last execution successfully")
+end
+return result("Healthy", "CronJob has completed its last execution successfully")

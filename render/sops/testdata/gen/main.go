@@ -1,7 +1,10 @@
 // Command gen writes the encrypted fixtures of render/sops/testdata with
 // TEST age keys (kept beside them; never use them for anything real).
 //
-//	go run ./render/sops/testdata/gen
+//	cd render/sops/testdata/gen && go run .
+//
+// It is a module of its own (it links sops and the cloud SDKs of sops' key
+// services, which regatta does not need), so it runs from its folder.
 //
 // Keys are created once and reused; fixtures are re-encrypted on every run.
 package main
@@ -26,7 +29,7 @@ import (
 	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 )
 
-const dir = "render/sops/testdata"
+const dir = ".."
 
 type codec interface {
 	LoadPlainFile(in []byte) (gosops.TreeBranches, error)

@@ -1,0 +1,3 @@
+hs = {status = "Healthy"
+local x = = 1
+return hs
