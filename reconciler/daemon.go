@@ -174,6 +174,9 @@ func (d *Daemon) loop(ctx context.Context, s *session, revs <-chan string, watch
 				d.r.log.Error("status commit", "error", err)
 			}
 		case <-s.q.idle:
+			// Every queued cluster was reconciled once: ready, even while
+			// add-ons still wait for health.
+			d.r.opts.Metrics.SetReady(true)
 			if res, ok := s.settle(); ok {
 				d.settled(res)
 			}
