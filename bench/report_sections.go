@@ -58,9 +58,15 @@ ContinuousWithDriftDetection.
 - **regatta**: an in-process daemon wired as ` + "`regatta run`" + ` wires it (default apply options,
   status commits to ` + "`regatta/status`" + `) following a real Git repository on a loopback Git server
   (fluxcd gittestserver, HTTP basic auth). First rollout: from starting the daemon (which fetches the
-  commit at once) to the pass that reported every pair Applied, status commit included. Change: a
-  commit that edits one overlay of one Kustomize profile (3-4 clusters affected) is pushed, then the
-  daemon is triggered as a push webhook would; timed from the trigger to the converged pass.
+  commit at once) to the moment the fleet settled with every pair Applied (status is committed within
+  ` + "`--status-interval`" + `). Change: a commit that edits one overlay of one Kustomize profile (3-4 clusters
+  affected) is pushed, then the daemon is triggered as a push webhook would; timed from the trigger to
+  the fleet settling. Restart: the daemon is stopped and a fresh one started on the unchanged fleet;
+  timed from its start to the fleet settling, its apply requests counted. One cluster stuck: a
+  profile whose Deployment never becomes healthy (health timeout 5m) is added on the first cluster,
+  with a probe profile on all ten; a commit changing the probe is timed, from the trigger, until each
+  cluster holds it (polled every 50 ms) and until the status branch records the new revision for
+  every cluster (status interval 1 s, polled every 200 ms).
 - **script**: one shell command per (cluster, profile): ` + "`kubectl apply --server-side -f DIR`" + ` (plain),
   ` + "`kubectl apply --server-side -k OVERLAY`" + ` (Kustomize), ` + "`regatta render --cluster C --profile P DIR | kubectl apply --server-side -f -`" + `
   (Helm: regatta's renderer stands in for ` + "`helm template`" + `, no helm binary here), run by
