@@ -204,11 +204,15 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 func restartTargets(r *Results, first float64) []target {
 	how := "rollout phase (§1), regatta-restart"
 	rs := Quantile(r.Secs(MethodRestart), .5)
-	w := math.NaN()
+	w, n := 0.0, 0
 	for _, s := range r.Samples {
 		if s.Method == MethodRestart && s.Err == "" {
-			w = max(0, w) + applies(s.Requests)
+			w += applies(s.Requests)
+			n++
 		}
+	}
+	if n == 0 {
+		w = math.NaN()
 	}
 	ts := []target{
 		{name: "restart on an unchanged fleet: 0 apply requests", how: how, figure: fmt.Sprintf("%.0f apply requests per cluster, all rounds", w)},
