@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -132,13 +131,17 @@ type Options struct {
 	// CacheBytes bounds the memory of cached results (estimated); 0 means
 	// DefaultCacheBytes, a negative value disables caching.
 	CacheBytes int64
+	// TemplateLimits bound each template execution; zero fields take
+	// DefaultTemplateLimits.
+	TemplateLimits TemplateLimits
 }
 
 // Renderer renders profiles. It is safe for concurrent use.
 type Renderer struct {
 	opts        Options
 	cache       *cache
-	funcs       template.FuncMap
+	templates   *templateCache
+	limits      TemplateLimits
 	keyringHash string
 }
 
@@ -153,7 +156,8 @@ func New(opts Options) *Renderer {
 	return &Renderer{
 		opts:        opts,
 		cache:       newCache(opts.CacheBytes),
-		funcs:       templateFuncs(),
+		templates:   newTemplateCache(templateFuncs()),
+		limits:      opts.TemplateLimits.withDefaults(),
 		keyringHash: keyringHash(opts),
 	}
 }
@@ -175,7 +179,7 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if req.FS == nil || req.Profile == nil {
 		return nil, errors.New("render: request needs FS and Profile")
 	}
-	p, err := newPlan(req)
+	p, err := r.newPlan(ctx, req)
 	if err != nil {
 		return nil, err
 	}
