@@ -22,8 +22,8 @@ type cache struct {
 	flight   singleflight.Group
 	// variantsMu makes addVariant's read-modify-write atomic.
 	variantsMu sync.Mutex
-	hits     atomic.Uint64
-	misses   atomic.Uint64
+	hits       atomic.Uint64
+	misses     atomic.Uint64
 }
 
 func newCache(resultBytes int64) *cache {
