@@ -16,13 +16,16 @@ var errorType = reflect.TypeFor[error]()
 
 // boundedFuncs returns fm with every function wrapped to charge b, check
 // the size its arguments imply (sizeChecks) before the call and the size
-// of its result after it; plus printf, bounded the same way, and the tick.
+// of its result after it; plus the builtins print, printf and println,
+// bounded the same way, and the tick.
 func boundedFuncs(fm template.FuncMap, b *budget) template.FuncMap {
 	out := make(template.FuncMap, len(fm)+2)
 	for name, fn := range fm {
 		out[name] = wrapFunc(b, name, fn)
 	}
 	out["printf"] = wrapFunc(b, "printf", fmt.Sprintf)
+	out["print"] = wrapFunc(b, "print", fmt.Sprint)
+	out["println"] = wrapFunc(b, "println", fmt.Sprintln)
 	out[tickFunc] = func(n int) (string, error) { return "", b.charge(int64(n)) }
 	return out
 }

@@ -85,6 +85,9 @@ func (b *budget) charge(n int64) error {
 		return b.err
 	}
 	b.steps += n
+	if b.out > b.lim.MaxOutput {
+		return b.fail(b.outputError())
+	}
 	if b.steps > b.lim.MaxSteps || b.steps < 0 {
 		return b.fail(fmt.Errorf("%w: more than %d steps (a loop or recursion too long)", ErrTemplateLimit, b.lim.MaxSteps))
 	}
@@ -114,13 +117,19 @@ func (b *budget) checkSize(what string, n int64) error {
 	return b.fail(fmt.Errorf("%w: %s would build a value of %s; the limit is %d bytes", ErrTemplateLimit, what, size, b.lim.MaxValue))
 }
 
-// wrote counts n bytes of output.
+// wrote counts n bytes of output. Past MaxOutput, the next step fails
+// (at an action or loop with a line number, unlike a failing write);
+// past twice MaxOutput, the write itself does.
 func (b *budget) wrote(n int) error {
 	b.out += int64(n)
-	if b.out > b.lim.MaxOutput {
-		return b.fail(fmt.Errorf("%w: output larger than %d bytes", ErrTemplateLimit, b.lim.MaxOutput))
+	if b.out > 2*b.lim.MaxOutput {
+		return b.fail(b.outputError())
 	}
-	return b.charge(1)
+	return b.err
+}
+
+func (b *budget) outputError() error {
+	return fmt.Errorf("%w: output larger than %d bytes", ErrTemplateLimit, b.lim.MaxOutput)
 }
 
 func (b *budget) fail(err error) error {
