@@ -29,6 +29,7 @@ type options struct {
 	clusters    int
 	profiles    int
 	scaleSizes  string
+	scaleStyles string
 	benchCount  int
 	binDir      string
 	raw         string
@@ -47,6 +48,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.clusters, "clusters", 10, "real clusters")
 	fs.IntVar(&o.profiles, "profiles", 10, "profiles per cluster")
 	fs.StringVar(&o.scaleSizes, "scale", "1000,10000", "simulated fleet sizes of the scale phase")
+	fs.StringVar(&o.scaleStyles, "scale-styles", strings.Join(bench.Styles, ","), "fleet styles of the scale phase (each size and `regatta plan` over 1,000 clusters): "+strings.Join(bench.Styles, ", "))
 	fs.IntVar(&o.benchCount, "bench-count", 5, "go test -count of the Go benchmarks")
 	fs.StringVar(&o.binDir, "bin", "bin", "folder with regatta and kubectl")
 	fs.StringVar(&o.raw, "raw", "bench/raw", "folder for raw outputs (git-ignored)")
