@@ -19,7 +19,9 @@ type cache struct {
 	memo     *lru[memoEntry]
 	variants *lru[[]memoEntry]
 	revKeys  *lru[string]
-	flight   singleflight.Group
+	// fields holds results of templated fields (templater.fields).
+	fields *lru[string]
+	flight singleflight.Group
 	// variantsMu makes addVariant's read-modify-write atomic.
 	variantsMu sync.Mutex
 	hits       atomic.Uint64
@@ -32,6 +34,7 @@ func newCache(resultBytes int64) *cache {
 		failures: newLRU[error](4 << 20),
 		memo:     newLRU[memoEntry](16 << 20),
 		variants: newLRU[[]memoEntry](4 << 20),
+		fields:   newLRU[string](4 << 20),
 		revKeys:  newLRU[string](8 << 20),
 	}
 }

@@ -53,6 +53,8 @@ func (r *Renderer) newPlan(ctx context.Context, req Request) (*plan, error) {
 	req.Cluster.APIVersions = sortedCopy(req.Cluster.APIVersions)
 	p := &plan{req: req, data: dataOf(req), fields: map[string]fieldResult{}}
 	tpl := newTemplater(ctx, r, p.data)
+	tpl.fields = r.cache.fields
+	tpl.facts = func(reads []dataRead) string { return p.factsKey(reads, false) }
 	for i := range prof.Spec.Addons {
 		ad := &prof.Spec.Addons[i]
 		ov, oi, err := selectOverlay(prof, ad.Name, req.Cluster.Labels)

@@ -153,11 +153,12 @@ func New(opts Options) *Renderer {
 	case opts.CacheBytes < 0:
 		opts.CacheBytes = 0
 	}
+	limits := opts.TemplateLimits.withDefaults()
 	return &Renderer{
 		opts:        opts,
 		cache:       newCache(opts.CacheBytes),
-		templates:   newTemplateCache(templateFuncs()),
-		limits:      opts.TemplateLimits.withDefaults(),
+		templates:   newTemplateCache(templateFuncs(), limits),
+		limits:      limits,
 		keyringHash: keyringHash(opts),
 	}
 }

@@ -47,6 +47,12 @@ type templater struct {
 	copied bool
 	mu     sync.Mutex
 	reads  map[string]dataRead
+	// fields, when set, memoizes results of executeString by template
+	// and the values of what it reads (facts gives them): a plan's
+	// templated paths then execute once per distinct result, not once
+	// per cluster.
+	fields *lru[string]
+	facts  func([]dataRead) string
 }
 
 func newTemplater(ctx context.Context, r *Renderer, data templateData) *templater {
@@ -73,7 +79,7 @@ func (t *templater) execute(name string, text []byte) ([]byte, error) {
 	}
 	c := t.r.templates.get(name, text)
 	if c.err != nil {
-		return nil, templateError(name, c.err)
+		return nil, c.err
 	}
 	t.record(c.reads)
 	inst := c.get(t.r.templates)
@@ -143,7 +149,22 @@ func deepCopyValue(v any) any {
 
 // executeString is execute for a short string such as a path.
 func (t *templater) executeString(name, text string) (string, error) {
+	if t.fields == nil || !strings.Contains(text, "{{") {
+		out, err := t.execute(name, []byte(text))
+		return string(out), err
+	}
+	c := t.r.templates.get(name, []byte(text))
+	key := ""
+	if c.err == nil {
+		key = hashStrings(c.key, t.facts(c.reads))
+		if out, ok := t.fields.get(key); ok {
+			return out, nil
+		}
+	}
 	out, err := t.execute(name, []byte(text))
+	if err == nil && key != "" {
+		t.fields.put(key, string(out), int64(len(key)+len(out)+64))
+	}
 	return string(out), err
 }
 

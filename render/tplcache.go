@@ -1,9 +1,12 @@
 package render
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 	"text/template"
+
+	"github.com/regatta-dev/regatta/render/tplscan"
 )
 
 // templateCache keeps parsed templates by name and text, with the data
@@ -12,22 +15,28 @@ import (
 // time. Parsing, analysing and instrumenting happen once per template
 // text, not once per cluster.
 type templateCache struct {
-	funcs template.FuncMap
-	lru   *lru[*compiled]
+	funcs  template.FuncMap
+	limits TemplateLimits
+	lru    *lru[*compiled]
 }
 
-func newTemplateCache(funcs template.FuncMap) *templateCache {
-	return &templateCache{funcs: funcs, lru: newLRU[*compiled](32 << 20)}
+func newTemplateCache(funcs template.FuncMap, limits TemplateLimits) *templateCache {
+	return &templateCache{funcs: funcs, limits: limits, lru: newLRU[*compiled](32 << 20)}
 }
 
-// compiled is one template text: its parse error, or the sorted reads of
-// executing it and its instances.
+// compiled is one template text: its error (a parse error, or a literal
+// bomb tplscan finds: it fails before it runs, whatever the data), or the
+// sorted reads of executing it and its instances.
 type compiled struct {
-	name, text string
-	err        error
-	reads      []dataRead
-	pool       sync.Pool
+	key, name, text string
+	err             error
+	reads           []dataRead
+	mu              sync.Mutex
+	free            []*instance // at most maxFree
 }
+
+// maxFree bounds the idle instances kept per template.
+const maxFree = 8
 
 type instance struct {
 	t *template.Template
@@ -39,17 +48,31 @@ func (c *templateCache) get(name string, text []byte) *compiled {
 	if e, ok := c.lru.get(key); ok {
 		return e
 	}
-	e := &compiled{name: name, text: string(text)}
+	e := &compiled{key: key, name: name, text: string(text)}
 	inst, err := c.parse(e)
-	if err != nil {
-		e.err = err
-	} else {
+	switch {
+	case err != nil:
+		e.err = templateError(name, err)
+	case c.scan(e) != nil:
+		e.err = c.scan(e)
+	default:
 		e.reads = sortedReads(readsOf(inst.t))
 		instrument(inst.t)
-		e.pool.Put(inst)
+		e.put(inst)
 	}
 	c.lru.put(key, e, int64(8*len(text)+4096))
 	return e
+}
+
+// scan returns the first literal bomb of e's text as a limit error.
+func (c *templateCache) scan(e *compiled) error {
+	found := tplscan.Scan(e.name, e.text, tplscan.Limits{MaxIterations: c.limits.MaxSteps, MaxSize: c.limits.MaxValue})
+	if len(found) == 0 {
+		return nil
+	}
+	f := found[0]
+	te := &TemplateError{Template: e.name, Line: f.Line, Err: fmt.Errorf("%w: %s", ErrTemplateLimit, f.Msg)}
+	return &Error{File: e.name, Line: f.Line, Err: te}
 }
 
 func (c *templateCache) parse(e *compiled) (*instance, error) {
@@ -63,9 +86,14 @@ func (c *templateCache) parse(e *compiled) (*instance, error) {
 
 // get returns an instance for one execution; put gives it back.
 func (e *compiled) get(c *templateCache) *instance {
-	if v := e.pool.Get(); v != nil {
-		return v.(*instance)
+	e.mu.Lock()
+	if n := len(e.free); n > 0 {
+		inst := e.free[n-1]
+		e.free = e.free[:n-1]
+		e.mu.Unlock()
+		return inst
 	}
+	e.mu.Unlock()
 	inst, err := c.parse(e)
 	if err != nil { // parsed before: cannot happen
 		panic(err)
@@ -74,7 +102,13 @@ func (e *compiled) get(c *templateCache) *instance {
 	return inst
 }
 
-func (e *compiled) put(inst *instance) { e.pool.Put(inst) }
+func (e *compiled) put(inst *instance) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.free) < maxFree {
+		e.free = append(e.free, inst)
+	}
+}
 
 func sortedReads(m map[string]dataRead) []dataRead {
 	out := make([]dataRead, 0, len(m))

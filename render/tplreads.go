@@ -278,18 +278,12 @@ func (a *readAnalysis) set(name string, v aval) {
 // value (or its truth), "absent" for a missing key, or, where the path
 // runs into a value that is not a map, that value and the depth.
 func lookupRead(data templateData, r dataRead) string {
-	var cur any = map[string]any{
-		"Cluster": map[string]any{
-			"Name":              data.Cluster.Name,
-			"Labels":            data.Cluster.Labels,
-			"Values":            data.Cluster.Values,
-			"KubernetesVersion": data.Cluster.KubernetesVersion,
-		},
-		"Profile":  map[string]any{"Name": data.Profile.Name},
-		"Revision": data.Revision,
+	cur, depth, ok := dataField(data, r.Path)
+	if !ok {
+		return fmt.Sprintf("absent@%d", depth)
 	}
-	for i, k := range r.Path {
-		var ok bool
+	for i := depth; i < len(r.Path); i++ {
+		k := r.Path[i]
 		switch m := cur.(type) {
 		case map[string]any:
 			cur, ok = m[k]
@@ -307,6 +301,41 @@ func lookupRead(data templateData, r dataRead) string {
 		return strconv.FormatBool(t)
 	}
 	return jsonText(cur)
+}
+
+// dataField follows the struct part of a path (.Cluster.Labels): it
+// returns the value reached and how many elements it used, or ok false
+// for a field that does not exist.
+func dataField(data templateData, path []string) (any, int, bool) {
+	if len(path) == 0 {
+		return data, 0, true
+	}
+	switch path[0] {
+	case "Revision":
+		return data.Revision, 1, true
+	case "Profile":
+		if len(path) == 1 {
+			return data.Profile, 1, true
+		}
+		return data.Profile.Name, 2, path[1] == "Name"
+	case "Cluster":
+		if len(path) == 1 {
+			return data.Cluster, 1, true
+		}
+		c := data.Cluster
+		switch path[1] {
+		case "Name":
+			return c.Name, 2, true
+		case "Labels":
+			return c.Labels, 2, true
+		case "Values":
+			return c.Values, 2, true
+		case "KubernetesVersion":
+			return c.KubernetesVersion, 2, true
+		}
+		return nil, 1, false
+	}
+	return nil, 0, false
 }
 
 func jsonText(v any) string {
