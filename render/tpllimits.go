@@ -2,14 +2,16 @@ package render
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/regatta-dev/regatta/render/helm"
 )
 
 // ErrTemplateLimit is the failure of a template execution that passed one
-// of its TemplateLimits.
-var ErrTemplateLimit = errors.New("template limit exceeded")
+// of its TemplateLimits, or of a template (chart templates included) that
+// would pass them whatever the data.
+var ErrTemplateLimit = helm.ErrTemplateLimit
 
 // TemplateLimits bound one execution of a template (one file or one
 // field): regatta's templates run repository code, so a loop or a function
