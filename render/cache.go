@@ -20,7 +20,7 @@ type cache struct {
 	variants *lru[[]memoEntry]
 	revKeys  *lru[string]
 	// fields holds results of templated fields (templater.fields).
-	fields *lru[string]
+	fields *lru[fieldMemo]
 	flight singleflight.Group
 	// variantsMu makes addVariant's read-modify-write atomic.
 	variantsMu sync.Mutex
@@ -34,7 +34,7 @@ func newCache(resultBytes int64) *cache {
 		failures: newLRU[error](4 << 20),
 		memo:     newLRU[memoEntry](16 << 20),
 		variants: newLRU[[]memoEntry](4 << 20),
-		fields:   newLRU[string](4 << 20),
+		fields:   newLRU[fieldMemo](4 << 20),
 		revKeys:  newLRU[string](8 << 20),
 	}
 }

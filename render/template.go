@@ -51,8 +51,16 @@ type templater struct {
 	// and the values of what it reads (facts gives them): a plan's
 	// templated paths then execute once per distinct result, not once
 	// per cluster.
-	fields *lru[string]
+	fields *lru[fieldMemo]
 	facts  func([]dataRead) string
+}
+
+// fieldMemo is a memoized field result. Failures are kept too (a bomb in
+// a path fails once per distinct input, not once per cluster), except
+// cancellations.
+type fieldMemo struct {
+	out string
+	err error
 }
 
 func newTemplater(ctx context.Context, r *Renderer, data templateData) *templater {
@@ -157,13 +165,13 @@ func (t *templater) executeString(name, text string) (string, error) {
 	key := ""
 	if c.err == nil {
 		key = hashStrings(c.key, t.facts(c.reads))
-		if out, ok := t.fields.get(key); ok {
-			return out, nil
+		if m, ok := t.fields.get(key); ok {
+			return m.out, m.err
 		}
 	}
 	out, err := t.execute(name, []byte(text))
-	if err == nil && key != "" {
-		t.fields.put(key, string(out), int64(len(key)+len(out)+64))
+	if key != "" && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		t.fields.put(key, fieldMemo{out: string(out), err: err}, int64(len(key)+len(out)+256))
 	}
 	return string(out), err
 }
