@@ -31,6 +31,9 @@ func runScale(ctx context.Context, o *options, res *bench.Results, _ *shared) er
 		return err
 	}
 	for _, f := range strings.Split(o.scaleSizes, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue // -scale "": only `regatta plan`
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
 			return fmt.Errorf("-scale: %w", err)

@@ -47,7 +47,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.changes, "changes", 2, "one-overlay commits timed per round")
 	fs.IntVar(&o.clusters, "clusters", 10, "real clusters")
 	fs.IntVar(&o.profiles, "profiles", 10, "profiles per cluster")
-	fs.StringVar(&o.scaleSizes, "scale", "1000,10000", "simulated fleet sizes of the scale phase")
+	fs.StringVar(&o.scaleSizes, "scale", "1000,10000", "simulated fleet sizes of the scale phase (\"\": none, only `regatta plan`)")
 	fs.StringVar(&o.scaleStyles, "scale-styles", strings.Join(bench.Styles, ","), "fleet styles of the scale phase (each size and `regatta plan` over 1,000 clusters): "+strings.Join(bench.Styles, ", "))
 	fs.IntVar(&o.benchCount, "bench-count", 5, "go test -count of the Go benchmarks")
 	fs.StringVar(&o.binDir, "bin", "bin", "folder with regatta and kubectl")
