@@ -92,9 +92,9 @@ func runPlanCmd(ctx context.Context, o *options, res *bench.Results) error {
 	}
 	defer chart.Close()
 	for _, style := range scaleStyles(o) {
-		pr, err := bench.RunPlanCmd(ctx, regatta, 1000, style, chart, abs(filepath.Join(o.raw, "scale")))
+		pr, err := bench.RunPlanCmd(ctx, regatta, o.planClusters, style, chart, abs(filepath.Join(o.raw, "scale")))
 		if pr != nil {
-			logf("scale: regatta plan over 1000 clusters, %s: %.1fs, peak %d MiB", style, pr.Secs, pr.PeakRSS>>20)
+			logf("scale: regatta plan over %d clusters, %s: %.1fs, peak %d MiB", o.planClusters, style, pr.Secs, pr.PeakRSS>>20)
 			if style == bench.StyleMixed {
 				res.PlanCmd = pr
 			} else {
