@@ -187,3 +187,46 @@ func TestTemplatedPathKeyedByResult(t *testing.T) {
 		}
 	}
 }
+
+// TestHelmValuesFileKeyedByDataRead: a Helm values file's content, like a
+// template: true file, keys the render by what it reads: clusters that
+// differ only in their names share the chart's render, a cluster whose
+// label the file reads gets its own.
+func TestHelmValuesFileKeyedByDataRead(t *testing.T) {
+	fsys := memRepo(t)
+	fsys["values/demo-common.yaml"] = &fstest.MapFile{Data: []byte("message: \"tier {{ .Cluster.Labels.tier }}\"\nreplicas: 2\n")}
+	prof := loadProfile(t, fsys, "helm")
+	r := New(Options{Helm: helmRenderer(t)})
+	var hashes []string
+	for i, tier := range []string{"gold", "gold", "silver"} {
+		c := prodCluster()
+		c.Name = "c" + string(rune('0'+i))
+		c.Labels["tier"] = tier
+		hashes = append(hashes, mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: c}).Hash)
+	}
+	if _, misses := r.CacheStats(); misses != 2 {
+		t.Errorf("%d renders for two tiers, want 2", misses)
+	}
+	if hashes[0] != hashes[1] || hashes[1] == hashes[2] {
+		t.Errorf("outputs %v: want the gold ones equal and silver different", hashes)
+	}
+}
+
+// TestKustomizeTemplateFileKeyedByDataRead: the same for a file Kustomize
+// reads in a template: true Kustomize add-on.
+func TestKustomizeTemplateFileKeyedByDataRead(t *testing.T) {
+	fsys := fstest.MapFS{
+		"profiles/k.yaml": {Data: []byte("apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: k}\nspec:\n  addons:\n  - name: k\n    template: true\n    kustomize: {path: k}\n")},
+		"k/kustomization.yaml": {Data: []byte("resources: [cm.yaml]\nnamePrefix: \"{{ .Cluster.Labels.env }}-\"\n")},
+		"k/cm.yaml":            {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {replicas: \"{{ .Cluster.Values.replicas }}\"}\n")},
+	}
+	r := New(Options{})
+	for _, change := range []reqChange{func(*Request) {}, setName("b"), setLabel("team", "y"), setLabel("env", "dev"), setValue("replicas", 9)} {
+		req := Request{FS: fsys, Revision: "rev1", Profile: loadProfile(t, fsys, "k"), Cluster: readsCluster()}
+		change(&req)
+		mustRender(t, r, req)
+	}
+	if _, misses := r.CacheStats(); misses != 3 {
+		t.Errorf("%d renders, want 3 (the base, env changed, replicas changed)", misses)
+	}
+}
