@@ -216,7 +216,7 @@ func TestHelmValuesFileKeyedByDataRead(t *testing.T) {
 // reads in a template: true Kustomize add-on.
 func TestKustomizeTemplateFileKeyedByDataRead(t *testing.T) {
 	fsys := fstest.MapFS{
-		"profiles/k.yaml": {Data: []byte("apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: k}\nspec:\n  addons:\n  - name: k\n    template: true\n    kustomize: {path: k}\n")},
+		"profiles/k.yaml":      {Data: []byte("apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: k}\nspec:\n  addons:\n  - name: k\n    template: true\n    kustomize: {path: k}\n")},
 		"k/kustomization.yaml": {Data: []byte("resources: [cm.yaml]\nnamePrefix: \"{{ .Cluster.Labels.env }}-\"\n")},
 		"k/cm.yaml":            {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {replicas: \"{{ .Cluster.Values.replicas }}\"}\n")},
 	}
