@@ -64,6 +64,8 @@ func TestRendersKeyedByDataRead(t *testing.T) {
 		{"revision", `{{ .Revision }}`, setName("b"), func(r *Request) { r.Revision = "rev2" }},
 		{"index", `{{ index .Cluster.Labels "env" }}`, setLabel("team", "y"), setLabel("env", "dev")},
 		{"index nested", `{{ index .Cluster.Values "ingress" "host" }}`, setIngress("class", "d"), setIngress("host", "i")},
+		{"dig", `{{ dig "ingress" "host" "none" .Cluster.Values }}`, setIngress("class", "d"), setIngress("host", "i")},
+		{"dig missing key", `{{ dig "tls" "secret" "none" .Cluster.Values }}`, setIngress("host", "i"), setValue("tls", map[string]any{"secret": "s"})},
 		{"index missing key", `{{ index .Cluster.Labels "tier" | default "none" }}`, setLabel("env", "dev"), setLabel("tier", "gold")},
 		{"range over labels", `{{ range $k, $v := .Cluster.Labels }}{{ $k }}={{ $v }},{{ end }}`, setName("b"), setLabel("team", "y")},
 		{"range over a values list", `{{ range .Cluster.Values.list }}{{ . }},{{ end }}`, setValue("replicas", 5), setValue("list", []any{1})},

@@ -197,8 +197,8 @@ func (a *readAnalysis) command(dot aval, c *parse.CommandNode, final aval, hasFi
 		for _, n := range c.Args[1:] {
 			args = append(args, a.arg(dot, n))
 		}
-		if id.Ident == "index" && !hasFinal {
-			if v, ok := indexPath(args, c.Args[1:]); ok {
+		if (id.Ident == "index" || id.Ident == "dig") && !hasFinal {
+			if v, ok := constPath(id.Ident, args, c.Args[1:]); ok {
 				return v
 			}
 		}
@@ -222,20 +222,40 @@ func (a *readAnalysis) command(dot aval, c *parse.CommandNode, final aval, hasFi
 	return aval{}
 }
 
-// indexPath is index X "k1" "k2" on a data path X: the path X.k1.k2.
-func indexPath(args []aval, nodes []parse.Node) (aval, bool) {
-	if len(args) < 2 || !args[0].ok {
+// constPath is index X "k1" "k2" on a data path X: the path X.k1.k2.
+// dig "k1" "k2" DEFAULT X reads the same path (and returns DEFAULT, a
+// constant, when it is missing).
+func constPath(fn string, args []aval, nodes []parse.Node) (aval, bool) {
+	if len(args) < 2 {
 		return aval{}, false
 	}
-	keys := make([]string, 0, len(nodes)-1)
-	for _, n := range nodes[1:] {
+	coll, keyNodes := args[0], nodes[1:]
+	if fn == "dig" {
+		if len(args) < 3 || !isConstant(nodes[len(nodes)-2]) {
+			return aval{}, false
+		}
+		coll, keyNodes = args[len(args)-1], nodes[:len(nodes)-2]
+	}
+	if !coll.ok {
+		return aval{}, false
+	}
+	keys := make([]string, 0, len(keyNodes))
+	for _, n := range keyNodes {
 		s, ok := n.(*parse.StringNode)
 		if !ok {
 			return aval{}, false
 		}
 		keys = append(keys, s.Text)
 	}
-	return args[0].field(keys...), true
+	return coll.field(keys...), true
+}
+
+func isConstant(n parse.Node) bool {
+	switch n.(type) {
+	case *parse.StringNode, *parse.NumberNode, *parse.BoolNode, *parse.NilNode:
+		return true
+	}
+	return false
 }
 
 func (a *readAnalysis) arg(dot aval, n parse.Node) aval {
