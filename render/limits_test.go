@@ -51,7 +51,7 @@ func checkBomb(t *testing.T, r *Renderer, req Request, file string, line int) {
 	if !errors.As(err, &re) || re.File != file || (line > 0 && re.Line != line) {
 		t.Errorf("err = %v, want it at %s:%d", err, file, line)
 	}
-	if elapsed > 3*r.limits.Timeout {
+	if elapsed > 4*r.limits.Timeout {
 		t.Errorf("took %s; the timeout is %s", elapsed, r.limits.Timeout)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<30 {
