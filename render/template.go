@@ -93,7 +93,7 @@ func (t *templater) execute(name string, text []byte) ([]byte, error) {
 	inst := c.get(t.r.templates)
 	defer c.put(inst)
 	inst.b.reset(t.ctx, t.r.limits)
-	out := &limitedWriter{b: inst.b}
+	out := &limitedWriter{b: inst.b, buf: make([]byte, 0, len(text)+len(text)/4)}
 	err := inst.t.Execute(out, t.dataCopy())
 	if inst.b.err != nil {
 		return nil, limitError(name, err, inst.b.err)
@@ -164,7 +164,7 @@ func (t *templater) executeString(name, text string) (string, error) {
 	c := t.r.templates.get(name, []byte(text))
 	key := ""
 	if c.err == nil {
-		key = hashStrings(c.key, t.facts(c.reads))
+		key = hashStrings(c.name, c.text, t.facts(c.reads))
 		if m, ok := t.fields.get(key); ok {
 			return m.out, m.err
 		}

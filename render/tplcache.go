@@ -2,7 +2,9 @@ package render
 
 import (
 	"fmt"
+	"hash/maphash"
 	"sort"
+	"strconv"
 	"sync"
 	"text/template"
 
@@ -18,10 +20,12 @@ type templateCache struct {
 	funcs  template.FuncMap
 	limits TemplateLimits
 	lru    *lru[*compiled]
+	// seed keys texts by maphash (a hit also compares the text).
+	seed maphash.Seed
 }
 
 func newTemplateCache(funcs template.FuncMap, limits TemplateLimits) *templateCache {
-	return &templateCache{funcs: funcs, limits: limits, lru: newLRU[*compiled](32 << 20)}
+	return &templateCache{funcs: funcs, limits: limits, lru: newLRU[*compiled](32 << 20), seed: maphash.MakeSeed()}
 }
 
 // compiled is one template text: its error (a parse error, or a literal
@@ -44,8 +48,8 @@ type instance struct {
 }
 
 func (c *templateCache) get(name string, text []byte) *compiled {
-	key := hashStrings(name, string(text))
-	if e, ok := c.lru.get(key); ok {
+	key := name + "\x00" + strconv.FormatUint(maphash.Bytes(c.seed, text), 36)
+	if e, ok := c.lru.get(key); ok && e.text == string(text) {
 		return e
 	}
 	e := &compiled{key: key, name: name, text: string(text)}
