@@ -54,17 +54,15 @@ func (c *templateCache) get(name string, text []byte) *compiled {
 	}
 	e := &compiled{key: key, name: name, text: string(text)}
 	inst, err := c.parse(e)
-	switch {
-	case err != nil:
+	if err != nil {
 		e.err = templateError(name, err)
-	case c.scan(e) != nil:
-		e.err = c.scan(e)
-	default:
+	} else if e.err = c.scan(e); e.err == nil {
 		e.reads = sortedReads(readsOf(inst.t))
 		instrument(inst.t)
 		e.put(inst)
 	}
-	c.lru.put(key, e, int64(8*len(text)+4096))
+	// The cost counts the text, its trees and up to maxFree instances.
+	c.lru.put(key, e, int64(8*len(text)+16<<10))
 	return e
 }
 
