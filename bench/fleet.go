@@ -19,8 +19,31 @@ const (
 	KindHelm      AddonKind = "helm"
 )
 
+// Styles of generated fleets: how profiles pick what a cluster gets.
+const (
+	// StyleMixed: plain, Kustomize with overlays: and Helm profiles.
+	StyleMixed = "mixed"
+	// StyleOverlays: every profile Kustomize, its overlay picked by
+	// overlays: with a clusterSelector per variant.
+	StyleOverlays = "overlays"
+	// StyleTemplatedPaths: every profile Kustomize, its overlay picked by
+	// a templated path (…/overlays/{{ .Cluster.Labels.variant }}).
+	StyleTemplatedPaths = "templated-paths"
+	// StyleTemplateLabel: every profile template: true manifests whose
+	// settings ConfigMap reads one label (.Cluster.Labels.variant).
+	StyleTemplateLabel = "template-label"
+	// StyleTemplateName: the same, reading .Cluster.Name (a render per
+	// cluster, by design).
+	StyleTemplateName = "template-name"
+)
+
+// Styles lists every fleet style.
+var Styles = []string{StyleMixed, StyleOverlays, StyleTemplatedPaths, StyleTemplateLabel, StyleTemplateName}
+
 // Fleet describes a generated fleet repository.
 type Fleet struct {
+	// Style is one of Styles; "" is StyleMixed.
+	Style string
 	// Prefix starts every namespace the fleet's objects live in, so that
 	// several fleets can share clusters without sharing objects.
 	Prefix   string
@@ -87,6 +110,10 @@ func (f Fleet) Files() map[string]string {
 	for i := range f.Profiles {
 		name := ProfileName(i)
 		files["profiles/"+name+".yaml"] = f.profileYAML(i)
+		if f.Style == StyleTemplateLabel || f.Style == StyleTemplateName {
+			files["profiles/"+name+".yaml"] = strings.Replace(files["profiles/"+name+".yaml"],
+				"  - name: app\n", "  - name: app\n    template: true\n", 1)
+		}
 		f.addonFiles(files, i)
 	}
 	return files
@@ -116,10 +143,32 @@ func kubeconfigSecret(name string, kubeconfig []byte) string {
 		name, strings.Join(lines, "\n    "))
 }
 
+// Kind returns the add-on kind of the i-th profile in this fleet's style.
+func (f Fleet) Kind(i int) AddonKind {
+	switch f.Style {
+	case StyleOverlays, StyleTemplatedPaths:
+		return KindKustomize
+	case StyleTemplateLabel, StyleTemplateName:
+		return KindPlain
+	}
+	return ProfileKind(i)
+}
+
+// variantText is what the settings ConfigMap of a plain profile says.
+func (f Fleet) variantText() string {
+	switch f.Style {
+	case StyleTemplateLabel:
+		return "{{ .Cluster.Labels.variant }}"
+	case StyleTemplateName:
+		return "{{ .Cluster.Name }}"
+	}
+	return "plain"
+}
+
 func (f Fleet) addonFiles(files map[string]string, i int) {
 	name := ProfileName(i)
-	t := objectText{Namespace: f.Namespace(name), Profile: name, Variant: "plain", Generation: "0"}
-	switch ProfileKind(i) {
+	t := objectText{Namespace: f.Namespace(name), Profile: name, Variant: f.variantText(), Generation: "0"}
+	switch f.Kind(i) {
 	case KindPlain:
 		files["manifests/"+name+"/00-namespace.yaml"] = namespaceYAML(t)
 		files["manifests/"+name+"/objects.yaml"] = objectsYAML(t)
@@ -164,4 +213,21 @@ func mapFS(files map[string]string) fstest.MapFS {
 		fsys[p] = &fstest.MapFile{Data: []byte(data)}
 	}
 	return fsys
+}
+
+// Change returns the files of a one-file change to one profile: a new
+// generation of one overlay for a Kustomize profile (one variant's
+// clusters affected), a changed ConfigMap for a plain one (every cluster).
+func (f Fleet) Change(files map[string]string) (profile string, changed map[string]string) {
+	for i := range f.Profiles {
+		p := ProfileName(i)
+		switch f.Kind(i) {
+		case KindKustomize:
+			return p, map[string]string{OverlayFile(p, Variants[1]): f.OverlayKustomization(p, Variants[1], 1)}
+		case KindPlain:
+			objs := "manifests/" + p + "/objects.yaml"
+			return p, map[string]string{objs: strings.Replace(files[objs], "value 00.0 ", "value 00.0 (changed) ", 1)}
+		}
+	}
+	return "", nil
 }

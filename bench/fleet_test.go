@@ -61,3 +61,32 @@ apiserver_request_total{code="201",component="apiserver",dry_run="",group="",res
 		t.Errorf("writes %v reads %v", w, r)
 	}
 }
+
+// TestFleetStylesRender checks the styled generators: every pair renders
+// its objects, and renders are shared as the style promises: one per
+// variant for overlays, templated paths and a template reading the
+// variant label, one per cluster for a template reading the name.
+func TestFleetStylesRender(t *testing.T) {
+	for style, want := range map[string]uint64{
+		StyleOverlays:       10 * 3,
+		StyleTemplatedPaths: 10 * 3,
+		StyleTemplateLabel:  10 * 3,
+		StyleTemplateName:   10 * 6,
+	} {
+		f := Fleet{Style: style, Prefix: "t", Clusters: NewClusters(6), Profiles: 10}
+		r := render.New(render.Options{})
+		st, err := PlanFleet(context.Background(), mapFS(f.Files()), "rev1", r, 2, func(c string, res []*render.Result) {
+			for _, x := range res {
+				if n := len(x.Objects()); n != ObjectsPerProfile {
+					t.Errorf("%s: cluster %s profile %s: %d objects", style, c, x.Profile, n)
+				}
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", style, err)
+		}
+		if st.Pairs != 60 || st.Misses != want {
+			t.Errorf("%s: %d pairs, %d renders; want 60 and %d", style, st.Pairs, st.Misses, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -14,26 +15,35 @@ import (
 
 // RunPlanCmd times `regatta plan` over a generated fleet of n clusters × 20
 // profiles in a local Git repository, between a base commit and a head
-// commit that changes one ConfigMap in the Kustomize base of one profile
-// (every cluster is affected).
-func RunPlanCmd(ctx context.Context, regatta string, n int, chart *ChartRepo, dir string) (*PlanCmdResult, error) {
-	f := Fleet{Prefix: "pl", Clusters: NewClusters(n), Profiles: 20, ChartRepo: chart.URL()}
-	work := filepath.Join(dir, "repo")
+// commit. For StyleMixed the head changes one ConfigMap in the Kustomize
+// base of one profile (every cluster is affected); for the other styles it
+// makes Fleet.Change (one overlay: a third of the clusters; or one plain
+// profile's ConfigMap: every cluster).
+func RunPlanCmd(ctx context.Context, regatta string, n int, style string, chart *ChartRepo, dir string) (*PlanCmdResult, error) {
+	f := Fleet{Style: style, Prefix: "pl", Clusters: NewClusters(n), Profiles: 20, ChartRepo: chart.URL()}
+	work := filepath.Join(dir, "repo-"+style)
 	files := f.Files()
+	if err := os.RemoveAll(work); err != nil {
+		return nil, err
+	}
 	if err := commitLocal(ctx, work, "base", files); err != nil {
 		return nil, err
 	}
-	p := ProfileName(kustomizeProfiles(f.Profiles)[0])
-	objs := "kustomize/" + p + "/base/objects.yaml"
-	changed := strings.Replace(files[objs], "value 00.0 ", "value 00.0 (changed) ", 1)
-	if err := commitLocal(ctx, work, "change "+p, map[string]string{objs: changed}); err != nil {
+	p, change := f.Change(files)
+	if style == StyleMixed || style == "" {
+		p = ProfileName(kustomizeProfiles(f.Profiles)[0])
+		objs := "kustomize/" + p + "/base/objects.yaml"
+		change = map[string]string{objs: strings.Replace(files[objs], "value 00.0 ", "value 00.0 (changed) ", 1)}
+	}
+	if err := commitLocal(ctx, work, "change "+p, change); err != nil {
 		return nil, err
 	}
 	args := []string{"plan", "--base", "HEAD~1", "--head", "HEAD", "--status-branch", "", "--output", "json",
 		"--helm-cache-dir", filepath.Join(dir, "helm"), work}
-	res := &PlanCmdResult{Clusters: n, Command: displayCommand("regatta", args),
-		Note: fmt.Sprintf("Head changes one ConfigMap in the Kustomize base of %s (20 profiles, all %d clusters affected); output in bench/raw/scale/plan.json.", p, n)}
-	out, err := os.Create(filepath.Join(dir, "plan.json"))
+	res := &PlanCmdResult{Style: style, Clusters: n, Command: displayCommand("regatta", args),
+		Note: fmt.Sprintf("Fleet style %s; head changes %s of %s (20 profiles, %d clusters); output in bench/raw/scale/plan-%s.json.",
+			style, strings.Join(keys(change), ", "), p, n, style)}
+	out, err := os.Create(filepath.Join(dir, "plan-"+style+".json"))
 	if err != nil {
 		return nil, err
 	}
@@ -92,4 +102,13 @@ func displayCommand(name string, args []string) string {
 		parts = append(parts, a)
 	}
 	return strings.Join(parts, " ")
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

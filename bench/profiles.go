@@ -25,10 +25,14 @@ spec:
   syncMode: %s
   addons:
 `, name, mode)
-	switch ProfileKind(i) {
+	switch f.Kind(i) {
 	case KindPlain:
 		fmt.Fprintf(&b, "  - name: app\n    manifests: {path: manifests/%s}\n", name)
 	case KindKustomize:
+		if f.Style == StyleTemplatedPaths {
+			fmt.Fprintf(&b, "  - name: app\n    kustomize: {path: \"%s\"}\n", OverlayDir(name, "{{ .Cluster.Labels.variant }}"))
+			break
+		}
 		fmt.Fprintf(&b, "  - name: app\n    kustomize: {path: %s}\n  overlays:\n", OverlayDir(name, Variants[0]))
 		for _, v := range Variants[1:] {
 			fmt.Fprintf(&b, "  - addon: app\n    clusterSelector: {matchLabels: {variant: %s}}\n    path: %s\n", v, OverlayDir(name, v))

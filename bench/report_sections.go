@@ -138,10 +138,13 @@ func reportScale(b *strings.Builder, r *Results) {
 		"Cold: a fresh renderer, `spec.Load`, then `plan.Match` and `render.Render` of every pair through the cache " +
 		"(2 workers). Warm: the same revision again. Change: a new revision in which one overlay of one profile changed. " +
 		"Peak memory is the child's VmHWM after the cold plan.\n\n")
-	b.WriteString("| clusters | pairs | objects | load | match + render (cold) | total | hits / misses | peak RSS | Go heap sys | allocated | warm pass | change pass (misses) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("Styles: mixed is that generator; overlays and templated-paths make every profile Kustomize, " +
+		"picking the overlay by `overlays:` or by a path templated on the variant label; template-label and " +
+		"template-name make every profile `template: true` manifests reading one label or the cluster's name.\n\n")
+	b.WriteString("| style | clusters | pairs | objects | load | match + render (cold) | total | hits / misses | peak RSS | Go heap sys | allocated | warm pass | change pass (misses) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Scale {
-		fmt.Fprintf(b, "| %d | %d | %d | %s | %s | %s | %d / %d | %s | %s | %s | %s | %s (%d) |\n",
-			s.Clusters, s.Pairs, s.Objects, secs(s.LoadSecs), secs(s.PlanSecs), secs(s.LoadSecs+s.PlanSecs),
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %s | %s | %s | %d / %d | %s | %s | %s | %s | %s (%d) |\n",
+			s.Style, s.Clusters, s.Pairs, s.Objects, secs(s.LoadSecs), secs(s.PlanSecs), secs(s.LoadSecs+s.PlanSecs),
 			s.Hits, s.Misses, mib(s.PeakRSS), mib(int64(s.HeapSys)), mib(int64(s.TotalAlloc)),
 			secs(s.WarmSecs), secs(s.ChangeSecs), s.ChangeMisses)
 	}
@@ -149,7 +152,12 @@ func reportScale(b *strings.Builder, r *Results) {
 	if p := r.PlanCmd; p != nil {
 		fmt.Fprintf(b, "`regatta plan` over %d clusters, one profile changed: %s, peak %s (`%s`). %s\n\n",
 			p.Clusters, secs(p.Secs), mib(p.PeakRSS), p.Command, p.Note)
-	} else {
+	}
+	for _, p := range r.PlanCmds {
+		fmt.Fprintf(b, "`regatta plan` over %d clusters, %s: %s, peak %s (`%s`). %s\n\n",
+			p.Clusters, p.Style, secs(p.Secs), mib(p.PeakRSS), p.Command, p.Note)
+	}
+	if r.PlanCmd == nil && len(r.PlanCmds) == 0 {
 		b.WriteString("`regatta plan` over 1,000 clusters: **not measured** — the command did not exist in this tree when the suite ran.\n\n")
 	}
 }

@@ -20,9 +20,11 @@ type Results struct {
 	Steady    *SteadyResult      `json:"steady,omitempty"`
 	Scale     []ScaleResult      `json:"scale,omitempty"`
 	PlanCmd   *PlanCmdResult     `json:"planCommand,omitempty"`
-	GoBench   []GoBench          `json:"goBench,omitempty"`
-	Profiles  []ProfileTop       `json:"profiles,omitempty"`
-	Errors    []string           `json:"errors,omitempty"`
+	// PlanCmds are `regatta plan` runs over the other fleet styles.
+	PlanCmds []*PlanCmdResult `json:"planCommands,omitempty"`
+	GoBench  []GoBench        `json:"goBench,omitempty"`
+	Profiles []ProfileTop     `json:"profiles,omitempty"`
+	Errors   []string         `json:"errors,omitempty"`
 	// Analysis is bench/analysis.md, the hand-written reading of the
 	// committed run (why a target is missed, what would fix it).
 	Analysis string `json:"-"`
@@ -63,6 +65,7 @@ func LoadAverage() string {
 
 // PlanCmdResult is `regatta plan` over a simulated fleet.
 type PlanCmdResult struct {
+	Style    string  `json:"style"`
 	Clusters int     `json:"clusters"`
 	Secs     float64 `json:"seconds"`
 	PeakRSS  int64   `json:"peakRSSBytes"`

@@ -13,10 +13,12 @@ import (
 
 // ScaleResult is a full match and render plan of a simulated fleet.
 type ScaleResult struct {
-	Clusters int `json:"clusters"`
-	Profiles int `json:"profiles"`
-	Pairs    int `json:"pairs"`
-	Objects  int `json:"objects"`
+	// Style is the fleet's style (Styles).
+	Style    string `json:"style"`
+	Clusters int    `json:"clusters"`
+	Profiles int    `json:"profiles"`
+	Pairs    int    `json:"pairs"`
+	Objects  int    `json:"objects"`
 	// Cold is a fresh renderer on the first revision: spec.Load, then
 	// plan.Match and render.Render of every pair.
 	LoadSecs float64 `json:"loadSeconds"`
@@ -35,14 +37,15 @@ type ScaleResult struct {
 	ChangeMisses uint64  `json:"changeMisses"`
 }
 
-// RunScale generates a fleet of simulated clusters and plans it three
-// times: cold, warm, and after a one-overlay change. Run it in a process
-// of its own: PeakRSS is the process's.
-func RunScale(ctx context.Context, clusters, profiles int, chart *ChartRepo, helmCache string) (ScaleResult, error) {
-	f := Fleet{Prefix: "sim", Clusters: NewClusters(clusters), Profiles: profiles, ChartRepo: chart.URL()}
+// RunScale generates a fleet of simulated clusters in a style (Styles)
+// and plans it three times: cold, warm, and after a one-file change
+// (Fleet.Change). Run it in a process of its own: PeakRSS is the
+// process's.
+func RunScale(ctx context.Context, clusters, profiles int, style string, chart *ChartRepo, helmCache string) (ScaleResult, error) {
+	f := Fleet{Style: style, Prefix: "sim", Clusters: NewClusters(clusters), Profiles: profiles, ChartRepo: chart.URL()}
 	files := f.Files()
 	fsys := mapFS(files)
-	res := ScaleResult{Clusters: clusters, Profiles: profiles}
+	res := ScaleResult{Style: style, Clusters: clusters, Profiles: profiles}
 	r := render.New(render.Options{Helm: helm.New(helm.Options{CacheDir: helmCache})})
 	runtime.GC()
 	start := time.Now()
@@ -61,9 +64,10 @@ func RunScale(ctx context.Context, clusters, profiles int, chart *ChartRepo, hel
 	if res.WarmSecs, _, err = timedPlan(ctx, fsys, "rev1", r); err != nil {
 		return res, err
 	}
-	ks := kustomizeProfiles(profiles)
-	p := ProfileName(ks[0])
-	files[OverlayFile(p, Variants[1])] = f.OverlayKustomization(p, Variants[1], 1)
+	_, changed := f.Change(files)
+	for p, data := range changed {
+		files[p] = data
+	}
 	_, before := r.CacheStats()
 	res.ChangeSecs, st, err = timedPlan(ctx, mapFS(files), "rev2", r)
 	res.ChangeMisses = st.Misses - before

@@ -50,7 +50,7 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		ctx:           ctx,
 		r:             r,
 		fs:            newRepoFS(p.req.FS),
-		tpl:           &templater{data: p.data, funcs: r.funcs},
+		tpl:           newTemplater(ctx, r, p.data),
 		keys:          r.opts.Keys,
 		recipients:    p.req.Cluster.AgeRecipients,
 		templateFiles: ap.addon.Template,
@@ -65,7 +65,12 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		}
 	}
 	// Recorded on failure too: a failure is as deterministic as a success.
-	e := memoEntry{usedData: a.tpl.used.Load(), usedKeys: a.usedKeys.Load(), remote: a.usedRemote.Load(), deps: a.fs.deps.list()}
+	e := memoEntry{
+		reads:    a.tpl.readList(),
+		usedKeys: a.usedKeys.Load(),
+		remote:   a.usedRemote.Load(),
+		deps:     a.fs.deps.list(),
+	}
 	return steps, e, err
 }
 
@@ -105,9 +110,10 @@ func (a *addonRender) sourcePath(ap *addonPlan, field, p string) (string, error)
 	return a.fieldString(field, p)
 }
 
-// fieldString templates a profile field such as a path.
+// fieldString is a templated profile field such as a path, as the plan
+// computed it.
 func (a *addonRender) fieldString(field, text string) (string, error) {
-	out, err := a.tpl.executeString(field, text)
+	out, err := a.plan.fieldValue(a.tpl, field, text)
 	if err != nil {
 		return "", a.fieldError(field, err)
 	}

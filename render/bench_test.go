@@ -78,7 +78,7 @@ func BenchmarkCacheKey(b *testing.B) {
 			}
 			for i := 0; b.Loop(); i++ {
 				req.Cluster = fleetCluster(i % 3)
-				p, err := newPlan(req)
+				p, err := New(Options{}).newPlan(context.Background(), req)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -17,10 +17,15 @@ type cache struct {
 	results  *lru[*Result]
 	failures *lru[error]
 	memo     *lru[memoEntry]
+	variants *lru[[]memoEntry]
 	revKeys  *lru[string]
-	flight   singleflight.Group
-	hits     atomic.Uint64
-	misses   atomic.Uint64
+	// fields holds results of templated fields (templater.fields).
+	fields *lru[fieldMemo]
+	flight singleflight.Group
+	// variantsMu makes addVariant's read-modify-write atomic.
+	variantsMu sync.Mutex
+	hits       atomic.Uint64
+	misses     atomic.Uint64
 }
 
 func newCache(resultBytes int64) *cache {
@@ -28,8 +33,28 @@ func newCache(resultBytes int64) *cache {
 		results:  newLRU[*Result](resultBytes),
 		failures: newLRU[error](4 << 20),
 		memo:     newLRU[memoEntry](16 << 20),
+		variants: newLRU[[]memoEntry](4 << 20),
+		fields:   newLRU[fieldMemo](4 << 20),
 		revKeys:  newLRU[string](8 << 20),
 	}
+}
+
+// addVariant records that renders of memoKey read e.reads (and used keys,
+// if e.usedKeys), most recent first, keeping maxVariants.
+func (c *cache) addVariant(memoKey string, e memoEntry) {
+	c.variantsMu.Lock()
+	defer c.variantsMu.Unlock()
+	old, _ := c.variants.get(memoKey)
+	id := e.variant()
+	vs := []memoEntry{e}
+	cost := e.cost()
+	for _, v := range old {
+		if len(vs) < maxVariants && v.variant() != id {
+			vs = append(vs, v)
+			cost += v.cost()
+		}
+	}
+	c.variants.put(memoKey, vs, cost)
 }
 
 // maxAttempts bounds how often a request waits on a concurrent render

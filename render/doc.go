@@ -86,6 +86,13 @@
 // a key optional use index, which does not fail: {{ index .Cluster.Values
 // "region" | default "eu" }}.
 //
+// Every execution is bounded by Options.TemplateLimits (time, steps,
+// value size, output; tpllimits.go, instrument.go, tplfuncs.go), and a
+// loop or size written as a literal past them is refused before it runs
+// (render/tplscan), chart templates included. Templated fields enter the
+// cache key by their results; templated files by the template data they
+// read (tplreads.go).
+//
 // # SOPS
 //
 // A file that is a SOPS document (render/sops.IsEncrypted) is decrypted

@@ -123,7 +123,7 @@ func (a *addonRender) valuesFile(field, p string) (map[string]any, error) {
 
 // inlineValues templates the string leaves of values from the profile.
 func (a *addonRender) inlineValues(field string, values map[string]any) (map[string]any, error) {
-	out, err := a.tpl.executeValues(field, values)
+	out, err := a.plan.valuesField(a.tpl, field, values)
 	if err != nil {
 		return nil, a.fieldError(field, err)
 	}

@@ -12,28 +12,35 @@ import (
 	"io/fs"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // Cache keys
 //
 // An add-on's output depends on (1) its memo key: its spec, its selected
-// overlay and, for Helm, the cluster's capabilities; (2) the repository
-// content it read; (3) the cluster's template data, only if a template
-// action actually ran; (4) the decryption keys and the cluster's allowed
-// recipients, only if a SOPS file was read; (5) for a remote chart, the
-// chart's digest. A render records (2)-(4) as a memo entry under the memo
-// key (and, when it used facts, under the memo key plus those facts, since
-// what it reads may then depend on them). The next request for the same
-// memo key hashes the recorded paths at its own revision (Git tree hashes
-// when Request.TreeHash is set) into its key. So 1,000 clusters whose
-// add-ons use no templates and share 3 overlay selections have 3 keys.
+// overlay, the RESULTS of its templated fields (paths, values) and, for
+// Helm, the cluster's capabilities; (2) the repository content it read;
+// (3) the template data its content templates (template: true files,
+// values files) read, path by path (readsOf); (4) the decryption keys and
+// the cluster's allowed recipients, only if a SOPS file was read; (5) for
+// a remote chart, the chart's digest. A render records (2)-(4) as a memo
+// entry under the memo key plus the values of its reads; the memo key's
+// variants list which sets of reads renders of it made. The next request
+// for the same memo key tries each variant: it looks up the entry under
+// its own values of those reads, and hashes the recorded paths at its own
+// revision (Git tree hashes when Request.TreeHash is set) into its key. So
+// 1,000 clusters whose paths come out as 3 overlay folders have 3 keys,
+// and a template that reads only .Cluster.Labels.env is rendered once per
+// environment.
 //
-// This is sound because a render is deterministic in its inputs: a render
-// that ran no template and read no SOPS file reads the same paths and
-// produces the same output for any cluster, as long as those paths hold
-// the same content. Failures are deterministic too and are cached the same
-// way, keyed by the add-ons up to the failing one (except failures of Helm
+// This is sound because a render is deterministic in its inputs: two
+// requests with the same memo key whose data agree on everything a render
+// of one read (every template it ran reads only those paths, whatever the
+// branch) run the same templates with the same results, read the same
+// paths and produce the same output, as long as those paths hold the same
+// content. Failures are deterministic too and are cached the same way,
+// keyed by the add-ons up to the failing one (except failures of Helm
 // add-ons, which may be network failures, and cancelled renders).
 
 // RemoteTTL is how long a render that loaded remote kustomize bases or
@@ -41,19 +48,40 @@ import (
 // the key, so the key includes the current RemoteTTL period instead.
 const RemoteTTL = time.Minute
 
+// maxVariants bounds the read sets remembered per memo key.
+const maxVariants = 8
+
 // memoEntry is what one render of an add-on used.
 type memoEntry struct {
-	usedData, usedKeys bool
+	// reads are the template data its content templates read, sorted.
+	reads    []dataRead
+	usedKeys bool
 	// remote: the render loaded remote bases or files, whose content is
 	// not in the key; such a key changes every RemoteTTL.
 	remote bool
 	deps   []string
 }
 
+// variant names the entry's reads and key use.
+func (e memoEntry) variant() string {
+	var b strings.Builder
+	for _, r := range e.reads {
+		b.WriteString(r.String())
+		b.WriteByte('\x1e')
+	}
+	if e.usedKeys {
+		b.WriteString("keys")
+	}
+	return b.String()
+}
+
 func (e memoEntry) cost() int64 {
 	n := int64(64)
 	for _, d := range e.deps {
 		n += int64(len(d)) + 16
+	}
+	for _, r := range e.reads {
+		n += int64(len(r.String())) + 32
 	}
 	return n
 }
@@ -85,34 +113,38 @@ func failureKey(p *plan, addonKeys []string) string {
 	return hashStrings("failure", resultKey(p, addonKeys))
 }
 
-// memoFor finds the memo entry that applies to this request.
+// memoFor finds the memo entry that applies to this request: one of the
+// memo key's variants stored under this request's values of its reads.
 func (r *Renderer) memoFor(p *plan, ap *addonPlan) (memoEntry, bool) {
-	e, ok := r.cache.memo.get("0:" + ap.memoKey)
-	if !ok || !(e.usedData || e.usedKeys) {
-		return e, ok
-	}
-	facts := p.factsKey(e.usedData, e.usedKeys)
-	e1, ok := r.cache.memo.get("1:" + hashStrings(ap.memoKey, facts))
-	if !ok || e1.usedData != e.usedData || e1.usedKeys != e.usedKeys {
+	vs, ok := r.cache.variants.get(ap.memoKey)
+	if !ok {
 		return memoEntry{}, false
 	}
-	return e1, true
+	for _, v := range vs {
+		e, ok := r.cache.memo.get(entryKey(p, ap, v))
+		if ok && e.variant() == v.variant() {
+			return e, true
+		}
+	}
+	return memoEntry{}, false
 }
 
-// remember stores what a render of ap used.
+// entryKey is where the memo entry of variant v sits for this request.
+func entryKey(p *plan, ap *addonPlan, v memoEntry) string {
+	return hashStrings(ap.memoKey, p.factsKey(v.reads, v.usedKeys))
+}
+
+// remember stores what a render of ap used, and its variant.
 func (r *Renderer) remember(p *plan, ap *addonPlan, e memoEntry) {
-	r.cache.memo.put("0:"+ap.memoKey, e, e.cost())
-	if e.usedData || e.usedKeys {
-		facts := p.factsKey(e.usedData, e.usedKeys)
-		r.cache.memo.put("1:"+hashStrings(ap.memoKey, facts), e, e.cost())
-	}
+	r.cache.memo.put(entryKey(p, ap, e), e, e.cost())
+	r.cache.addVariant(ap.memoKey, memoEntry{reads: e.reads, usedKeys: e.usedKeys})
 }
 
 // addonKey hashes an add-on's inputs: memo key, used facts and the content
 // of the recorded paths. For a known revision the content part is looked
 // up rather than re-hashed: a revision names one tree.
 func (r *Renderer) addonKey(ctx context.Context, p *plan, ap *addonPlan, e memoEntry) (string, error) {
-	facts := p.factsKey(e.usedData, e.usedKeys)
+	facts := p.factsKey(e.reads, e.usedKeys)
 	if e.usedKeys {
 		facts += "keyring=" + r.keyringHash
 	}

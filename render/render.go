@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -132,13 +131,17 @@ type Options struct {
 	// CacheBytes bounds the memory of cached results (estimated); 0 means
 	// DefaultCacheBytes, a negative value disables caching.
 	CacheBytes int64
+	// TemplateLimits bound each template execution; zero fields take
+	// DefaultTemplateLimits.
+	TemplateLimits TemplateLimits
 }
 
 // Renderer renders profiles. It is safe for concurrent use.
 type Renderer struct {
 	opts        Options
 	cache       *cache
-	funcs       template.FuncMap
+	templates   *templateCache
+	limits      TemplateLimits
 	keyringHash string
 }
 
@@ -150,10 +153,12 @@ func New(opts Options) *Renderer {
 	case opts.CacheBytes < 0:
 		opts.CacheBytes = 0
 	}
+	limits := opts.TemplateLimits.withDefaults()
 	return &Renderer{
 		opts:        opts,
 		cache:       newCache(opts.CacheBytes),
-		funcs:       templateFuncs(),
+		templates:   newTemplateCache(templateFuncs(), limits),
+		limits:      limits,
 		keyringHash: keyringHash(opts),
 	}
 }
@@ -175,7 +180,7 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if req.FS == nil || req.Profile == nil {
 		return nil, errors.New("render: request needs FS and Profile")
 	}
-	p, err := newPlan(req)
+	p, err := r.newPlan(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,14 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"text/template"
 
 	"github.com/Masterminds/sprig/v3"
@@ -33,13 +35,36 @@ type clusterData struct {
 type profileData struct{ Name string }
 
 // templater executes Go templates (text/template, sprig functions,
-// missingkey=error) with one request's data, and remembers whether any
-// text actually held a template action: a render that executed none does
-// not depend on the cluster's data, and its cache key leaves the data out.
+// missingkey=error) with one request's data, bounded by the renderer's
+// TemplateLimits, and records which data the executed templates read
+// (see readsOf): a render's cache key holds only those values.
 type templater struct {
-	data  templateData
-	funcs template.FuncMap
-	used  atomic.Bool
+	ctx context.Context
+	r   *Renderer
+	// data is the request's; copied on first use, since sprig's set and
+	// merge change maps in place.
+	data   templateData
+	copied bool
+	mu     sync.Mutex
+	reads  map[string]dataRead
+	// fields, when set, memoizes results of executeString by template
+	// and the values of what it reads (facts gives them): a plan's
+	// templated paths then execute once per distinct result, not once
+	// per cluster.
+	fields *lru[fieldMemo]
+	facts  func([]dataRead) string
+}
+
+// fieldMemo is a memoized field result. Failures are kept too (a bomb in
+// a path fails once per distinct input, not once per cluster), except
+// cancellations.
+type fieldMemo struct {
+	out string
+	err error
+}
+
+func newTemplater(ctx context.Context, r *Renderer, data templateData) *templater {
+	return &templater{ctx: ctx, r: r, data: data}
 }
 
 // templateFuncs is sprig's text function map without env and expandenv:
@@ -60,21 +85,94 @@ func (t *templater) execute(name string, text []byte) ([]byte, error) {
 	if !isTemplate(text) {
 		return text, nil
 	}
-	t.used.Store(true)
-	tpl, err := template.New(name).Funcs(t.funcs).Option("missingkey=error").Parse(string(text))
+	c := t.r.templates.get(name, text)
+	if c.err != nil {
+		return nil, c.err
+	}
+	t.record(c.reads)
+	inst := c.get(t.r.templates)
+	defer c.put(inst)
+	inst.b.reset(t.ctx, t.r.limits)
+	out := &limitedWriter{b: inst.b, buf: make([]byte, 0, len(text)+len(text)/4)}
+	err := inst.t.Execute(out, t.dataCopy())
+	if inst.b.err != nil {
+		return nil, limitError(name, err, inst.b.err)
+	}
 	if err != nil {
 		return nil, templateError(name, err)
 	}
-	var out bytes.Buffer
-	if err := tpl.Execute(&out, t.data); err != nil {
-		return nil, templateError(name, err)
+	return out.buf, nil
+}
+
+func (t *templater) record(reads []dataRead) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reads == nil {
+		t.reads = map[string]dataRead{}
 	}
-	return out.Bytes(), nil
+	for _, r := range reads {
+		t.reads[r.String()] = r
+	}
+}
+
+// readList returns the reads recorded so far, sorted.
+func (t *templater) readList() []dataRead {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return sortedReads(t.reads)
+}
+
+func (t *templater) dataCopy() templateData {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.copied {
+		t.data.Cluster.Labels = maps.Clone(t.data.Cluster.Labels)
+		t.data.Cluster.Values, _ = deepCopyValue(t.data.Cluster.Values).(map[string]any)
+		t.copied = true
+	}
+	return t.data
+}
+
+// deepCopyValue copies maps and lists of a values tree.
+func deepCopyValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopyValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopyValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 // executeString is execute for a short string such as a path.
 func (t *templater) executeString(name, text string) (string, error) {
+	if t.fields == nil || !strings.Contains(text, "{{") {
+		out, err := t.execute(name, []byte(text))
+		return string(out), err
+	}
+	c := t.r.templates.get(name, []byte(text))
+	key := ""
+	if c.err == nil {
+		key = hashStrings(c.name, c.text, t.facts(c.reads))
+		if m, ok := t.fields.get(key); ok {
+			return m.out, m.err
+		}
+	}
 	out, err := t.execute(name, []byte(text))
+	if key != "" && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		t.fields.put(key, fieldMemo{out: string(out), err: err}, int64(len(key)+len(out)+256))
+	}
 	return string(out), err
 }
 
@@ -106,6 +204,27 @@ func (t *templater) executeValues(name string, v any) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// hasTemplateLeaf reports whether a values tree has a templated string.
+func hasTemplateLeaf(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.Contains(x, "{{")
+	case map[string]any:
+		for _, e := range x {
+			if hasTemplateLeaf(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasTemplateLeaf(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TemplateError is a failed template: a parse error or a failed execution
@@ -164,6 +283,16 @@ func templateError(name string, err error) error {
 	} else if m := tplParseRE.FindStringSubmatch(msg); m != nil {
 		te.Line, _ = strconv.Atoi(m[1])
 		te.Err = errors.New(strings.TrimSpace(m[2]))
+	}
+	return &Error{File: name, Line: te.Line, Err: te}
+}
+
+// limitError locates a limit failure: at the line of the action or loop
+// that passed it, when the execution error names one.
+func limitError(name string, execErr, limit error) error {
+	te := &TemplateError{Template: name, Err: limit}
+	if m := tplExecRE.FindStringSubmatch(execErr.Error()); m != nil {
+		te.Line, _ = strconv.Atoi(m[1])
 	}
 	return &Error{File: name, Line: te.Line, Err: te}
 }

@@ -54,10 +54,14 @@ func Compare(ctx context.Context, base, head Side, opts Options) (*Report, error
 	}
 	c := &comparison{base: newSide(base), head: newSide(head), opts: opts, sets: newSetCache()}
 	entries := c.entries()
+	hits0, misses0 := opts.Renderer.CacheStats()
 	if err := c.renderAll(ctx, entries); err != nil {
 		return nil, err
 	}
-	return c.report(entries), nil
+	rep := c.report(entries)
+	hits, misses := opts.Renderer.CacheStats()
+	rep.Renders = RenderStats{Run: misses - misses0, Shared: hits - hits0}
+	return rep, nil
 }
 
 // comparison is the state of one Compare call.

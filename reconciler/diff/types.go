@@ -21,6 +21,18 @@ type Report struct {
 	Groups []Group `json:"groups"`
 	// Live is the comparison with the clusters (--live only).
 	Live *LiveReport `json:"live,omitempty"`
+	// Renders counts the renders the comparison asked for.
+	Renders RenderStats `json:"renders"`
+}
+
+// RenderStats counts the (cluster, profile) renders of a comparison, both
+// revisions: Run were computed, Shared were served by the render cache
+// (another cluster's render with the same inputs, or a concurrent one).
+// Many runs for few distinct outputs mean templates that read
+// per-cluster data (see docs/format.md, Templates).
+type RenderStats struct {
+	Run    uint64 `json:"run"`
+	Shared uint64 `json:"shared"`
 }
 
 // Rev names one side of the comparison.

@@ -17,7 +17,7 @@ func markdown(r *Report, maxBytes int) string {
 	if r.Summary.Changed {
 		fmt.Fprintf(&b, "%s  \n", countsLine(r.Summary))
 	}
-	fmt.Fprintf(&b, "%s  \ncluster facts: %s\n", mdRevLine(r), factsLine(r.Facts))
+	fmt.Fprintf(&b, "%s  \ncluster facts: %s  \n%s\n", mdRevLine(r), factsLine(r.Facts), rendersLine(r.Renders))
 	writeMarkdownProblems(&b, r)
 	truncated := false
 	for i, g := range r.Groups {

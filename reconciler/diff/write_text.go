@@ -59,7 +59,7 @@ func text(r *Report, c colors) string {
 	if r.Summary.Changed {
 		fmt.Fprintf(&b, "  %s\n", countsLine(r.Summary))
 	}
-	fmt.Fprintf(&b, "  %s\n  cluster facts: %s\n", revLine(r), factsLine(r.Facts))
+	fmt.Fprintf(&b, "  %s\n  cluster facts: %s\n  %s\n", revLine(r), factsLine(r.Facts), rendersLine(r.Renders))
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", c.red(c.bold("Errors in the head revision:")))
 		for _, p := range r.Errors {
@@ -122,4 +122,9 @@ func writeTextDiff(b *strings.Builder, diff, indent string, c colors) {
 			fmt.Fprintf(b, "%s%s\n", indent, c.diffLine(l))
 		}
 	}
+}
+
+// rendersLine says how many renders ran and how many were shared.
+func rendersLine(s RenderStats) string {
+	return fmt.Sprintf("renders: %d run, %d shared", s.Run, s.Shared)
 }

@@ -29,6 +29,9 @@ func renderChart(c *chart.Chart, req Request) ([]Step, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := scanChart(c, ""); err != nil {
+		return nil, err
+	}
 	files, err := engine.Engine{}.Render(c, top)
 	if err != nil {
 		return nil, templateError(c.Name(), err)

@@ -31,26 +31,51 @@ func runScale(ctx context.Context, o *options, res *bench.Results, _ *shared) er
 		return err
 	}
 	for _, f := range strings.Split(o.scaleSizes, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue // -scale "": only `regatta plan`
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
 			return fmt.Errorf("-scale: %w", err)
 		}
-		dir := filepath.Join(o.raw, "scale", strconv.Itoa(n))
-		cmd := exec.CommandContext(ctx, self, "scale-child", "-clusters", strconv.Itoa(n), "-profiles", "20", "-dir", dir)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%d clusters: %w", n, err)
+		for _, style := range scaleStyles(o) {
+			sr, err := scaleOnce(ctx, self, o, n, style)
+			if err != nil {
+				return err
+			}
+			res.Scale = append(res.Scale, sr)
 		}
-		var sr bench.ScaleResult
-		if err := json.Unmarshal(out.Bytes(), &sr); err != nil {
-			return fmt.Errorf("%d clusters: %w: %s", n, err, out.String())
-		}
-		logf("scale: %d clusters: load %.1fs, plan %.1fs, peak %d MiB, %d hits, %d misses",
-			n, sr.LoadSecs, sr.PlanSecs, sr.PeakRSS>>20, sr.Hits, sr.Misses)
-		res.Scale = append(res.Scale, sr)
 	}
 	return runPlanCmd(ctx, o, res)
+}
+
+func scaleStyles(o *options) []string {
+	var out []string
+	for _, s := range strings.Split(o.scaleStyles, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// scaleOnce plans one fleet size and style in a child process.
+func scaleOnce(ctx context.Context, self string, o *options, n int, style string) (bench.ScaleResult, error) {
+	var sr bench.ScaleResult
+	dir := filepath.Join(o.raw, "scale", style, strconv.Itoa(n))
+	cmd := exec.CommandContext(ctx, self, "scale-child", "-clusters", strconv.Itoa(n), "-profiles", "20",
+		"-style", style, "-dir", dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return sr, fmt.Errorf("%d clusters, %s: %w", n, style, err)
+	}
+	if err := json.Unmarshal(out.Bytes(), &sr); err != nil {
+		return sr, fmt.Errorf("%d clusters, %s: %w: %s", n, style, err, out.String())
+	}
+	logf("scale: %d clusters, %s: load %.1fs, plan %.1fs, peak %d MiB, %d hits, %d misses; change %.1fs (%d misses)",
+		n, style, sr.LoadSecs, sr.PlanSecs, sr.PeakRSS>>20, sr.Hits, sr.Misses, sr.ChangeSecs, sr.ChangeMisses)
+	return sr, nil
 }
 
 // runPlanCmd times `regatta plan` over 1,000 clusters, when the binary has
@@ -66,12 +91,21 @@ func runPlanCmd(ctx context.Context, o *options, res *bench.Results) error {
 		return err
 	}
 	defer chart.Close()
-	pr, err := bench.RunPlanCmd(ctx, regatta, 1000, chart, abs(filepath.Join(o.raw, "scale")))
-	res.PlanCmd = pr
-	if pr != nil {
-		logf("scale: regatta plan over 1000 clusters: %.1fs, peak %d MiB", pr.Secs, pr.PeakRSS>>20)
+	for _, style := range scaleStyles(o) {
+		pr, err := bench.RunPlanCmd(ctx, regatta, o.planClusters, style, chart, abs(filepath.Join(o.raw, "scale")))
+		if pr != nil {
+			logf("scale: regatta plan over %d clusters, %s: %.1fs, peak %d MiB", o.planClusters, style, pr.Secs, pr.PeakRSS>>20)
+			if style == bench.StyleMixed {
+				res.PlanCmd = pr
+			} else {
+				res.PlanCmds = append(res.PlanCmds, pr)
+			}
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 // scaleChild is the scale phase's child: one fleet size, JSON on stdout.
@@ -80,6 +114,7 @@ func scaleChild(args []string) int {
 	clusters := fs.Int("clusters", 1000, "simulated clusters")
 	profiles := fs.Int("profiles", 20, "profiles")
 	dir := fs.String("dir", "bench/raw/scale", "scratch folder")
+	style := fs.String("style", bench.StyleMixed, "fleet style: "+strings.Join(bench.Styles, ", "))
 	cpu := fs.Bool("cpuprofile", true, "write <dir>/cpu.pprof")
 	_ = fs.Parse(args)
 	chart, err := bench.StartChartRepo(filepath.Join(*dir, "charts"))
@@ -89,7 +124,7 @@ func scaleChild(args []string) int {
 	}
 	defer chart.Close()
 	stop := startCPUProfile(*cpu, filepath.Join(*dir, "cpu.pprof"))
-	res, err := bench.RunScale(context.Background(), *clusters, *profiles, chart, filepath.Join(*dir, "helm"))
+	res, err := bench.RunScale(context.Background(), *clusters, *profiles, *style, chart, filepath.Join(*dir, "helm"))
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -21,21 +21,23 @@ import (
 
 // options are the command's flags.
 type options struct {
-	phases      string
-	methods     string
-	rounds      int
-	serialEvery int
-	changes     int
-	clusters    int
-	profiles    int
-	scaleSizes  string
-	benchCount  int
-	binDir      string
-	raw         string
-	results     string
-	report      string
-	analysis    string
-	reportOnly  bool
+	phases       string
+	methods      string
+	rounds       int
+	serialEvery  int
+	changes      int
+	clusters     int
+	profiles     int
+	scaleSizes   string
+	scaleStyles  string
+	planClusters int
+	benchCount   int
+	binDir       string
+	raw          string
+	results      string
+	report       string
+	analysis     string
+	reportOnly   bool
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -46,7 +48,9 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.changes, "changes", 2, "one-overlay commits timed per round")
 	fs.IntVar(&o.clusters, "clusters", 10, "real clusters")
 	fs.IntVar(&o.profiles, "profiles", 10, "profiles per cluster")
-	fs.StringVar(&o.scaleSizes, "scale", "1000,10000", "simulated fleet sizes of the scale phase")
+	fs.StringVar(&o.scaleSizes, "scale", "1000,10000", "simulated fleet sizes of the scale phase (\"\": none, only `regatta plan`)")
+	fs.StringVar(&o.scaleStyles, "scale-styles", strings.Join(bench.Styles, ","), "fleet styles of the scale phase (each size and `regatta plan` over 1,000 clusters): "+strings.Join(bench.Styles, ", "))
+	fs.IntVar(&o.planClusters, "plan-clusters", 1000, "clusters of the fleet `regatta plan` is timed over (scale phase)")
 	fs.IntVar(&o.benchCount, "bench-count", 5, "go test -count of the Go benchmarks")
 	fs.StringVar(&o.binDir, "bin", "bin", "folder with regatta and kubectl")
 	fs.StringVar(&o.raw, "raw", "bench/raw", "folder for raw outputs (git-ignored)")

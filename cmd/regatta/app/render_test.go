@@ -180,3 +180,36 @@ func TestRenderFailureNamesFileAndKey(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, stderr)
 	}
 }
+
+// TestRenderTemplateBombFails: a template that would loop for ever or
+// allocate gigabytes fails with its file and line, literal (refused before
+// running) or computed (stopped by the execution limits), in a file or in
+// a templated path.
+func TestRenderTemplateBombFails(t *testing.T) {
+	for name, bomb := range map[string]string{
+		"literal loop":    `{{ range 100000000000000 }}{{ end }}`,
+		"computed loop":   `{{ range (int "100000000000000") }}{{ end }}`,
+		"computed until":  `{{ len (until (int "2000000000")) }}`,
+		"computed repeat": `{{ repeat (int "4000000000") "x" }}`,
+	} {
+		for _, where := range []string{"file", "path"} {
+			dir := t.TempDir()
+			profile := strings.Replace(secretFleetProfile, "  - name: creds\n", "  - name: creds\n    template: true\n", 1)
+			cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\ndata:\n  v: '" + bomb + "'\n"
+			wantAt := "creds/cm.yaml:5"
+			if where == "path" {
+				profile = strings.Replace(secretFleetProfile, "{path: creds}", "{path: 'creds"+bomb+"'}", 1)
+				cm, wantAt = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n", "profiles/creds.yaml:8"
+			}
+			writeFiles(t, dir, map[string]string{
+				"clusters/c1/cluster.yaml": secretFleetCluster,
+				"profiles/creds.yaml":      profile,
+				"creds/cm.yaml":            cm,
+			})
+			code, _, stderr := run(t, "render", "--cluster", "c1", dir)
+			if code != 1 || !strings.Contains(stderr, wantAt) || !strings.Contains(stderr, "template limit exceeded") {
+				t.Errorf("%s in a %s: exit %d:\n%s", name, where, code, stderr)
+			}
+		}
+	}
+}

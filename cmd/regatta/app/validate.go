@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -49,6 +50,7 @@ func runValidate(f *validateFlags, dir string, stdout, stderr io.Writer) error {
 		return err
 	}
 	repo, diags := spec.Load(fsys)
+	diags = append(diags, checkTemplates(fsys, repo)...)
 	if f.output == "json" {
 		err = writeValidateJSON(stdout, repo, diags)
 	} else {
@@ -61,6 +63,17 @@ func runValidate(f *validateFlags, dir string, stdout, stderr io.Writer) error {
 		return &ExitError{Code: ExitFailed, Silent: true}
 	}
 	return nil
+}
+
+// checkTemplates checks the profiles' templates as far as they can be
+// without a cluster: parse errors and literal bombs (render.CheckTemplates).
+func checkTemplates(fsys fs.FS, repo *spec.Repository) spec.Diagnostics {
+	r := render.New(render.Options{})
+	var out spec.Diagnostics
+	for _, p := range repo.Profiles {
+		out = append(out, r.CheckTemplates(fsys, p)...)
+	}
+	return out
 }
 
 // openDir opens a repository working tree, failing with a usage error when

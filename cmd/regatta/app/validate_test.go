@@ -90,3 +90,44 @@ func TestValidateExample(t *testing.T) {
 		t.Errorf("examples/fleet-infra: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestValidateFindsTemplateBombsAndParseErrors: what can be checked
+// without a cluster is: literal bombs and parse errors in templated
+// fields and in a template: true add-on's files, with file and line.
+func TestValidateFindsTemplateBombsAndParseErrors(t *testing.T) {
+	dir := t.TempDir()
+	profile := `apiVersion: regatta.dev/v1alpha1
+kind: Profile
+metadata: {name: creds}
+spec:
+  clusterSelector: {matchLabels: {env: prod}}
+  addons:
+  - name: creds
+    template: true
+    manifests: {path: creds}
+  - name: other
+    manifests:
+      path: 'creds{{ repeat 4000000000 "x" }}'
+  - name: broken
+    manifests:
+      path: 'creds{{ if }}'
+`
+	writeFiles(t, dir, map[string]string{
+		"clusters/c1/cluster.yaml": secretFleetCluster,
+		"profiles/creds.yaml":      profile,
+		"creds/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\ndata:\n  v: '{{ range 100000000000000 }}{{ end }}'\n",
+	})
+	code, stdout, _ := run(t, "validate", dir)
+	for _, want := range []string{
+		"creds/cm.yaml:5: template: template limit exceeded: range of 100000000000000 iterations",
+		"profiles/creds.yaml:12: spec.addons[1].manifests.path: template: template limit exceeded: repeat would build",
+		"profiles/creds.yaml:15: spec.addons[2].manifests.path: template: missing value for if",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+}

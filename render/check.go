@@ -1,0 +1,140 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/regatta-dev/regatta/render/sops"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// maxCheckedFiles bounds the files CheckTemplates reads per add-on.
+const maxCheckedFiles = 2000
+
+// CheckTemplates checks what of a profile's templates can be checked
+// without a cluster (regatta validate): every templated field (add-on and
+// overlay paths, values file paths, values string leaves) and, when its
+// path holds no template, the files of a template: true add-on and each
+// Helm values file. It reports parse errors and literal bombs (loops or
+// sizes written as numbers past the limits), with file and line. What
+// depends on the cluster's data is checked when rendering.
+func (r *Renderer) CheckTemplates(fsys fs.FS, p *spec.Profile) spec.Diagnostics {
+	c := &checker{r: r, fsys: fsys, prof: p}
+	for i := range p.Spec.Addons {
+		c.addon(i, &p.Spec.Addons[i])
+	}
+	for i := range p.Spec.Overlays {
+		o := &p.Spec.Overlays[i]
+		field := fmt.Sprintf("spec.overlays[%d]", i)
+		c.field(field+".path", o.Path)
+		c.values(field+".values", o.Values)
+	}
+	return c.diags
+}
+
+type checker struct {
+	r     *Renderer
+	fsys  fs.FS
+	prof  *spec.Profile
+	diags spec.Diagnostics
+}
+
+func (c *checker) addon(i int, a *spec.Addon) {
+	field := fmt.Sprintf("spec.addons[%d]", i)
+	switch {
+	case a.Kustomize != nil:
+		c.field(field+".kustomize.path", a.Kustomize.Path)
+		c.files(a.Template, a.Kustomize.Path, func(string) bool { return true })
+	case a.Manifests != nil:
+		c.field(field+".manifests.path", a.Manifests.Path)
+		c.files(a.Template, a.Manifests.Path, hasManifestExt)
+	case a.Helm != nil:
+		c.field(field+".helm.path", a.Helm.Path)
+		for j, f := range a.Helm.ValuesFiles {
+			c.field(fmt.Sprintf("%s.helm.valuesFiles[%d]", field, j), f)
+			c.files(true, f, func(string) bool { return true })
+		}
+		c.values(field+".helm.values", a.Helm.Values)
+	}
+}
+
+// field checks a templated profile field.
+func (c *checker) field(field, text string) {
+	if !strings.Contains(text, "{{") {
+		return
+	}
+	if err := c.r.templates.get(field, []byte(text)).err; err != nil {
+		var re *Error
+		msg := err.Error()
+		if errors.As(err, &re) {
+			msg = re.Err.Error()
+		}
+		c.diags = append(c.diags, spec.Diagnostic{
+			Severity: spec.SeverityError,
+			File:     c.prof.Source.File,
+			Line:     c.prof.Source.LineOf(field),
+			Field:    field,
+			Message:  msg,
+		})
+	}
+}
+
+func (c *checker) values(field string, v any) {
+	switch x := v.(type) {
+	case string:
+		c.field(field, x)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			c.values(field+"."+k, x[k])
+		}
+	case []any:
+		for i, e := range x {
+			c.values(fmt.Sprintf("%s[%d]", field, i), e)
+		}
+	}
+}
+
+// files checks the templates of a file or folder (when templated and the
+// path itself holds no template), the files that want selects.
+func (c *checker) files(templated bool, p string, want func(string) bool) {
+	if !templated || p == "" || strings.Contains(p, "{{") {
+		return
+	}
+	p = path.Clean(p)
+	n := 0
+	_ = fs.WalkDir(c.fsys, p, func(f string, d fs.DirEntry, err error) error {
+		if err != nil || n >= maxCheckedFiles {
+			return fs.SkipDir
+		}
+		if d.IsDir() || !want(d.Name()) {
+			return nil
+		}
+		n++
+		c.file(f)
+		return nil
+	})
+}
+
+func (c *checker) file(f string) {
+	data, err := fs.ReadFile(c.fsys, f)
+	if err != nil || !isTemplate(data) || sops.IsEncrypted(data) {
+		return
+	}
+	if err := c.r.templates.get(f, data).err; err != nil {
+		var re *Error
+		d := spec.Diagnostic{Severity: spec.SeverityError, File: f, Message: err.Error()}
+		if errors.As(err, &re) {
+			d.Line, d.Message = re.Line, re.Err.Error()
+		}
+		c.diags = append(c.diags, d)
+	}
+}
