@@ -80,6 +80,9 @@ type Step struct {
 	Addon  string
 	Phase  string
 	Weight int
+	// NoWait: the step is applied without waiting for its health (the
+	// add-on's wait: false).
+	NoWait bool
 	// Objects is the caller's slice (append, reorder or replace elements
 	// freely); the objects it points to are shared and read-only.
 	Objects []Object
