@@ -1,0 +1,206 @@
+package app
+
+import (
+	"bytes"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/regatta-dev/regatta/internal/chartserver"
+	"github.com/regatta-dev/regatta/migrate"
+)
+
+var updateImport = flag.Bool("update-import", false, "rewrite the import reports in testdata/import (never the expected objects, which are written by hand)")
+
+const importTestdata = "testdata/import"
+
+// charts serves the test charts: webapp from a chart repository, the
+// others from an OCI registry, in several versions so that version
+// ranges have something to choose from.
+type charts struct {
+	repo *chartserver.Repo
+	oci  *chartserver.OCI
+}
+
+func serveCharts(t *testing.T) charts {
+	c := charts{repo: chartserver.NewRepo(t), oci: chartserver.NewOCI(t)}
+	dir := filepath.Join(importTestdata, "charts")
+	for _, v := range []string{"0.9.0", "1.0.0", "1.1.0-alpha.1"} {
+		c.repo.Add(t, chartserver.Package(t, filepath.Join(dir, "webapp"), v))
+	}
+	for _, v := range []string{"1.4.0", "1.5.0", "2.0.0"} {
+		c.oci.Push(t, "charts/controller", chartserver.Package(t, filepath.Join(dir, "controller"), v))
+	}
+	for _, v := range []string{"1.7.0", "1.8.0-rc.1"} {
+		c.oci.Push(t, "charts/gateway", chartserver.Package(t, filepath.Join(dir, "gateway"), v))
+	}
+	return c
+}
+
+// sourceRepo copies a test repository and points its chart sources at
+// the test servers.
+func sourceRepo(t *testing.T, name string, c charts) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	must(t, os.CopyFS(dst, os.DirFS(filepath.Join(importTestdata, name))))
+	r := strings.NewReplacer("CHART_REPO_URL", c.repo.URL, "OCI_REGISTRY", c.oci.Host())
+	err := filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(r.Replace(string(data))), 0o644)
+	})
+	must(t, err)
+	return dst
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// importAndCheck imports a repository, checks the report against its
+// golden file, that the fleet validates and that a second import changes
+// nothing; it returns the fleet's folder.
+func importAndCheck(t *testing.T, tool, name string, args ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "fleet")
+	cmd := append([]string{"import", tool}, args...)
+	code, stdout, stderr := run(t, append(cmd, "--out", out)...)
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s\n%s", code, stderr, stdout)
+	}
+	checkReport(t, name, stdout)
+	if code, stdout, _ := run(t, "validate", out); code != 0 {
+		t.Fatalf("validate of the imported fleet: exit %d:\n%s", code, stdout)
+	}
+	before := snapshot(t, out)
+	if code, _, stderr := run(t, append(cmd, "--out", out)...); code != 0 {
+		t.Fatalf("second import: exit %d: %s", code, stderr)
+	}
+	if after := snapshot(t, out); !reflect.DeepEqual(before, after) {
+		t.Error("a second import changed the fleet")
+	}
+	return out
+}
+
+func checkReport(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join(importTestdata, name+".report")
+	if *updateImport {
+		must(t, os.WriteFile(file, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (go test -run TestImport -update-import writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("report differs from %s:\n--- got\n%s--- want\n%s", file, got, want)
+	}
+}
+
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	must(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		out[p] = string(data)
+		return err
+	}))
+	return out
+}
+
+// checkRender renders the fleet for a cluster and compares the objects
+// with the hand-written expectation testdata/import/<name>.expected/<cluster>.yaml.
+func checkRender(t *testing.T, fleet, name, cluster string) {
+	t.Helper()
+	code, stdout, stderr := run(t, "render", "--cluster", cluster, "--helm-plain-http",
+		"--helm-cache-dir", t.TempDir(), "--show-secrets", fleet)
+	if code != 0 {
+		t.Fatalf("render %s: exit %d: %s", cluster, code, stderr)
+	}
+	got := objectsByKey(t, "render output", []byte(stdout))
+	file := filepath.Join(importTestdata, name+".expected", cluster+".yaml")
+	data, err := os.ReadFile(file)
+	must(t, err)
+	want := objectsByKey(t, file, data)
+	for _, k := range sortedUnion(got, want) {
+		g, w := got[k], want[k]
+		switch {
+		case w == nil:
+			t.Errorf("%s: %s rendered but not expected:\n%s", cluster, k, toYAML(g))
+		case g == nil:
+			t.Errorf("%s: %s expected but not rendered", cluster, k)
+		case !reflect.DeepEqual(g, w):
+			t.Errorf("%s: %s differs:\n--- rendered\n%s--- expected\n%s", cluster, k, toYAML(g), toYAML(w))
+		}
+	}
+}
+
+func objectsByKey(t *testing.T, what string, data []byte) map[string]map[string]any {
+	t.Helper()
+	docs, err := migrate.ParseDocs(what, data)
+	must(t, err)
+	out := map[string]map[string]any{}
+	for _, d := range docs {
+		js, err := yaml.Marshal(d.Obj)
+		must(t, err)
+		obj := map[string]any{}
+		must(t, yaml.Unmarshal(js, &obj))
+		k := d.Kind() + "/" + d.Namespace() + "/" + d.Name()
+		if _, dup := out[k]; dup {
+			t.Errorf("%s: %s twice", what, k)
+		}
+		out[k] = obj
+	}
+	return out
+}
+
+func sortedUnion(a, b map[string]map[string]any) []string {
+	var keys []string
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func toYAML(v any) string {
+	b, _ := yaml.Marshal(v)
+	return string(bytes.TrimSpace(b)) + "\n"
+}
+
+// TestImportFluxExample imports a repository shaped like fluxcd's
+// flux2-kustomize-helm-example (infrastructure controllers and configs,
+// apps with a base and per-cluster overlays, HelmReleases whose values
+// each cluster patches; one cluster on a GitRepository, one on an
+// ArtifactGenerator) and checks that each cluster gets what Flux would
+// deploy there.
+func TestImportFluxExample(t *testing.T) {
+	src := sourceRepo(t, "flux-example", serveCharts(t))
+	fleet := importAndCheck(t, "flux", "flux-example", src)
+	for _, c := range []string{"production", "staging"} {
+		t.Run(c, func(t *testing.T) { checkRender(t, fleet, "flux-example", c) })
+	}
+}
