@@ -26,7 +26,7 @@ type unit struct {
 	// clusters of the profile have the same, else overlay patches.
 	patches []spec.Patch
 	shape   shape
-	helm  []helmUnit
+	helm    []helmUnit
 }
 
 // shape is what must be equal for clusters to share a profile.
