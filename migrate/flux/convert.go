@@ -103,7 +103,7 @@ func (im *importer) reportKustomization(ks object) {
 			im.report.Add(ks.doc, field, "only SOPS decryption is carried over")
 		case k == "healthChecks" || k == "healthCheckExprs":
 			im.report.Add(ks.doc, field, "not carried over: regatta waits for every object of the add-on to be healthy instead")
-		case !handledKustomization[k]:
+		case !handledKustomization[k] && !isZero(specm[k]):
 			im.report.Add(ks.doc, field, "not carried over")
 		}
 	}
@@ -165,6 +165,25 @@ func profileName(name string) string {
 		n = "imported"
 	}
 	return n
+}
+
+// isZero is true for a field left at its default (false, "", 0, empty).
+func isZero(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	case int, int64, float64:
+		return fmt.Sprint(x) == "0"
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -162,9 +162,7 @@ func (g *grouper) profile(gr *group) *spec.Profile {
 		TypeMeta: spec.TypeMeta{APIVersion: spec.APIVersion, Kind: spec.KindProfile},
 		Metadata: spec.ObjectMeta{Name: gr.name},
 	}
-	p.Spec.ClusterSelector = spec.LabelSelector{MatchExpressions: []spec.LabelSelectorRequirement{
-		{Key: clusterLabel, Operator: "In", Values: gr.clusters},
-	}}
+	p.Spec.ClusterSelector = clusterSelector(gr.clusters)
 	p.Spec.DependsOn = g.dependsOn(gr, map[string]bool{gr.ksKey: true})
 	p.Spec.HealthTimeout = u.shape.Timeout
 	units := make([]*unit, len(gr.clusters))
@@ -178,15 +176,47 @@ func (g *grouper) profile(gr *group) *spec.Profile {
 	for hi, h := range u.helm {
 		p.Spec.Addons = append(p.Spec.Addons, helmAddon(h, units, hi))
 		base := p.Spec.Addons[len(p.Spec.Addons)-1].Helm.Values
-		for i, c := range gr.clusters {
-			hu := units[i].helm[hi]
-			ov := spec.Overlay{Values: nilIfEmpty(migrate.Diff(hu.values, base)), Patches: hu.patches}
-			if ov.Values != nil || len(ov.Patches) > 0 {
-				p.Spec.Overlays = append(p.Spec.Overlays, overlayFor(c, h.Name, ov))
-			}
-		}
+		p.Spec.Overlays = append(p.Spec.Overlays, helmOverlays(gr, h.Name, units, hi, base)...)
 	}
 	return p
+}
+
+// helmOverlays give clusters their values beyond the add-on's and the
+// HelmRelease's post-render patches: one overlay per cluster whose values
+// differ, and when every cluster has the same patches, one overlay for
+// the others (the first matching overlay of an add-on wins).
+func helmOverlays(gr *group, addon string, units []*unit, hi int, base map[string]any) []spec.Overlay {
+	var out []spec.Overlay
+	same := true
+	for _, u := range units[1:] {
+		same = same && reflect.DeepEqual(u.helm[hi].patches, units[0].helm[hi].patches)
+	}
+	rest := []string{}
+	for i, c := range gr.clusters {
+		hu := units[i].helm[hi]
+		ov := spec.Overlay{Values: nilIfEmpty(migrate.Diff(hu.values, base)), Patches: hu.patches}
+		switch {
+		case ov.Values != nil || (!same && len(ov.Patches) > 0):
+			out = append(out, overlayFor(c, addon, ov))
+		case same && len(ov.Patches) > 0:
+			rest = append(rest, c)
+		}
+	}
+	if len(rest) > 0 {
+		out = append(out, spec.Overlay{
+			Name:            addon + "-post-render",
+			ClusterSelector: clusterSelector(rest),
+			Addon:           addon,
+			Patches:         units[0].helm[hi].patches,
+		})
+	}
+	return out
+}
+
+func clusterSelector(clusters []string) spec.LabelSelector {
+	return spec.LabelSelector{MatchExpressions: []spec.LabelSelectorRequirement{
+		{Key: clusterLabel, Operator: "In", Values: clusters},
+	}}
 }
 
 // kustomizeAddon names the add-on of a Kustomization's plain objects.

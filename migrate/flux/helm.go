@@ -124,12 +124,12 @@ func (im *importer) reportRelease(hr object) {
 			im.report.Add(hr.doc, field, "not carried over: regatta renders the chart on every new commit and re-checks at its own --interval")
 		case k == "install" || k == "upgrade" || k == "test":
 			for _, sub := range sortedKeys(migrate.Map(specm, k)) {
-				if (k == "install" && sub == "disableWait") || (k == "test" && sub == "enable") {
+				if (k == "install" && sub == "disableWait") || (k == "test" && sub == "enable") || isZero(migrate.Get(specm, k, sub)) {
 					continue
 				}
 				im.report.Add(hr.doc, field+"."+sub, "not carried over: regatta applies the chart's objects with server-side apply, not as a Helm release")
 			}
-		case !handledHelmRelease[k]:
+		case !handledHelmRelease[k] && !isZero(specm[k]):
 			im.report.Add(hr.doc, field, "not carried over")
 		}
 	}

@@ -21,6 +21,10 @@ var updateImport = flag.Bool("update-import", false, "rewrite the import reports
 
 const importTestdata = "testdata/import"
 
+// placeholders turns the test servers' addresses back into the
+// placeholders of the source repositories (set by sourceRepo).
+var placeholders = strings.NewReplacer()
+
 // charts serves the test charts: webapp from a chart repository, the
 // others from an OCI registry, in several versions so that version
 // ranges have something to choose from.
@@ -51,6 +55,7 @@ func sourceRepo(t *testing.T, name string, c charts) string {
 	dst := filepath.Join(t.TempDir(), name)
 	must(t, os.CopyFS(dst, os.DirFS(filepath.Join(importTestdata, name))))
 	r := strings.NewReplacer("CHART_REPO_URL", c.repo.URL, "OCI_REGISTRY", c.oci.Host())
+	placeholders = strings.NewReplacer(c.repo.URL, "CHART_REPO_URL", c.oci.Host(), "OCI_REGISTRY")
 	err := filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -84,6 +89,7 @@ func importAndCheck(t *testing.T, tool, name string, args ...string) string {
 		t.Fatalf("import: exit %d: %s\n%s", code, stderr, stdout)
 	}
 	checkReport(t, name, stdout)
+	checkFleet(t, name, out)
 	if code, stdout, _ := run(t, "validate", out); code != 0 {
 		t.Fatalf("validate of the imported fleet: exit %d:\n%s", code, stdout)
 	}
@@ -109,6 +115,52 @@ func checkReport(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("report differs from %s:\n--- got\n%s--- want\n%s", file, got, want)
+	}
+}
+
+// checkFleet compares the documents the import wrote with
+// testdata/import/<name>.fleet/, the test servers' addresses put back as
+// the placeholders of the source repository.
+func checkFleet(t *testing.T, name, out string) {
+	t.Helper()
+	golden := filepath.Join(importTestdata, name+".fleet")
+	got := map[string]string{}
+	for _, pattern := range []string{"clusters/*/cluster.yaml", "profiles/*.yaml", "classifiers/*.yaml"} {
+		files, err := filepath.Glob(filepath.Join(out, pattern))
+		must(t, err)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			must(t, err)
+			rel, _ := filepath.Rel(out, f)
+			got[rel] = placeholders.Replace(string(data))
+		}
+	}
+	if *updateImport {
+		must(t, os.RemoveAll(golden))
+		for rel, data := range got {
+			must(t, os.MkdirAll(filepath.Dir(filepath.Join(golden, rel)), 0o755))
+			must(t, os.WriteFile(filepath.Join(golden, rel), []byte(data), 0o644))
+		}
+	}
+	want := map[string]string{}
+	must(t, filepath.WalkDir(golden, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(golden, p)
+		want[rel] = string(data)
+		return err
+	}))
+	for rel, w := range want {
+		if got[rel] != w {
+			t.Errorf("%s differs from %s (-update-import rewrites it):\n--- got\n%s--- want\n%s", rel, golden, got[rel], w)
+		}
+	}
+	for rel := range got {
+		if _, ok := want[rel]; !ok {
+			t.Errorf("%s written but not in %s", rel, golden)
+		}
 	}
 }
 
@@ -202,5 +254,20 @@ func TestImportFluxExample(t *testing.T) {
 	fleet := importAndCheck(t, "flux", "flux-example", src)
 	for _, c := range []string{"production", "staging"} {
 		t.Run(c, func(t *testing.T) { checkRender(t, fleet, "flux-example", c) })
+	}
+}
+
+// TestImportFluxFeatures imports a repository that uses the Flux
+// features regatta now has (postBuild substitution with substituteFrom
+// and the opt-out annotation, a folder without kustomization.yaml, wait
+// unset, HelmRelease valuesFrom with valuesKey and targetPath, test.enable,
+// disableWait, post-renderers, targetNamespace) plus Kustomizations that
+// a build applies, and sources the import must report (another Git
+// repository, a Bucket).
+func TestImportFluxFeatures(t *testing.T) {
+	src := sourceRepo(t, "flux-features", serveCharts(t))
+	fleet := importAndCheck(t, "flux", "flux-features", src)
+	for _, c := range []string{"dev", "prod"} {
+		t.Run(c, func(t *testing.T) { checkRender(t, fleet, "flux-features", c) })
 	}
 }
