@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -19,6 +20,9 @@ type Fleet struct {
 	Clusters    []*spec.Cluster
 	Profiles    []*spec.Profile
 	Classifiers []*spec.Classifier
+	// Files are other files the fleet needs (manifests taken out of
+	// ConfigMaps), by repository-relative path.
+	Files map[string][]byte
 }
 
 // header starts every file an import writes.
@@ -44,7 +48,20 @@ func (f *Fleet) Write(dir, tool string) ([]string, error) {
 	for _, c := range f.Classifiers {
 		errs = append(errs, put(path.Join(spec.ClassifiersDir, c.Metadata.Name+".yaml"), c))
 	}
+	for _, rel := range sortedFiles(f.Files) {
+		files = append(files, rel)
+		errs = append(errs, WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), f.Files[rel]))
+	}
 	return files, errors.Join(errs...)
+}
+
+func sortedFiles(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Marshal returns a document as the import writes it.

@@ -52,7 +52,7 @@ func serveCharts(t *testing.T) charts {
 // the test servers.
 func sourceRepo(t *testing.T, name string, c charts) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), name)
+	dst := filepath.Join(t.TempDir(), "src")
 	must(t, os.CopyFS(dst, os.DirFS(filepath.Join(importTestdata, name))))
 	r := strings.NewReplacer("CHART_REPO_URL", c.repo.URL, "OCI_REGISTRY", c.oci.Host())
 	placeholders = strings.NewReplacer(c.repo.URL, "CHART_REPO_URL", c.oci.Host(), "OCI_REGISTRY")
@@ -80,15 +80,15 @@ func must(t *testing.T, err error) {
 // importAndCheck imports a repository, checks the report against its
 // golden file, that the fleet validates and that a second import changes
 // nothing; it returns the fleet's folder.
-func importAndCheck(t *testing.T, tool, name string, args ...string) string {
+func importAndCheck(t *testing.T, tool, name, src string, args ...string) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "fleet")
+	out := filepath.Join(filepath.Dir(src), "fleet")
 	cmd := append([]string{"import", tool}, args...)
 	code, stdout, stderr := run(t, append(cmd, "--out", out)...)
 	if code != 0 {
 		t.Fatalf("import: exit %d: %s\n%s", code, stderr, stdout)
 	}
-	checkReport(t, name, stdout)
+	checkReport(t, name, strings.ReplaceAll(stdout, filepath.ToSlash(filepath.Dir(out))+"/src/", ""))
 	checkFleet(t, name, out)
 	if code, stdout, _ := run(t, "validate", out); code != 0 {
 		t.Fatalf("validate of the imported fleet: exit %d:\n%s", code, stdout)
@@ -251,7 +251,7 @@ func toYAML(v any) string {
 // deploy there.
 func TestImportFluxExample(t *testing.T) {
 	src := sourceRepo(t, "flux-example", serveCharts(t))
-	fleet := importAndCheck(t, "flux", "flux-example", src)
+	fleet := importAndCheck(t, "flux", "flux-example", src, src)
 	for _, c := range []string{"production", "staging"} {
 		t.Run(c, func(t *testing.T) { checkRender(t, fleet, "flux-example", c) })
 	}
@@ -266,8 +266,23 @@ func TestImportFluxExample(t *testing.T) {
 // repository, a Bucket).
 func TestImportFluxFeatures(t *testing.T) {
 	src := sourceRepo(t, "flux-features", serveCharts(t))
-	fleet := importAndCheck(t, "flux", "flux-features", src)
+	fleet := importAndCheck(t, "flux", "flux-features", src, src)
 	for _, c := range []string{"dev", "prod"} {
 		t.Run(c, func(t *testing.T) { checkRender(t, fleet, "flux-features", c) })
+	}
+}
+
+// TestImportSveltosExample imports ClusterProfiles (policyRefs to a
+// ConfigMap, helmCharts from a chart repository and an OCI registry with
+// values and valuesFrom, kustomizationRefs to a Flux source, patches,
+// validateHealths, driftExclusions), a Profile (clusterRefs, a Secret and
+// a Flux-source policyRef), Classifiers, a SveltosCluster and a Cluster
+// API Cluster, and checks what each cluster gets.
+func TestImportSveltosExample(t *testing.T) {
+	src := sourceRepo(t, "sveltos-example", serveCharts(t))
+	fleet := importAndCheck(t, "sveltos", "sveltos-example", src,
+		filepath.Join(src, "manifests"), "--source", filepath.Join(src, "source"))
+	for _, c := range []string{"edge-1", "edge-2"} {
+		t.Run(c, func(t *testing.T) { checkRender(t, fleet, "sveltos-example", c) })
 	}
 }
