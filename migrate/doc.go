@@ -51,11 +51,11 @@ func (d *Doc) Line(field string) int {
 	}
 	line := n.Line
 	for _, part := range splitField(field) {
-		next := child(n, part)
+		next, at := child(n, part)
 		if next == nil {
 			break
 		}
-		n, line = next, next.Line
+		n, line = next, at
 	}
 	return line
 }
@@ -84,22 +84,24 @@ func splitField(field string) []string {
 	return out
 }
 
-func child(n *yaml.Node, part string) *yaml.Node {
+// child returns the node of a field or list item and the line it is
+// written on (a field's key line).
+func child(n *yaml.Node, part string) (*yaml.Node, int) {
 	switch {
 	case n.Kind == yaml.SequenceNode && strings.HasPrefix(part, "["):
 		i, err := strconv.Atoi(strings.Trim(part, "[]"))
 		if err != nil || i < 0 || i >= len(n.Content) {
-			return nil
+			return nil, 0
 		}
-		return n.Content[i]
+		return n.Content[i], n.Content[i].Line
 	case n.Kind == yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if n.Content[i].Value == part {
-				return n.Content[i+1]
+				return n.Content[i+1], n.Content[i].Line
 			}
 		}
 	}
-	return nil
+	return nil, 0
 }
 
 // ReadDocs reads every non-empty document of a YAML file.

@@ -94,7 +94,7 @@ func (im *importer) sourcePath(s *scan, ks object) (string, bool) {
 	case "ExternalArtifact":
 		return im.artifactPath(s, ks, name, rel)
 	}
-	im.report.Add(ks.doc, "spec.sourceRef", "Kustomization %s: a %s source is not in this repository: not carried over", ks.name(), kind)
+	im.report.Add(ks.doc, "spec.sourceRef", "Kustomization %s: its source (kind %s) is not this repository: not carried over", ks.name(), kind)
 	return "", false
 }
 

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -44,8 +45,16 @@ Without --out the fleet is written into DIR itself; with --out, DIR's files
 are copied there first. Exit codes: 0 imported, 1 failed, 2 usage error.`,
 		Example: `  regatta import flux ./fleet-infra
   regatta import flux ./flux-repo --out ./regatta-fleet && regatta validate ./regatta-fleet`,
-		Args: cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError("expected one directory, got %d arguments", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := openDir(args[0]); err != nil {
+				return err
+			}
 			res, err := flux.Run(cmd.Context(), flux.Options{Dir: args[0], Out: f.out})
 			if err != nil {
 				return err
@@ -55,6 +64,16 @@ are copied there first. Exit codes: 0 imported, 1 failed, 2 usage error.`,
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "write the fleet into this folder (default: DIR)")
 	return cmd
+}
+
+// checkFiles fails with a usage error when a file argument is unreadable.
+func checkFiles(paths []string) error {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+	}
+	return nil
 }
 
 // writeImport prints the report on stdout and a summary on stderr.

@@ -33,10 +33,22 @@ unless the profile has validateHealths or a chart sets options.wait.
 Exit codes: 0 imported, 1 failed, 2 usage error.`,
 		Example: `  regatta import sveltos clusterprofiles/ configmaps/ --out ./fleet
   regatta import sveltos profile.yaml --source ./flux-source --out ./fleet`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("expected at least one file or folder of Sveltos manifests")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.out == "" {
 				return usageError("--out is required")
+			}
+			files := args
+			if f.source != "" {
+				files = append([]string{f.source}, args...)
+			}
+			if err := checkFiles(files); err != nil {
+				return err
 			}
 			res, err := sveltos.Run(cmd.Context(), sveltos.Options{Files: args, Source: f.source, Out: f.out})
 			if err != nil {

@@ -286,3 +286,73 @@ func TestImportSveltosExample(t *testing.T) {
 		t.Run(c, func(t *testing.T) { checkRender(t, fleet, "sveltos-example", c) })
 	}
 }
+
+func TestImportErrors(t *testing.T) {
+	repo := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(repo, rel)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"import", "flux"}, 2, "expected one directory, got 0 arguments"},
+		{[]string{"import", "flux", filepath.Join(repo, "nope")}, 2, "no such file"},
+		{[]string{"import", "flux", repo}, 1, "a Flux repository has a clusters/ folder"},
+		{[]string{"import", "sveltos", "x.yaml"}, 2, "--out is required"},
+		{[]string{"import", "sveltos", "--out", repo}, 2, "expected at least one file"},
+		{[]string{"import", "sveltos", filepath.Join(repo, "nope.yaml"), "--out", t.TempDir()}, 2, "no such file"},
+	}
+	for _, tc := range tests {
+		code, _, stderr := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("%v: exit %d %q, want %d with %q", tc.args, code, stderr, tc.code, tc.msg)
+		}
+	}
+
+	// A Kustomization that cannot be built is reported with its file and
+	// line, and the rest of the repository is still imported.
+	write("clusters/one/apps.yaml", `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: broken, namespace: flux-system}
+spec:
+  path: ./missing
+  sourceRef: {kind: GitRepository, name: flux-system}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: good, namespace: flux-system}
+spec:
+  path: ./good
+  sourceRef: {kind: OCIRepository, name: elsewhere}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: plain, namespace: flux-system}
+spec:
+  dependsOn: [{name: broken}]
+  path: ./good
+  sourceRef: {kind: GitRepository, name: flux-system}
+`)
+	write("good/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good, namespace: default}\n")
+	code, stdout, stderr := run(t, "import", "flux", repo)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"clusters/one/apps.yaml:5: spec.path: Kustomization broken: kustomize build of missing failed, not carried over",
+		"clusters/one/apps.yaml:13: spec.sourceRef: Kustomization good: its source (kind OCIRepository) is not this repository: not carried over",
+		"clusters/one/apps.yaml:19: spec.dependsOn: Kustomization Kustomization/flux-system/broken is not defined for cluster one: dependency dropped",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code, out, _ := run(t, "validate", repo); code != 0 {
+		t.Errorf("the imported fleet is invalid:\n%s", out)
+	}
+}
