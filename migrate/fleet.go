@@ -118,3 +118,13 @@ func CopyTree(src fs.FS, dst string) error {
 		return WriteFile(filepath.Join(dst, filepath.FromSlash(p)), data)
 	})
 }
+
+// Validate loads the fleet written in dir as `regatta validate` does and
+// adds its errors to the report: what the source held that the format
+// refuses (placeholders, invalid names) is then in the report too.
+func Validate(dir string, report *Report) {
+	_, diags := spec.Load(os.DirFS(dir))
+	for _, d := range diags.Errors() {
+		report.AddFinding(Finding{File: d.File, Line: d.Line, Field: d.Field, Message: "the imported fleet is invalid here: " + d.Message})
+	}
+}

@@ -3,6 +3,7 @@ package flux
 import (
 	"fmt"
 	"path"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -113,7 +114,7 @@ func (im *importer) isSelf(s *scan, ns, name string, from object) bool {
 	}
 	repo, ok := s.objects[refKey("GitRepository", ns, name)]
 	self, selfOK := s.objects[refKey("GitRepository", selfSource, selfSource)]
-	if ok && selfOK && migrate.Str(repo.obj, "spec", "url") == migrate.Str(self.obj, "spec", "url") {
+	if ok && selfOK && sameRepository(repo.obj, self.obj) {
 		return true
 	}
 	msg := "is not defined in this repository"
@@ -122,6 +123,12 @@ func (im *importer) isSelf(s *scan, ns, name string, from object) bool {
 	}
 	im.report.Add(from.doc, "spec.sourceRef", "%s %s: GitRepository %s/%s %s: not carried over", from.kind(), from.name(), ns, name, msg)
 	return false
+}
+
+// sameRepository: the same URL at the same ref.
+func sameRepository(a, b map[string]any) bool {
+	return migrate.Str(a, "spec", "url") == migrate.Str(b, "spec", "url") &&
+		reflect.DeepEqual(migrate.Get(a, "spec", "ref"), migrate.Get(b, "spec", "ref"))
 }
 
 // artifactPath maps a path of an ArtifactGenerator's artifact back to the

@@ -50,6 +50,10 @@ type helmUnit struct {
 	patches []spec.Patch
 }
 
+// empty is true for a Kustomization that deploys nothing itself (it only
+// holds other Kustomizations or sources): it gets no profile.
+func (u *unit) empty() bool { return u.shape.Kustomize == nil && len(u.helm) == 0 }
+
 // handledKustomization are the Kustomization spec fields the import maps.
 var handledKustomization = map[string]bool{
 	"path": true, "sourceRef": true, "dependsOn": true, "targetNamespace": true, "patches": true,

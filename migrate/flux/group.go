@@ -53,6 +53,9 @@ func (g *grouper) sig(cu *clusterUnits, key string, visiting map[string]bool) st
 	visiting[key] = true
 	defer delete(visiting, key)
 	js, _ := json.Marshal(u.shape)
+	if u.empty() {
+		js = []byte("empty") // no profile of its own: only its dependencies count
+	}
 	parts := []string{u.name, string(js)}
 	for _, d := range u.deps {
 		parts = append(parts, d+"="+g.sig(cu, d, visiting))
@@ -74,7 +77,7 @@ func (g *grouper) assign() {
 			gr, ok := g.groups[gk]
 			if !ok {
 				u := cu.units[key]
-				gr = &group{ksKey: key, sig: s, empty: u.shape.Kustomize == nil && len(u.helm) == 0}
+				gr = &group{ksKey: key, sig: s, empty: u.empty()}
 				g.groups[gk] = gr
 				g.list = append(g.list, gr)
 			}

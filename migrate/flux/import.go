@@ -46,6 +46,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	files, err := fleet.Write(out, "flux")
+	if err == nil {
+		migrate.Validate(out, report)
+	}
 	return &Result{Files: files, Report: report}, err
 }
 
@@ -57,7 +60,7 @@ func sameDir(a, b string) bool {
 
 // Import reads the Flux repository in fsys and returns the fleet.
 func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, error) {
-	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: render.New(render.Options{}), files: map[string][]*migrate.Doc{}}
+	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: render.New(render.Options{}), files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}}
 	clusters, err := clusterNames(fsys)
 	if err != nil {
 		return nil, nil, err

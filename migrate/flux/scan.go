@@ -65,6 +65,8 @@ type importer struct {
 	report *migrate.Report
 	r      *render.Renderer
 	files  map[string][]*migrate.Doc
+	// selfFiles are the files of each cluster's flux-system folder.
+	selfFiles map[string][]string
 }
 
 func (im *importer) docs(file string) []*migrate.Doc {
@@ -91,6 +93,7 @@ func (im *importer) clusterFiles(cluster string) []string {
 			return nil
 		case d.IsDir() && d.Name() == selfSource && p != root:
 			im.report.AddFinding(migrate.Finding{File: p, Message: "Flux's own installation and sync: not carried over (regatta replaces them)"})
+			im.selfFiles[cluster] = im.yamlFiles(p)
 			return fs.SkipDir
 		case d.IsDir():
 			return nil
@@ -105,12 +108,33 @@ func (im *importer) clusterFiles(cluster string) []string {
 	return files
 }
 
+// yamlFiles lists the YAML files below dir.
+func (im *importer) yamlFiles(dir string) []string {
+	var files []string
+	_ = fs.WalkDir(im.fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
+}
+
 // scanCluster reads a cluster folder and builds its Kustomizations,
 // following Kustomizations that builds produce.
 func (im *importer) scanCluster(cluster string) *scan {
 	s := &scan{cluster: cluster, objects: map[string]object{}}
 	var queue []object
-	for _, f := range im.clusterFiles(cluster) {
+	files := im.clusterFiles(cluster)
+	// Flux's own GitRepository tells which sources are this repository.
+	for _, f := range im.selfFiles[cluster] {
+		for _, d := range im.docs(f) {
+			if d.Kind() == "GitRepository" && d.APIGroup() == groupSource {
+				s.objects[refKey(d.Kind(), d.Namespace(), d.Name())] = object{obj: d.Obj, doc: d}
+			}
+		}
+	}
+	for _, f := range files {
 		for _, d := range im.docs(f) {
 			o := object{obj: d.Obj, doc: d}
 			if d.APIGroup() == "regatta.dev" {

@@ -48,6 +48,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	fleet := Import(ctx, docs, source, report)
 	files, err := fleet.Write(opts.Out, "sveltos")
+	if err == nil {
+		migrate.Validate(opts.Out, report)
+	}
 	return &Result{Files: files, Report: report}, err
 }
 
@@ -99,17 +102,20 @@ type importer struct {
 	data  map[string]*migrate.Doc
 	fleet *migrate.Fleet
 	names map[string]bool
+	// sources are the documents profiles were converted from, by name.
+	sources map[string]*migrate.Doc
 }
 
 // Import converts the documents into a fleet.
 func Import(ctx context.Context, docs []*migrate.Doc, source fs.FS, report *migrate.Report) *migrate.Fleet {
 	im := &importer{
-		ctx:    ctx,
-		report: report,
-		source: source,
-		data:   map[string]*migrate.Doc{},
-		fleet:  &migrate.Fleet{Files: map[string][]byte{}},
-		names:  map[string]bool{},
+		ctx:     ctx,
+		report:  report,
+		source:  source,
+		data:    map[string]*migrate.Doc{},
+		fleet:   &migrate.Fleet{Files: map[string][]byte{}},
+		names:   map[string]bool{},
+		sources: map[string]*migrate.Doc{},
 	}
 	for _, d := range docs {
 		if d.Kind() == "ConfigMap" || d.Kind() == "Secret" {
@@ -119,14 +125,42 @@ func Import(ctx context.Context, docs []*migrate.Doc, source fs.FS, report *migr
 	for _, d := range docs {
 		im.convert(d)
 	}
+	im.dropEmpty()
 	return im.fleet
+}
+
+// dropEmpty leaves out profiles nothing was carried over for, and
+// dependencies on profiles that are not in the fleet.
+func (im *importer) dropEmpty() {
+	var kept []*spec.Profile
+	names := map[string]bool{}
+	for _, p := range im.fleet.Profiles {
+		if len(p.Spec.Addons) > 0 {
+			kept = append(kept, p)
+			names[p.Metadata.Name] = true
+		}
+	}
+	for _, p := range kept {
+		var deps []string
+		for _, d := range p.Spec.DependsOn {
+			if names[d] {
+				deps = append(deps, d)
+			} else {
+				im.report.Add(im.sources[p.Metadata.Name], "spec.dependsOn", "profile %s is not in the imported fleet: dependency dropped", d)
+			}
+		}
+		p.Spec.DependsOn = deps
+	}
+	im.fleet.Profiles = kept
 }
 
 func (im *importer) convert(d *migrate.Doc) {
 	switch {
 	case d.Kind() == "ConfigMap" || d.Kind() == "Secret":
 	case d.Kind() == kindClusterProfile || d.Kind() == kindProfile:
-		im.fleet.Profiles = append(im.fleet.Profiles, im.profile(d))
+		p := im.profile(d)
+		im.sources[p.Metadata.Name] = d
+		im.fleet.Profiles = append(im.fleet.Profiles, p)
 	case d.Kind() == kindClassifier:
 		im.fleet.Classifiers = append(im.fleet.Classifiers, im.classifier(d))
 	case d.Kind() == kindSveltosCluster || (d.Kind() == kindCAPICluster && strings.HasPrefix(d.APIGroup(), "cluster.x-k8s.io")):

@@ -52,7 +52,7 @@ func (im *importer) profile(d *migrate.Doc) *spec.Profile {
 	p.Spec.Overlays = im.patches(d, s, p)
 	im.reportUnknown(d, s)
 	if len(p.Spec.Addons) == 0 {
-		im.report.Add(d, "spec", "nothing to deploy was carried over: the profile has no add-on and is invalid until one is added")
+		im.report.Add(d, "spec", "nothing to deploy was carried over: profile %s not written", p.Metadata.Name)
 	}
 	return p
 }
