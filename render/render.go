@@ -132,6 +132,10 @@ type Options struct {
 	// AllowRemoteBases lets kustomizations load remote (git, http) bases
 	// and files. Off, they are refused with ErrRemoteRefused.
 	AllowRemoteBases bool
+	// LeaveEncrypted reads SOPS documents as they are instead of
+	// decrypting them, for callers that look only at the structure of the
+	// output (regatta import); such output must never be applied.
+	LeaveEncrypted bool
 	// CacheBytes bounds the memory of cached results (estimated); 0 means
 	// DefaultCacheBytes, a negative value disables caching.
 	CacheBytes int64

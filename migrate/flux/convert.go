@@ -142,14 +142,19 @@ func generalize(pb *spec.PostBuild, cluster string) *spec.PostBuild {
 		return nil
 	}
 	out := &spec.PostBuild{}
-	prefix := path.Join(spec.ClustersDir, cluster) + "/"
 	for _, r := range pb.SubstituteFrom {
-		if rest, ok := strings.CutPrefix(r.Path, prefix); ok {
-			r.Path = path.Join(spec.ClustersDir, clusterNameInPath, rest)
-		}
+		r.Path = generalizePath(r.Path, cluster)
 		out.SubstituteFrom = append(out.SubstituteFrom, r)
 	}
 	return out
+}
+
+// generalizePath writes clusters/<cluster>/... as clusters/{{ .Cluster.Name }}/...
+func generalizePath(p, cluster string) string {
+	if rest, ok := strings.CutPrefix(p, path.Join(spec.ClustersDir, cluster)+"/"); ok {
+		return path.Join(spec.ClustersDir, clusterNameInPath, rest)
+	}
+	return p
 }
 
 // profileName makes a Kustomization name a valid profile name.

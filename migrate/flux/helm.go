@@ -104,7 +104,7 @@ func (im *importer) helmRelease(s *scan, hr object) (helmUnit, bool) {
 	}
 	h.Source = src
 	h.Wait = !disableWait(specm)
-	h.values = im.releaseValues(s, hr)
+	h.values, h.Source.ValuesFrom = im.releaseValues(s, hr)
 	h.patches = im.postRenderers(hr)
 	im.reportRelease(hr)
 	return h, true
@@ -231,11 +231,21 @@ func (im *importer) chartRef(s *scan, hr object, ref map[string]any) (spec.HelmS
 }
 
 // releaseValues merges valuesFrom (ConfigMaps and Secrets of the builds
-// or the cluster folder) and values, as helm-controller does.
-func (im *importer) releaseValues(s *scan, hr object) map[string]any {
+// or the cluster folder) and values, as helm-controller does. A
+// SOPS-encrypted Secret stays encrypted: it becomes a valuesFrom of its
+// file, decrypted at render.
+func (im *importer) releaseValues(s *scan, hr object) (map[string]any, []spec.DataReference) {
 	out := map[string]any{}
+	var refs []spec.DataReference
 	for i, r := range migrate.List(hr.obj, "spec", "valuesFrom") {
 		rm, _ := r.(map[string]any)
+		if ref, ok := s.encryptedRef(hr.namespace(), rm); ok {
+			refs = append(refs, ref)
+			if len(out) > 0 {
+				im.report.Add(hr.doc, fmt.Sprintf("spec.valuesFrom[%d]", i), "an encrypted Secret's values are layered before the other valuesFrom, which are written into values")
+			}
+			continue
+		}
 		m, err := s.valuesFrom(hr.namespace(), rm)
 		if err != nil {
 			im.report.Add(hr.doc, fmt.Sprintf("spec.valuesFrom[%d]", i), "not carried over: %v", err)
@@ -243,7 +253,26 @@ func (im *importer) releaseValues(s *scan, hr object) map[string]any {
 		}
 		out = merge(out, m)
 	}
-	return merge(out, migrate.Map(hr.obj, "spec", "values"))
+	return merge(out, migrate.Map(hr.obj, "spec", "values")), refs
+}
+
+// encryptedRef returns a valuesFrom reference to the file of a
+// SOPS-encrypted Secret.
+func (s *scan) encryptedRef(ns string, ref map[string]any) (spec.DataReference, bool) {
+	kind, name := migrate.Str(ref, "kind"), migrate.Str(ref, "name")
+	o, ok := s.objects[refKey(kind, ns, name)]
+	if !ok || o.obj["sops"] == nil || o.doc.Name() != name || o.doc.Kind() != kind {
+		return spec.DataReference{}, false
+	}
+	optional, _ := ref["optional"].(bool)
+	return spec.DataReference{
+		Kind:       kind,
+		Name:       name,
+		Path:       generalizePath(o.doc.File, s.cluster),
+		ValuesKey:  migrate.Str(ref, "valuesKey"),
+		TargetPath: migrate.Str(ref, "targetPath"),
+		Optional:   optional,
+	}, true
 }
 
 func (s *scan) valuesFrom(ns string, ref map[string]any) (map[string]any, error) {

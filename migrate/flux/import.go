@@ -60,7 +60,7 @@ func sameDir(a, b string) bool {
 
 // Import reads the Flux repository in fsys and returns the fleet.
 func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, error) {
-	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: render.New(render.Options{}), files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}}
+	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: render.New(render.Options{LeaveEncrypted: true}), files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}}
 	clusters, err := clusterNames(fsys)
 	if err != nil {
 		return nil, nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/regatta-dev/regatta/internal/chartserver"
 	"github.com/regatta-dev/regatta/migrate"
+	"github.com/regatta-dev/regatta/render/sops"
 )
 
 var updateImport = flag.Bool("update-import", false, "rewrite the import reports in testdata/import (never the expected objects, which are written by hand)")
@@ -180,10 +181,11 @@ func snapshot(t *testing.T, dir string) map[string]string {
 
 // checkRender renders the fleet for a cluster and compares the objects
 // with the hand-written expectation testdata/import/<name>.expected/<cluster>.yaml.
-func checkRender(t *testing.T, fleet, name, cluster string) {
+func checkRender(t *testing.T, fleet, name, cluster string, flags ...string) {
 	t.Helper()
-	code, stdout, stderr := run(t, "render", "--cluster", cluster, "--helm-plain-http",
-		"--helm-cache-dir", t.TempDir(), "--show-secrets", fleet)
+	args := append([]string{"render", "--cluster", cluster, "--helm-plain-http",
+		"--helm-cache-dir", t.TempDir(), "--show-secrets"}, flags...)
+	code, stdout, stderr := run(t, append(args, fleet)...)
 	if code != 0 {
 		t.Fatalf("render %s: exit %d: %s", cluster, code, stderr)
 	}
@@ -266,10 +268,24 @@ func TestImportFluxExample(t *testing.T) {
 // repository, a Bucket).
 func TestImportFluxFeatures(t *testing.T) {
 	src := sourceRepo(t, "flux-features", serveCharts(t))
+	encryptFile(t, filepath.Join(src, "releases", "webapp-auth.yaml"))
 	fleet := importAndCheck(t, "flux", "flux-features", src, src)
 	for _, c := range []string{"dev", "prod"} {
-		t.Run(c, func(t *testing.T) { checkRender(t, fleet, "flux-features", c) })
+		t.Run(c, func(t *testing.T) { checkRender(t, fleet, "flux-features", c, "--sops-age-key-file", planAgeKey) })
 	}
+}
+
+// encryptFile encrypts a Secret manifest in place with SOPS for the test
+// age key, as `sops --encrypt --encrypted-regex '^(data|stringData)$'` does.
+func encryptFile(t *testing.T, file string) {
+	t.Helper()
+	plain, err := os.ReadFile(file)
+	must(t, err)
+	keys, err := sops.LoadAgeKeyFile(planAgeKey)
+	must(t, err)
+	enc, err := sops.Encrypt(file, plain, "^(data|stringData)$", keys.Recipients())
+	must(t, err)
+	must(t, os.WriteFile(file, enc, 0o644))
 }
 
 // TestImportSveltosExample imports ClusterProfiles (policyRefs to a
