@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/regatta-dev/regatta/migrate"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/spec"
@@ -24,7 +26,7 @@ func (im *importer) build(s *scan, ks object) *build {
 	src := &spec.KustomizeSource{
 		Path:            p,
 		TargetNamespace: migrate.Str(ks.obj, "spec", "targetNamespace"),
-		Patches:         im.patches(ks.doc, ks.obj, "spec.patches"),
+		Patches:         im.kustomizationPatches(ks),
 	}
 	b.postBuild, b.vars = im.postBuild(s, ks)
 	addon := spec.Addon{Name: "build", Kustomize: src, PostBuild: b.postBuild}
@@ -185,6 +187,43 @@ func underPrefix(p, prefix string) (string, bool) {
 	return "", false
 }
 
+// kustomizationPatches are spec.patches and the older
+// patchesStrategicMerge and patchesJson6902 of a Kustomization.
+func (im *importer) kustomizationPatches(ks object) []spec.Patch {
+	out := im.patches(ks.doc, ks.obj, "spec.patches")
+	for _, p := range migrate.List(ks.obj, "spec", "patchesStrategicMerge") {
+		if data, err := yaml.Marshal(p); err == nil {
+			out = append(out, spec.Patch{Patch: string(data)})
+		}
+	}
+	for i, p := range migrate.List(ks.obj, "spec", "patchesJson6902") {
+		pm, _ := p.(map[string]any)
+		data, err := yaml.Marshal(pm["patch"])
+		if err != nil || pm["patch"] == nil {
+			im.report.Add(ks.doc, fmt.Sprintf("spec.patchesJson6902[%d]", i), "a patch without operations: not carried over")
+			continue
+		}
+		sp := spec.Patch{Patch: string(data)}
+		if t := migrate.Map(pm, "target"); t != nil {
+			sp.Target = selectorOf(t)
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+func selectorOf(t map[string]any) *spec.PatchSelector {
+	return &spec.PatchSelector{
+		Group:              migrate.Str(t, "group"),
+		Version:            migrate.Str(t, "version"),
+		Kind:               migrate.Str(t, "kind"),
+		Name:               migrate.Str(t, "name"),
+		Namespace:          migrate.Str(t, "namespace"),
+		LabelSelector:      migrate.Str(t, "labelSelector"),
+		AnnotationSelector: migrate.Str(t, "annotationSelector"),
+	}
+}
+
 // patches converts a Flux patches list; its targets use the same fields.
 func (im *importer) patches(d *migrate.Doc, obj map[string]any, field string) []spec.Patch {
 	var out []spec.Patch
@@ -196,15 +235,7 @@ func (im *importer) patches(d *migrate.Doc, obj map[string]any, field string) []
 			continue
 		}
 		if t := migrate.Map(pm, "target"); t != nil {
-			sp.Target = &spec.PatchSelector{
-				Group:              migrate.Str(t, "group"),
-				Version:            migrate.Str(t, "version"),
-				Kind:               migrate.Str(t, "kind"),
-				Name:               migrate.Str(t, "name"),
-				Namespace:          migrate.Str(t, "namespace"),
-				LabelSelector:      migrate.Str(t, "labelSelector"),
-				AnnotationSelector: migrate.Str(t, "annotationSelector"),
-			}
+			sp.Target = selectorOf(t)
 		}
 		out = append(out, sp)
 	}

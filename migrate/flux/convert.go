@@ -58,6 +58,7 @@ func (u *unit) empty() bool { return u.shape.Kustomize == nil && len(u.helm) == 
 var handledKustomization = map[string]bool{
 	"path": true, "sourceRef": true, "dependsOn": true, "targetNamespace": true, "patches": true,
 	"postBuild": true, "wait": true, "timeout": true, "prune": true, "decryption": true,
+	"patchesStrategicMerge": true, "patchesJson6902": true,
 }
 
 // convert turns a cluster's build of a Kustomization into a unit.
@@ -81,7 +82,7 @@ func (im *importer) convert(s *scan, b *build) *unit {
 	u.shape.Timeout = migrate.Str(ks.obj, "spec", "timeout")
 	u.shape.PostBuild = generalize(b.postBuild, s.cluster)
 	if b.plain > 0 {
-		u.patches = im.patches(ks.doc, ks.obj, "spec.patches")
+		u.patches = im.kustomizationPatches(ks)
 		u.shape.Kustomize = &spec.KustomizeSource{
 			TargetNamespace: migrate.Str(ks.obj, "spec", "targetNamespace"),
 			Patches:         deletePatches(b.fluxKinds),

@@ -29,6 +29,22 @@ func (im *importer) helmReleases(s *scan, b *build) []helmUnit {
 			objs = append(objs, object{obj: o.Object, doc: im.locate(o.Source, o.GetKind(), o.GetName())})
 		}
 	}
+	inBuild := map[string]bool{}
+	for _, o := range objs {
+		inBuild[o.key()] = true
+	}
+	for _, o := range objs {
+		for i, d := range migrate.List(o.obj, "spec", "dependsOn") {
+			dm, _ := d.(map[string]any)
+			ns := migrate.Str(dm, "namespace")
+			if ns == "" {
+				ns = o.namespace()
+			}
+			if !inBuild[refKey("HelmRelease", ns, migrate.Str(dm, "name"))] {
+				im.report.Add(o.doc, fmt.Sprintf("spec.dependsOn[%d]", i), "HelmRelease %s/%s is built by another Kustomization: the order of the profiles (their dependsOn) decides instead", ns, migrate.Str(dm, "name"))
+			}
+		}
+	}
 	for _, o := range orderReleases(objs) {
 		if h, ok := im.helmRelease(s, o); ok {
 			out = append(out, h)
