@@ -100,7 +100,8 @@ func substituteObject(u *unstructured.Unstructured, vars map[string]string) (*un
 }
 
 // expandVars replaces ${name} by the variable's value (empty when it is
-// not set) and ${name:=default} by the value or the default. $${ is a
+// not set) and ${name:=default} (or ${name:-default}) by the value or the
+// default. $${ is a
 // literal ${. $name without braces, and ${...} holding anything else,
 // are left as they are.
 func expandVars(s string, vars map[string]string) string {
@@ -137,6 +138,9 @@ func expandVars(s string, vars map[string]string) string {
 // variable reference.
 func evalVar(expr string, vars map[string]string) (string, bool) {
 	name, def, hasDefault := strings.Cut(expr, ":=")
+	if !hasDefault {
+		name, def, hasDefault = strings.Cut(expr, ":-")
+	}
 	if !spec.IsVarName(name) {
 		return "", false
 	}
