@@ -35,7 +35,7 @@ func (im *importer) policyRefs(d *migrate.Doc, s map[string]any, wait bool) []sp
 		if fluxSources[kind] {
 			p = im.sourcePath(d, field, migrate.Str(rm, "path"))
 		} else {
-			p = im.writeData(d, field, kind, migrate.Str(rm, "namespace"), name)
+			p = im.writeData(d, field, kind, refNamespace(d, rm), name)
 		}
 		if p == "" {
 			continue
@@ -90,6 +90,15 @@ func (im *importer) writeData(d *migrate.Doc, field, kind, ns, name string) stri
 		im.fleet.Files[path.Join(dir, file)] = []byte(data[k])
 	}
 	return dir
+}
+
+// refNamespace is a reference's namespace; a Profile's references are in
+// the Profile's namespace.
+func refNamespace(d *migrate.Doc, ref map[string]any) string {
+	if ns := migrate.Str(ref, "namespace"); ns != "" || d.Kind() != kindProfile {
+		return ns
+	}
+	return d.Namespace()
 }
 
 func nsOr(ns string) string {
@@ -244,7 +253,7 @@ func (im *importer) values(d *migrate.Doc, field, text string) map[string]any {
 
 func (im *importer) valuesFrom(d *migrate.Doc, field string, ref map[string]any) map[string]any {
 	kind, name := migrate.Str(ref, "kind"), migrate.Str(ref, "name")
-	src := im.find(kind, migrate.Str(ref, "namespace"), name)
+	src := im.find(kind, refNamespace(d, ref), name)
 	if src == nil {
 		if opt, _ := ref["optional"].(bool); !opt {
 			im.report.Add(d, field, "%s %s was not given as a file: not carried over", kind, name)

@@ -2,9 +2,12 @@ package sveltos
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/regatta-dev/regatta/lua"
+	"github.com/regatta-dev/regatta/migrate"
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // A Sveltos validateHealths script, wrapped, runs as a regatta health
@@ -33,5 +36,23 @@ end`
 		if hs.Status != c.status || hs.Message != c.message {
 			t.Errorf("obj %v: got %s %q, want %s %q", c.obj, hs.Status, hs.Message, c.status, c.message)
 		}
+	}
+}
+
+// The v1alpha1 string form of clusterSelector becomes expressions.
+func TestClusterSelectorString(t *testing.T) {
+	im := &importer{report: &migrate.Report{}}
+	sel := im.clusterSelector(&migrate.Doc{File: "p.yaml"}, "env=prod,region in (eu,us),!legacy")
+	want := spec.LabelSelector{MatchExpressions: []spec.LabelSelectorRequirement{
+		{Key: "env", Operator: "In", Values: []string{"prod"}},
+		{Key: "legacy", Operator: "DoesNotExist"},
+		{Key: "region", Operator: "In", Values: []string{"eu", "us"}},
+	}}
+	if !reflect.DeepEqual(sel, want) {
+		t.Errorf("got %+v, want %+v", sel, want)
+	}
+	im.clusterSelector(&migrate.Doc{File: "p.yaml"}, "env in (")
+	if len(im.report.Findings()) != 1 {
+		t.Errorf("an invalid selector was not reported: %v", im.report.Findings())
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+
 	"github.com/regatta-dev/regatta/migrate"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -27,7 +30,7 @@ func (im *importer) profile(d *migrate.Doc) *spec.Profile {
 	if d.Kind() == kindProfile {
 		im.report.Add(d, "metadata.namespace", "a Profile selects clusters of its namespace only; the imported profile selects across the fleet")
 	}
-	p.Spec.ClusterSelector = selector(migrate.Map(s, "clusterSelector"))
+	p.Spec.ClusterSelector = im.clusterSelector(d, s["clusterSelector"])
 	for _, r := range migrate.List(s, "clusterRefs") {
 		p.Spec.ClusterRefs = append(p.Spec.ClusterRefs, migrate.Str(asMap(r), "name"))
 	}
@@ -76,6 +79,40 @@ func (im *importer) reportUnknown(d *migrate.Doc, s map[string]any) {
 func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
+}
+
+// clusterSelector converts a cluster selector: a label selector, or the
+// string form of v1alpha1 (env=prod,region in (eu,us)).
+func (im *importer) clusterSelector(d *migrate.Doc, v any) spec.LabelSelector {
+	text, ok := v.(string)
+	if !ok {
+		return selector(asMap(v))
+	}
+	reqs, err := labels.ParseToRequirements(text)
+	if err != nil {
+		im.report.Add(d, "spec.clusterSelector", "not carried over: %v", err)
+		return spec.LabelSelector{}
+	}
+	var sel spec.LabelSelector
+	for _, r := range reqs {
+		op, ok := selectorOps[r.Operator()]
+		if !ok {
+			im.report.Add(d, "spec.clusterSelector", "operator %s of %s is not carried over", r.Operator(), r.Key())
+			continue
+		}
+		req := spec.LabelSelectorRequirement{Key: r.Key(), Operator: op}
+		if vals := r.Values().List(); len(vals) > 0 {
+			req.Values = vals
+		}
+		sel.MatchExpressions = append(sel.MatchExpressions, req)
+	}
+	return sel
+}
+
+var selectorOps = map[selection.Operator]string{
+	selection.Equals: "In", selection.DoubleEquals: "In", selection.In: "In",
+	selection.NotEquals: "NotIn", selection.NotIn: "NotIn",
+	selection.Exists: "Exists", selection.DoesNotExist: "DoesNotExist",
 }
 
 // selector converts a Sveltos cluster selector (a label selector).
