@@ -69,7 +69,8 @@ func (k *kustFS) hasKustomization(dir string) bool {
 }
 
 // isManifestFile reports whether every non-empty document of a file has
-// apiVersion and kind (values files and other YAML are left out).
+// apiVersion and kind (values files and other YAML are left out), and is
+// not one of regatta's own documents (cluster.yaml, profiles).
 func (k *kustFS) isManifestFile(p string) bool {
 	data, err := fs.ReadFile(k.a.fs, p)
 	if err != nil {
@@ -86,6 +87,9 @@ func (k *kustFS) isManifestFile(p string) bool {
 		}
 		if yaml.Unmarshal(doc.data, &head) != nil || head.APIVersion == "" || head.Kind == "" {
 			return false
+		}
+		if strings.HasPrefix(head.APIVersion, "regatta.dev/") {
+			return false // the fleet's own documents are never cluster objects
 		}
 		found = true
 	}
