@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -96,5 +97,27 @@ func TestExpandVars(t *testing.T) {
 		if got := expandVars(in, vars); got != want {
 			t.Errorf("expandVars(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// substituteFrom and valuesFrom read SOPS-encrypted Secret manifests,
+// decrypted with the keyring; without one they fail naming the file.
+func TestFluxRefsDecryptSOPS(t *testing.T) {
+	fsys := sopsRepo(t)
+	fsys["addons/vars/cm.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vars}\ndata: {user: \"${username}\", token: \"${token}\"}\n")}
+	subst := spec.Addon{Name: "vars", Manifests: &spec.ManifestsSource{Path: "addons/vars"}, PostBuild: &spec.PostBuild{
+		SubstituteFrom: []spec.DataReference{{Kind: "Secret", Name: "db", Path: "addons/secrets/secret.yaml"}}}}
+	r := New(Options{Keys: testKeyring(t, "age.key")})
+	res, err := r.Render(context.Background(), Request{FS: fsys, Profile: sopsProfile(t, fsys, subst), Cluster: prodCluster()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := res.Steps[0].Objects[0].Object["data"].(map[string]any)
+	if data["user"] != "app" || data["token"] != "test-token" {
+		t.Errorf("substituted data %v, want the decrypted Secret's username and token", data)
+	}
+	_, err = New(Options{}).Render(context.Background(), Request{FS: fsys, Profile: sopsProfile(t, fsys, subst), Cluster: prodCluster()})
+	if err == nil || !strings.Contains(err.Error(), "addons/secrets/secret.yaml") {
+		t.Errorf("without keys: %v, want an error naming the encrypted file", err)
 	}
 }
