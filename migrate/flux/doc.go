@@ -17,7 +17,6 @@ const (
 	groupKustomize    = "kustomize.toolkit.fluxcd.io"
 	groupHelm         = "helm.toolkit.fluxcd.io"
 	groupSource       = "source.toolkit.fluxcd.io"
-	groupSourceExt    = "source.extensions.fluxcd.io"
 	selfSource        = "flux-system"
 	fluxGroupSuffix   = ".fluxcd.io"
 	clusterLabel      = "cluster"
