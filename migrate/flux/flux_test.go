@@ -59,3 +59,26 @@ func TestGeneralizePath(t *testing.T) {
 		}
 	}
 }
+
+func TestPathEnv(t *testing.T) {
+	cu := func(paths ...string) *clusterUnits {
+		c := &clusterUnits{units: map[string]*unit{}}
+		for i, p := range paths {
+			k := string(rune('a' + i))
+			c.units[k], c.order = &unit{path: p}, append(c.order, k)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		c    *clusterUnits
+		want string
+	}{
+		{cu("apps/production", "infrastructure/production/eu"), "production"},
+		{cu("apps/production", "apps/staging"), ""},
+		{cu("apps/eu-1", "infrastructure"), ""},
+	} {
+		if got := pathEnv(tc.c); got != tc.want {
+			t.Errorf("pathEnv = %q, want %q", got, tc.want)
+		}
+	}
+}

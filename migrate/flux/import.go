@@ -84,7 +84,7 @@ func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, e
 			im.mergeVars(vars, u)
 		}
 		g.all = append(g.all, cu)
-		fleet.Clusters = append(fleet.Clusters, newCluster(c, vars))
+		fleet.Clusters = append(fleet.Clusters, newCluster(c, vars, pathEnv(cu)))
 	}
 	g.assign()
 	fleet.Profiles = g.profiles()
@@ -132,16 +132,39 @@ func clusterNames(fsys fs.FS) ([]string, error) {
 // cluster is, so the import labels them env=<name> too.
 var envNames = map[string]bool{"production": true, "prod": true, "staging": true, "stage": true, "dev": true, "development": true, "test": true, "qa": true, "uat": true}
 
-func newCluster(name string, values map[string]any) *spec.Cluster {
+func newCluster(name string, values map[string]any, env string) *spec.Cluster {
 	c := &spec.Cluster{
 		TypeMeta: spec.TypeMeta{APIVersion: spec.APIVersion, Kind: spec.KindCluster},
 		Metadata: spec.ObjectMeta{Name: name, Labels: map[string]string{clusterLabel: name}},
 	}
 	if envNames[name] {
-		c.Metadata.Labels["env"] = name
+		env = name
+	}
+	if env != "" {
+		c.Metadata.Labels["env"] = env
 	}
 	if len(values) > 0 {
 		c.Spec.Values = values
 	}
 	return c
+}
+
+// pathEnv is the environment a cluster's Kustomization paths name, when
+// they name exactly one (apps/production, infrastructure/production).
+func pathEnv(cu *clusterUnits) string {
+	found := map[string]bool{}
+	for _, key := range cu.order {
+		for _, seg := range strings.Split(cu.units[key].path, "/") {
+			if envNames[seg] {
+				found[seg] = true
+			}
+		}
+	}
+	if len(found) != 1 {
+		return ""
+	}
+	for env := range found {
+		return env
+	}
+	return ""
 }
