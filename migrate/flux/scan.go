@@ -137,7 +137,11 @@ func (im *importer) scanCluster(cluster string) *scan {
 	for _, f := range files {
 		for _, d := range im.docs(f) {
 			o := object{obj: d.Obj, doc: d}
-			if d.APIGroup() == "regatta.dev" {
+			switch d.APIGroup() {
+			case "regatta.dev":
+				continue
+			case "kustomize.config.k8s.io":
+				im.outsideResources(d)
 				continue
 			}
 			if o.namespace() == "" {
@@ -224,4 +228,15 @@ func (im *importer) locate(file, kind, name string) *migrate.Doc {
 		return &migrate.Doc{File: file}
 	}
 	return first
+}
+
+// outsideResources reports the resources of a cluster folder's own
+// kustomization.yaml that lie outside the folder: the import reads the
+// cluster folder's files, not what its kustomization pulls in.
+func (im *importer) outsideResources(d *migrate.Doc) {
+	for i, r := range migrate.List(d.Obj, "resources") {
+		if p, ok := r.(string); ok && strings.HasPrefix(path.Clean(p), "..") {
+			im.report.Add(d, fmt.Sprintf("resources[%d]", i), "%s is outside the cluster folder: not read (move the Flux objects into the cluster folder)", p)
+		}
+	}
 }

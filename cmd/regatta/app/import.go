@@ -39,7 +39,8 @@ HelmRepository, ArtifactGenerator) in those folders or in what they build.
 Each Kustomization is built as Flux would for each cluster and becomes a
 profile (clusters that differ get overlays, or profiles of their own); each
 HelmRelease a helm add-on with its merged values. Clusters are labelled
-cluster=<name> (and env=<name> for production, staging, dev and the like).
+cluster=<name>, and env=production (staging, dev...) when the folder name or
+the cluster's Kustomization paths say so. See docs/import.md.
 
 Without --out the fleet is written into DIR itself; with --out, DIR's files
 are copied there first. Exit codes: 0 imported, 1 failed, 2 usage error.`,
