@@ -34,6 +34,15 @@ func TestApplyNoWaitGoesOn(t *testing.T) {
 		t.Errorf("state %s, want %s: %s", res.State, apply.StateApplied, res.Error)
 	}
 
+	// The daemon's non-blocking health (Async) goes on past it too.
+	req.Async, req.RenderHash = true, "h-async"
+	req.Steps[2] = step("after", configMap(ns, "after-slow-async", nil))
+	res = c.Apply(t.Context(), req)
+	if res.State != apply.StateApplied || getCM(t, k, ns, "after-slow-async") == nil {
+		t.Errorf("async: state %s (%s), next add-on applied: %v", res.State, res.Waiting, getCM(t, k, ns, "after-slow-async") != nil)
+	}
+	req.Async = false
+
 	// Without NoWait the same profile waits and times out.
 	slow.NoWait = false
 	req.Steps[1], req.RenderHash, req.HealthTimeout = slow, "h2", time.Second
