@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -83,7 +84,28 @@ func writeDoc(file, head string, doc any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
+	if err := checkOverwrite(file); err != nil {
+		return err
+	}
 	return WriteFile(file, append([]byte(head), data...))
+}
+
+// ErrForeignFile is wrapped when a document would overwrite a file that
+// is not a regatta document.
+var ErrForeignFile = errors.New("not a regatta document; not overwritten (import with --out into another folder)")
+
+// checkOverwrite refuses to replace an existing file that is not one of
+// regatta's documents: an import in place must not destroy the source.
+func checkOverwrite(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	docs, err := ParseDocs(file, data)
+	if err == nil && len(docs) == 1 && strings.HasPrefix(Str(docs[0].Obj, "apiVersion"), "regatta.dev/") {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", file, ErrForeignFile)
 }
 
 // WriteFile writes data to file unless it holds that already, creating

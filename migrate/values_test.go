@@ -1,8 +1,14 @@
 package migrate
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // Common keeps what all maps share; Diff over Common gives each map back.
@@ -63,5 +69,32 @@ func TestDocLine(t *testing.T) {
 	}
 	if _, err := ParseDocs("bad.yaml", []byte("a: [\n")); err == nil {
 		t.Error("invalid YAML parsed")
+	}
+}
+
+// An import never overwrites a file that is not a regatta document.
+func TestWriteKeepsForeignFiles(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "clusters", "one", "cluster.yaml")
+	if err := os.MkdirAll(filepath.Dir(foreign), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(foreign, []byte("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := &Fleet{Clusters: []*spec.Cluster{{TypeMeta: spec.TypeMeta{APIVersion: spec.APIVersion, Kind: spec.KindCluster}, Metadata: spec.ObjectMeta{Name: "one"}}}}
+	if _, err := f.Write(dir, "test"); !errors.Is(err, ErrForeignFile) {
+		t.Fatalf("Write over a foreign file: %v, want ErrForeignFile", err)
+	}
+	if data, _ := os.ReadFile(foreign); !strings.Contains(string(data), "kind.x-k8s.io") {
+		t.Error("the foreign file was changed")
+	}
+	if err := os.Remove(foreign); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a regatta document is rewritten
+		if _, err := f.Write(dir, "test"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
