@@ -121,3 +121,30 @@ func TestFluxRefsDecryptSOPS(t *testing.T) {
 		t.Errorf("without keys: %v, want an error naming the encrypted file", err)
 	}
 }
+
+// The render cache sees a change to a substituteFrom or valuesFrom file.
+func TestFluxRefsInCacheKey(t *testing.T) {
+	fsys := memRepo(t)
+	fsys["addons/vars/cm.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vars}\ndata: {greeting: \"${greeting}\"}\n")}
+	setVars := func(v string) {
+		fsys["vars/vars.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vars}\ndata: {greeting: " + v + "}\n")}
+	}
+	setVars("hello")
+	a := spec.Addon{Name: "vars", Manifests: &spec.ManifestsSource{Path: "addons/vars"}, PostBuild: &spec.PostBuild{
+		SubstituteFrom: []spec.DataReference{{Kind: "ConfigMap", Name: "vars", Path: "vars/vars.yaml"}}}}
+	r := New(Options{})
+	greeting := func() any {
+		res, err := r.Render(context.Background(), Request{FS: fsys, Profile: withSource(loadProfile(t, fsys, "plain"), a), Cluster: prodCluster()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Steps[0].Objects[0].Object["data"].(map[string]any)["greeting"]
+	}
+	if g := greeting(); g != "hello" {
+		t.Fatalf("greeting %v", g)
+	}
+	setVars("bonjour")
+	if g := greeting(); g != "bonjour" {
+		t.Errorf("after the vars file changed: greeting %v, want bonjour (a stale cache entry)", g)
+	}
+}
