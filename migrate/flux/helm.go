@@ -2,6 +2,7 @@ package flux
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -121,6 +122,9 @@ func (im *importer) helmRelease(s *scan, hr object) (helmUnit, bool) {
 	h.Source = src
 	h.Wait = !disableWait(specm)
 	h.values, h.Source.ValuesFrom = im.releaseValues(s, hr)
+	if js, _ := json.Marshal(h.values); strings.Contains(string(js), "ENC[") {
+		im.report.Add(hr.doc, "spec.values", "the values hold SOPS-encrypted text (a substitution variable from an encrypted Secret): carried over encrypted, fix them by hand")
+	}
 	h.patches = im.postRenderers(hr)
 	im.reportRelease(hr)
 	return h, true
