@@ -148,3 +148,25 @@ func TestFluxRefsInCacheKey(t *testing.T) {
 		t.Errorf("after the vars file changed: greeting %v, want bonjour (a stale cache entry)", g)
 	}
 }
+
+// A folder without kustomization.yaml takes the add-on's targetNamespace
+// and patches like any kustomization.
+func TestGeneratedKustomizationPatches(t *testing.T) {
+	fsys := os.DirFS(repoDir)
+	a := spec.Addon{Name: "flat", Kustomize: &spec.KustomizeSource{Path: "addons/flat", TargetNamespace: "moved", Patches: []spec.Patch{{
+		Patch:  "$patch: delete\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: any}\n",
+		Target: &spec.PatchSelector{Kind: "ConfigMap", Name: "script"},
+	}}}}
+	res, err := New(Options{}).Render(context.Background(), Request{FS: fsys, Profile: withSource(loadProfile(t, fsys, "plain"), a), Cluster: prodCluster()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range res.Objects() {
+		names = append(names, o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName())
+	}
+	want := []string{"ConfigMap/moved/vars-${env}", "Service/moved/web-${env}", "Deployment/moved/web"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("objects %v, want %v (script deleted, all in moved)", names, want)
+	}
+}
