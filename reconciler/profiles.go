@@ -149,6 +149,7 @@ func (p *clusterPass) request(prof *spec.Profile, res *render.Result) (apply.Req
 			Phase:     apply.Phase(st.Phase),
 			Weight:    st.Weight,
 			Namespace: st.Namespace,
+			NoWait:    st.NoWait,
 		}
 		for _, o := range st.Objects {
 			step.Objects = append(step.Objects, o.Unstructured)

@@ -59,6 +59,9 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		plan:          p,
 	}
 	steps, err := a.renderSource(ap)
+	for i := range steps {
+		steps[i].NoWait = !ap.addon.Waits()
+	}
 	if ov := ap.overlay; err == nil && ov != nil && len(ov.Patches) > 0 {
 		if steps, err = applyPatches(steps, ov.Patches); err != nil {
 			err = a.fieldError(fmt.Sprintf("spec.overlays[%d].patches", ap.overlayIndex), err)
@@ -95,6 +98,9 @@ func (a *addonRender) renderSource(ap *addonPlan) ([]Step, error) {
 		}
 	default:
 		err = fmt.Errorf("%s: no source (helm, kustomize or manifests)", field)
+	}
+	if err == nil && ad.PostBuild != nil {
+		objs, err = a.substitute(field, ad.PostBuild, objs)
 	}
 	if err != nil {
 		return nil, err

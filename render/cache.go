@@ -120,6 +120,11 @@ func flightKey(p *plan, key string, known bool) string {
 // join runs lookupOrRender once per flight key; shared tells whether the
 // result came from another request's call.
 func (r *Renderer) join(ctx context.Context, p *plan, fk string) (*Result, bool, error) {
+	// A cancelled request fails even when the flight would finish first
+	// (select picks at random between two ready cases).
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
 	var mine atomic.Bool // set only if this call's function runs
 	ch := r.cache.flight.DoChan(fk, func() (any, error) {
 		mine.Store(true)

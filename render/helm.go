@@ -44,6 +44,7 @@ func (a *addonRender) renderHelm(ap *addonPlan, field string) ([]Step, error) {
 // helmRequest builds the chart request: source, values and capabilities.
 func (a *addonRender) helmRequest(ap *addonPlan, field string) (helm.Request, error) {
 	req := baseHelmRequest(ap.addon.Helm, a.plan.req.Cluster)
+	req.Tests = ap.addon.Helm.Test != nil && ap.addon.Helm.Test.Enable
 	if h := ap.addon.Helm; h.Path != "" {
 		dir, err := a.fieldString(field+".path", h.Path)
 		if err != nil {
@@ -70,7 +71,7 @@ func baseHelmRequest(h *spec.HelmSource, c ClusterFacts) helm.Request {
 	}
 }
 
-// helmValues layers valuesFiles, values and the overlay's values.
+// helmValues layers valuesFiles, valuesFrom, values and the overlay's values.
 func (a *addonRender) helmValues(ap *addonPlan, field string) (map[string]any, error) {
 	h := ap.addon.Helm
 	var layers []map[string]any
@@ -81,6 +82,11 @@ func (a *addonRender) helmValues(ap *addonPlan, field string) (map[string]any, e
 		}
 		layers = append(layers, m)
 	}
+	from, err := a.valuesFrom(field, h.ValuesFrom)
+	if err != nil {
+		return nil, err
+	}
+	layers = append(layers, from...)
 	inline, err := a.inlineValues(field+".values", h.Values)
 	if err != nil {
 		return nil, err

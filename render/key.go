@@ -261,6 +261,9 @@ func hashJSON(v any) string {
 
 // keyringHash fingerprints a keyring by its recipients.
 func keyringHash(opts Options) string {
+	if opts.LeaveEncrypted {
+		return "leave-encrypted"
+	}
 	if opts.Keys == nil {
 		return "none"
 	}

@@ -116,7 +116,7 @@ func (k *kustFS) kustomizationFile(dir string) (string, error) {
 	if !k.a.fs.isDir(dir) {
 		return "", &Error{File: dir, Err: errors.New("kustomize: folder does not exist")}
 	}
-	return "", &Error{File: dir, Err: errors.New("kustomize: folder has no kustomization.yaml")}
+	return k.generateKustomization(dir)
 }
 
 func addOriginAnnotations(kus map[string]any) bool {

@@ -79,6 +79,9 @@ type Step struct {
 	Addon  string
 	Phase  string
 	Weight int
+	// NoWait: the step is applied without waiting for its health (the
+	// add-on's wait: false).
+	NoWait bool
 	// Objects is the caller's slice (append, reorder or replace elements
 	// freely); the objects it points to are shared and read-only.
 	Objects []Object
@@ -128,6 +131,10 @@ type Options struct {
 	// AllowRemoteBases lets kustomizations load remote (git, http) bases
 	// and files. Off, they are refused with ErrRemoteRefused.
 	AllowRemoteBases bool
+	// LeaveEncrypted reads SOPS documents as they are instead of
+	// decrypting them, for callers that look only at the structure of the
+	// output (regatta import); such output must never be applied.
+	LeaveEncrypted bool
 	// CacheBytes bounds the memory of cached results (estimated); 0 means
 	// DefaultCacheBytes, a negative value disables caching.
 	CacheBytes int64

@@ -50,7 +50,11 @@ func dump(t testing.TB, res *Result) string {
 	t.Helper()
 	var b strings.Builder
 	for _, s := range res.Steps {
-		fmt.Fprintf(&b, "# step addon=%s phase=%s weight=%d\n", s.Addon, s.Phase, s.Weight)
+		fmt.Fprintf(&b, "# step addon=%s phase=%s weight=%d", s.Addon, s.Phase, s.Weight)
+		if s.NoWait {
+			b.WriteString(" nowait")
+		}
+		b.WriteString("\n")
 		for _, o := range s.Objects {
 			y, err := yaml.Marshal(o.Object)
 			if err != nil {

@@ -52,7 +52,7 @@ func (a *addonRender) readFile(p string) ([]byte, error) {
 // decrypt returns data decrypted when it is a SOPS document. Errors name
 // the file and never hold plaintext.
 func (a *addonRender) decrypt(p string, data []byte) ([]byte, error) {
-	if !sops.IsEncrypted(data) {
+	if !sops.IsEncrypted(data) || a.r.opts.LeaveEncrypted {
 		return data, nil
 	}
 	a.usedKeys.Store(true)

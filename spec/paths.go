@@ -130,12 +130,11 @@ func checkKustomizePath(fsys fs.FS, rep report, field, p string) {
 	if !ok {
 		return
 	}
-	for _, f := range KustomizationFiles {
-		if exists(fsys, path.Join(resolved, f)) {
-			return
-		}
+	// A folder without a kustomization file is built as Flux does: as if
+	// it listed every manifest below it.
+	if info, err := fs.Stat(fsys, resolved); err == nil && !info.IsDir() {
+		rep.errorf(field, "%s is a file, not a kustomization folder", p)
 	}
-	rep.errorf(field, "folder %s has no kustomization.yaml", p)
 }
 
 func exists(fsys fs.FS, p string) bool {

@@ -127,6 +127,48 @@ type Addon struct {
 	// Template renders the add-on's manifests as Go templates with the
 	// cluster's data before they are parsed.
 	Template bool `yaml:"template,omitempty"`
+	// Wait false applies the add-on without waiting for its health, as
+	// Flux's wait: false; nil and true wait.
+	Wait *bool `yaml:"wait,omitempty"`
+	// PostBuild turns on Flux-style ${var} substitution of the rendered
+	// manifests of a kustomize or manifests add-on.
+	PostBuild *PostBuild `yaml:"postBuild,omitempty"`
+}
+
+// Waits reports whether the add-on's health is waited for.
+func (a *Addon) Waits() bool { return a.Wait == nil || *a.Wait }
+
+// PostBuild is Flux's Kustomization.spec.postBuild: variables substituted
+// into the rendered manifests. The cluster's labels and top-level values
+// are variables too; substituteFrom files override them in order, and
+// substitute overrides all.
+type PostBuild struct {
+	Substitute     map[string]string `yaml:"substitute,omitempty"`
+	SubstituteFrom []DataReference   `yaml:"substituteFrom,omitempty"`
+}
+
+// DataReference names a ConfigMap or Secret manifest in a file of the
+// repository (SOPS-encrypted allowed) and, for Helm's valuesFrom, one key.
+type DataReference struct {
+	// Kind is ConfigMap or Secret.
+	Kind string `yaml:"kind"`
+	Name string `yaml:"name"`
+	// Path is the repository file holding the manifest (multi-document
+	// files allowed; the document of this kind and name is used).
+	Path string `yaml:"path"`
+	// ValuesKey is the data key holding Helm values (valuesFrom only);
+	// default values.yaml.
+	ValuesKey string `yaml:"valuesKey,omitempty"`
+	// TargetPath sets the key's value, as a string, at this Helm --set
+	// style path instead of merging it as YAML (valuesFrom only).
+	TargetPath string `yaml:"targetPath,omitempty"`
+	// Optional tolerates a missing file, object or key.
+	Optional bool `yaml:"optional,omitempty"`
+}
+
+// HelmTest runs the chart's test hooks after its release, when enabled.
+type HelmTest struct {
+	Enable bool `yaml:"enable"`
 }
 
 // HelmSource is a Helm chart from a chart repository, an OCI registry or a
@@ -142,6 +184,11 @@ type HelmSource struct {
 	ReleaseNamespace string         `yaml:"releaseNamespace,omitempty"`
 	Values           map[string]any `yaml:"values,omitempty"`
 	ValuesFiles      []string       `yaml:"valuesFiles,omitempty"`
+	// ValuesFrom are ConfigMap or Secret manifests of the repository whose
+	// values are layered after valuesFiles and before values.
+	ValuesFrom []DataReference `yaml:"valuesFrom,omitempty"`
+	// Test applies the chart's test hooks after the release.
+	Test *HelmTest `yaml:"test,omitempty"`
 }
 
 // KustomizeSource is a kustomization folder of the fleet repository.

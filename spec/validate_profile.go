@@ -101,6 +101,7 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 		if m := a.Manifests; m != nil {
 			checkRepoPath(fsys, rep, field+".manifests.path", m.Path, pathAny)
 		}
+		checkFluxFields(fsys, a, field, rep)
 	}
 }
 

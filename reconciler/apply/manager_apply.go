@@ -343,6 +343,9 @@ func (p *pass) applyStep(ctx context.Context, i int, step Step, st []desired) er
 	}
 	p.tracked = append(p.tracked, objs...)
 	applied := time.Since(start)
+	if step.NoWait {
+		return nil
+	}
 	if p.req.Async {
 		err = p.observe(ctx, i, objs, changedAny(cs))
 	} else {

@@ -48,9 +48,12 @@ const (
 // Step is one unit of a profile, applied and then waited for before the next:
 // an add-on, or one hook phase and weight of a Helm add-on.
 type Step struct {
-	Addon   string
-	Phase   Phase
-	Weight  int
+	Addon  string
+	Phase  Phase
+	Weight int
+	// NoWait applies the step without waiting for its health (an add-on's
+	// wait: false); the next step goes on once it is applied.
+	NoWait  bool
 	Objects []*unstructured.Unstructured
 	// Namespace is where objects without a namespace go when the cluster
 	// serves their kind as namespaced (see placeInNamespace); "" leaves

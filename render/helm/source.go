@@ -30,7 +30,7 @@ type chartRef struct {
 func sourceOf(req Request) (source, error) {
 	if req.ChartFS != nil {
 		dir := path.Clean(strings.TrimPrefix(req.ChartPath, "/"))
-		return source{fsys: req.ChartFS, dir: dir, name: req.ChartName}, nil
+		return source{fsys: req.ChartFS, dir: dir, name: req.ChartName, version: req.ChartVersion}, nil
 	}
 	if req.RepositoryURL == "" || req.ChartName == "" {
 		return source{}, fmt.Errorf("a chart needs RepositoryURL and ChartName, or ChartFS")

@@ -34,6 +34,11 @@ func locateFS(s source) (chartRef, error) {
 	if meta.Name == "" {
 		return chartRef{}, fmt.Errorf("%s: no Chart.yaml with a name", s.dir)
 	}
+	if s.version != "" {
+		if _, err := selectVersion([]string{meta.Version}, s.version); err != nil {
+			return chartRef{}, fmt.Errorf("%s/Chart.yaml: version %s does not match chartVersion %q", s.dir, meta.Version, s.version)
+		}
+	}
 	return chartRef{name: meta.Name, version: meta.Version, digest: filesDigest(files),
 		load: func(context.Context) (*chart.Chart, error) {
 			c, err := loader.LoadFiles(files)

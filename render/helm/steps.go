@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,9 +11,9 @@ import (
 )
 
 // buildSteps orders rendered files: pre hooks by weight, the main step
-// (CRDs, then Helm's install order), post hooks by weight. Empty steps are
-// left out.
-func buildSteps(c *chart.Chart, files map[string]string) ([]Step, error) {
+// (CRDs, then Helm's install order), post hooks by weight and, with tests,
+// test hooks by weight as further post steps. Empty steps are left out.
+func buildSteps(c *chart.Chart, files map[string]string, tests bool) ([]Step, error) {
 	for name := range files {
 		if strings.HasSuffix(name, "NOTES.txt") {
 			delete(files, name)
@@ -32,6 +33,13 @@ func buildSteps(c *chart.Chart, files map[string]string) ([]Step, error) {
 	}
 	steps := append(pre, main)
 	steps = append(steps, post...)
+	if tests {
+		t, err := testSteps(c.Name(), hooks)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, t...)
+	}
 	return dropEmpty(steps), nil
 }
 
@@ -78,6 +86,26 @@ func hookSteps(chartName string, hooks []*release.Hook) (pre, post []Step, err e
 		}
 	}
 	return pre, post, nil
+}
+
+// testSteps groups the test hooks by weight (hooks are sorted already).
+func testSteps(chartName string, hooks []*release.Hook) (steps []Step, err error) {
+	for _, h := range hooks {
+		if !slices.Contains(h.Events, release.HookTest) {
+			continue
+		}
+		// A new step even on an equal weight, so tests come after post hooks.
+		if n := len(steps); n == 0 || steps[n-1].Weight != h.Weight {
+			steps = append(steps, Step{Phase: PhasePost, Weight: h.Weight})
+		}
+		objs, err := decodeObjects(chartRelative(chartName, h.Path), []byte(h.Manifest))
+		if err != nil {
+			return nil, err
+		}
+		last := &steps[len(steps)-1]
+		last.Objects = append(last.Objects, objs...)
+	}
+	return steps, nil
 }
 
 func hookPhases(events []release.HookEvent) (isPre, isPost bool) {

@@ -36,7 +36,7 @@ func renderChart(c *chart.Chart, req Request) ([]Step, error) {
 	if err != nil {
 		return nil, templateError(c.Name(), err)
 	}
-	return buildSteps(c, files)
+	return buildSteps(c, files, req.Tests)
 }
 
 func renderValues(c *chart.Chart, req Request, caps *chartutil.Capabilities) (chartutil.Values, error) {

@@ -51,6 +51,9 @@ type Request struct {
 	Username, Password string
 
 	ReleaseName, ReleaseNamespace string
+	// Tests adds the chart's test hooks (helm.sh/hook: test) as a last
+	// post step, as helm test would run them after the release.
+	Tests bool
 	// Values are the user values, already layered with MergeValues.
 	Values map[string]any
 	// KubeVersion (e.g. v1.37.2) becomes .Capabilities.KubeVersion; empty

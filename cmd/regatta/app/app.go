@@ -98,6 +98,7 @@ REGATTA_FOO_BAR. Flags on the command line win.`,
 		newRenderCommand(stdout, stderr),
 		newRunCommand(stdout, stderr),
 		newPlanCommand(stdout, stderr),
+		newImportCommand(stdout, stderr),
 	)
 	return root
 }

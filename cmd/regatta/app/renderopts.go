@@ -15,12 +15,14 @@ type renderOptionFlags struct {
 	ageKeyFile       string
 	allowRemoteBases bool
 	helmCacheDir     string
+	helmPlainHTTP    bool
 }
 
 func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&r.ageKeyFile, "sops-age-key-file", "", "age identities for SOPS-encrypted files (default $SOPS_AGE_KEY_FILE)")
 	fl.BoolVar(&r.allowRemoteBases, "allow-remote-bases", false, "let kustomizations load remote bases (git, https)")
 	fl.StringVar(&r.helmCacheDir, "helm-cache-dir", "", "where chart indexes and archives are cached (default: the user cache dir)")
+	fl.BoolVar(&r.helmPlainHTTP, "helm-plain-http", false, "talk to oci:// registries over plain HTTP (local registries only)")
 }
 
 func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
@@ -28,7 +30,7 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	charts := helm.New(helm.Options{CacheDir: r.helmCacheDir})
+	charts := helm.New(helm.Options{CacheDir: r.helmCacheDir, PlainHTTP: r.helmPlainHTTP})
 	return render.New(render.Options{Helm: charts, Keys: keys, AllowRemoteBases: r.allowRemoteBases}), nil
 }
 

@@ -1,0 +1,201 @@
+// Package chartserver serves Helm charts to tests: a chart repository
+// (index.yaml and packaged archives) and a minimal read-only OCI registry,
+// both over net/http/httptest, from chart folders packaged in the test.
+package chartserver
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"sigs.k8s.io/yaml"
+)
+
+// Package loads the chart folder dir, sets its version when version is
+// not empty, and returns the packaged archive.
+func Package(t testing.TB, dir, version string) []byte {
+	t.Helper()
+	c, err := loader.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if version != "" {
+		c.Metadata.Version = version
+	}
+	return save(t, c)
+}
+
+func save(t testing.TB, c *chart.Chart) []byte {
+	t.Helper()
+	out := t.TempDir()
+	archive, err := chartutil.Save(c, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// Repo is a Helm chart repository.
+type Repo struct {
+	*httptest.Server
+	mu       sync.Mutex
+	entries  map[string][]map[string]any
+	archives map[string][]byte
+}
+
+// NewRepo starts an empty chart repository, closed when the test ends.
+func NewRepo(t testing.TB) *Repo {
+	r := &Repo{entries: map[string][]map[string]any{}, archives: map[string][]byte{}}
+	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// Add publishes a packaged chart.
+func (r *Repo) Add(t testing.TB, archive []byte) {
+	t.Helper()
+	c, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := fmt.Sprintf("%s-%s.tgz", c.Name(), c.Metadata.Version)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.archives[file] = archive
+	r.entries[c.Name()] = append(r.entries[c.Name()], map[string]any{
+		"apiVersion": "v2", "name": c.Name(), "version": c.Metadata.Version,
+		"digest": sha256Hex(archive), "urls": []string{r.URL + "/" + file},
+	})
+}
+
+func (r *Repo) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := strings.TrimPrefix(req.URL.Path, "/")
+	if name == "index.yaml" {
+		data, _ := yaml.Marshal(map[string]any{"apiVersion": "v1", "entries": r.entries})
+		_, _ = w.Write(data)
+		return
+	}
+	data, ok := r.archives[name]
+	if !ok {
+		http.NotFound(w, req)
+		return
+	}
+	_, _ = w.Write(data)
+}
+
+// OCI is a read-only OCI distribution registry of Helm charts.
+type OCI struct {
+	*httptest.Server
+	mu    sync.Mutex
+	tags  map[string]map[string]string // repository -> tag -> manifest digest
+	blobs map[string][]byte
+}
+
+var ociPath = regexp.MustCompile(`^/v2/(.+)/(tags/list|manifests/([^/]+)|blobs/([^/]+))$`)
+
+// NewOCI starts an empty registry, closed when the test ends. Its
+// reference is Host() (plain HTTP).
+func NewOCI(t testing.TB) *OCI {
+	o := &OCI{tags: map[string]map[string]string{}, blobs: map[string][]byte{}}
+	o.Server = httptest.NewServer(http.HandlerFunc(o.serve))
+	t.Cleanup(o.Close)
+	return o
+}
+
+// Host is the registry's host:port.
+func (o *OCI) Host() string { return strings.TrimPrefix(o.URL, "http://") }
+
+// Push stores a packaged chart as Helm pushes it, under repository (a
+// path such as charts/name), tagged with its version.
+func (o *OCI) Push(t testing.TB, repository string, archive []byte) {
+	t.Helper()
+	c, err := loader.LoadArchive(bytes.NewReader(archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, _ := json.Marshal(c.Metadata)
+	desc := func(mediaType string, data []byte) map[string]any {
+		return map[string]any{"mediaType": mediaType, "digest": "sha256:" + sha256Hex(data), "size": len(data)}
+	}
+	manifest, _ := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
+		"config":        desc("application/vnd.cncf.helm.config.v1+json", config),
+		"layers":        []any{desc("application/vnd.cncf.helm.chart.content.v1.tar+gzip", archive)},
+	})
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, b := range [][]byte{config, archive, manifest} {
+		o.blobs["sha256:"+sha256Hex(b)] = b
+	}
+	if o.tags[repository] == nil {
+		o.tags[repository] = map[string]string{}
+	}
+	o.tags[repository][strings.ReplaceAll(c.Metadata.Version, "+", "_")] = "sha256:" + sha256Hex(manifest)
+}
+
+func (o *OCI) serve(w http.ResponseWriter, r *http.Request) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r.URL.Path == "/v2/" || r.URL.Path == "/v2" {
+		return
+	}
+	m := ociPath.FindStringSubmatch(r.URL.Path)
+	switch {
+	case m == nil:
+		http.NotFound(w, r)
+	case m[2] == "tags/list":
+		tags := []string{}
+		for tag := range o.tags[m[1]] {
+			tags = append(tags, tag)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"name": m[1], "tags": tags})
+	case m[3] != "":
+		ref := m[3]
+		if d, ok := o.tags[m[1]][ref]; ok {
+			ref = d
+		}
+		o.blob(w, r, ref, "application/vnd.oci.image.manifest.v1+json")
+	default:
+		o.blob(w, r, m[4], "application/octet-stream")
+	}
+}
+
+func (o *OCI) blob(w http.ResponseWriter, r *http.Request, digest, mediaType string) {
+	data, ok := o.blobs[digest]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", mediaType)
+	w.Header().Set("Docker-Content-Digest", digest)
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(data)
+	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

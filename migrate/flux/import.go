@@ -1,0 +1,170 @@
+package flux
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/regatta-dev/regatta/migrate"
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// Options configure an import.
+type Options struct {
+	// Dir is the Flux repository's working tree.
+	Dir string
+	// Out is where the fleet is written; empty means Dir. Another folder
+	// first gets a copy of Dir's files (the add-on sources).
+	Out string
+}
+
+// Result is what an import wrote and what it could not carry over.
+type Result struct {
+	Files  []string
+	Report *migrate.Report
+}
+
+// Run imports the Flux repository in opts.Dir and writes the fleet.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	fsys := os.DirFS(opts.Dir)
+	fleet, report, err := Import(ctx, fsys)
+	if err != nil {
+		return nil, err
+	}
+	out := opts.Out
+	if out == "" {
+		out = opts.Dir
+	}
+	if !sameDir(out, opts.Dir) {
+		if err := migrate.CopyTree(fsys, out); err != nil {
+			return nil, fmt.Errorf("copying %s to %s: %w", opts.Dir, out, err)
+		}
+	}
+	files, err := fleet.Write(out, "flux")
+	if err == nil {
+		migrate.Validate(out, report)
+	}
+	return &Result{Files: files, Report: report}, err
+}
+
+func sameDir(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}
+
+// Import reads the Flux repository in fsys and returns the fleet.
+func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, error) {
+	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: render.New(render.Options{LeaveEncrypted: true}), files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}}
+	clusters, err := clusterNames(fsys)
+	if err != nil {
+		return nil, nil, err
+	}
+	g := &grouper{report: im.report}
+	fleet := &migrate.Fleet{}
+	for _, c := range clusters {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		s := im.scanCluster(c)
+		cu := &clusterUnits{cluster: c, units: map[string]*unit{}}
+		vars := map[string]any{}
+		for _, b := range s.kustomizations {
+			if b.path == "" {
+				continue
+			}
+			u := im.convert(s, b)
+			cu.units[u.ksKey] = u
+			cu.order = append(cu.order, u.ksKey)
+			im.mergeVars(vars, u)
+		}
+		g.all = append(g.all, cu)
+		fleet.Clusters = append(fleet.Clusters, newCluster(c, vars, pathEnv(cu)))
+	}
+	g.assign()
+	fleet.Profiles = g.profiles()
+	return fleet, im.report, nil
+}
+
+// mergeVars adds a Kustomization's substitute variables to the cluster's
+// values; a variable two Kustomizations set differently is reported.
+func (im *importer) mergeVars(vars map[string]any, u *unit) {
+	for _, k := range sortedStrings(u.vars) {
+		v := u.vars[k]
+		if old, ok := vars[k]; ok && old != v {
+			im.report.Add(u.doc, "spec.postBuild.substitute."+k, "the cluster's value %q (from another Kustomization) is used, not %q: regatta has one value per cluster", old, v)
+			continue
+		}
+		vars[k] = v
+	}
+}
+
+func sortedStrings(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// clusterNames lists the folders of clusters/.
+func clusterNames(fsys fs.FS) ([]string, error) {
+	entries, err := fs.ReadDir(fsys, spec.ClustersDir)
+	if err != nil {
+		return nil, fmt.Errorf("a Flux repository has a %s/ folder with one folder per cluster: %w", spec.ClustersDir, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// envNames are cluster folder names that say which environment a
+// cluster is, so the import labels them env=<name> too.
+var envNames = map[string]bool{"production": true, "prod": true, "staging": true, "stage": true, "dev": true, "development": true, "test": true, "qa": true, "uat": true}
+
+func newCluster(name string, values map[string]any, env string) *spec.Cluster {
+	c := &spec.Cluster{
+		TypeMeta: spec.TypeMeta{APIVersion: spec.APIVersion, Kind: spec.KindCluster},
+		Metadata: spec.ObjectMeta{Name: name, Labels: map[string]string{clusterLabel: name}},
+	}
+	if envNames[name] {
+		env = name
+	}
+	if env != "" {
+		c.Metadata.Labels["env"] = env
+	}
+	if len(values) > 0 {
+		c.Spec.Values = values
+	}
+	return c
+}
+
+// pathEnv is the environment a cluster's Kustomization paths name, when
+// they name exactly one (apps/production, infrastructure/production).
+func pathEnv(cu *clusterUnits) string {
+	found := map[string]bool{}
+	for _, key := range cu.order {
+		for _, seg := range strings.Split(cu.units[key].path, "/") {
+			if envNames[seg] {
+				found[seg] = true
+			}
+		}
+	}
+	if len(found) != 1 {
+		return ""
+	}
+	for env := range found {
+		return env
+	}
+	return ""
+}
