@@ -45,7 +45,9 @@ func optedOut(u *unstructured.Unstructured) bool {
 // scalar values, then substituteFrom in order, then substitute (whose
 // values are templates), later sources winning.
 func (a *addonRender) substVars(field string, pb *spec.PostBuild) (map[string]string, error) {
-	a.tpl.used.Store(true) // the output depends on the cluster's data
+	// The output depends on every label and value (the render key must
+	// hold them all).
+	a.tpl.record([]dataRead{{Path: []string{"Cluster", "Labels"}}, {Path: []string{"Cluster", "Values"}}})
 	vars := map[string]string{}
 	for k, v := range a.plan.data.Cluster.Labels {
 		if spec.IsVarName(k) {
