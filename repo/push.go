@@ -24,6 +24,7 @@ func (s *Source) push(ctx context.Context, branch string, parent, commit plumbin
 	spec := config.RefSpec(fmt.Sprintf("%s:%s", pushRef, branchRef(branch)))
 	err := s.remote.PushContext(ctx, &git.PushOptions{
 		RemoteName:      remoteName,
+		RemoteURL:       s.pushURL(),
 		RefSpecs:        []config.RefSpec{spec},
 		Auth:            s.auth,
 		CABundle:        s.opts.Auth.CABundle,
@@ -53,4 +54,21 @@ func (s *Source) remoteMoved(ctx context.Context, branch string, parent plumbing
 		return !parent.IsZero()
 	}
 	return h != parent
+}
+
+// pushURL is where a push goes. For a local repository it is the Git dir
+// that holds the objects (the common dir of a linked worktree): go-git
+// reads a local remote's objects from that path to find what the remote
+// already has, and given a working tree it finds none and walks the whole
+// history, which a shallow clone (every restart without --cache-dir) does
+// not hold: "object not found".
+func (s *Source) pushURL() string {
+	if s.ep.path == "" {
+		return s.ep.url
+	}
+	_, common, err := findGitDir(s.ep.path)
+	if err != nil {
+		return s.ep.url
+	}
+	return common
 }
