@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
+	"github.com/regatta-dev/regatta/spec"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
@@ -83,7 +82,7 @@ func decodeDocument(file string, doc document) ([]Object, error) {
 	}
 	js, err := yaml.YAMLToJSON(doc.data)
 	if err != nil {
-		line, msg := yamlErrorLine(err)
+		line, msg := yamlErrorLine(doc.data, err)
 		return nil, &Error{File: file, Line: doc.line + max(line, 1) - 1, Err: errors.New(msg)}
 	}
 	if string(js) == "null" {
@@ -135,15 +134,9 @@ func checkTypeMeta(m map[string]any, where string) error {
 	return nil
 }
 
-var yamlLineRE = regexp.MustCompile(`(?:yaml: )?line (\d+): `)
-
-// yamlErrorLine extracts "line N" from a YAML parser error.
-func yamlErrorLine(err error) (int, string) {
-	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-	loc := yamlLineRE.FindStringSubmatchIndex(msg)
-	if loc == nil {
-		return 0, "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")
-	}
-	n, _ := strconv.Atoi(msg[loc[2]:loc[3]])
-	return n, "invalid YAML: " + msg[loc[1]:]
+// yamlErrorLine explains a YAML parser error on data: its real line (see
+// spec.YAMLSyntaxError) and message.
+func yamlErrorLine(data []byte, err error) (int, string) {
+	line, msg := spec.YAMLSyntaxError(data, err)
+	return line, "invalid YAML: " + msg
 }

@@ -30,6 +30,14 @@ func TestManifestErrors(t *testing.T) {
 		{"yaml syntax", "x/bad.yaml", "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: v1\nkind: [\n", "x/bad.yaml:5: invalid YAML", 5},
 		{"not a mapping", "x/list.yaml", "# c\n- a\n- b\n", "x/list.yaml:2: document is not a mapping", 2},
 		{"list item", "x/l.yaml", "apiVersion: v1\nkind: List\nitems:\n- kind: ConfigMap\n", "x/l.yaml:1: List item 0: ConfigMap has no apiVersion", 1},
+		{"mis-indented key", "x/i.yaml", "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    a: b\n   c: d\n",
+			"x/i.yaml:10: invalid YAML: did not find expected key", 10},
+		{"control character", "x/c.yaml", "apiVersion: v1\nkind: ConfigMap\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"a\x07\"}\n",
+			"x/c.yaml:6: invalid YAML: column 20: control character U+0007 is not allowed", 6},
+		{"long label key", "x/k.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    " + strings.Repeat("k", 100000) + ": v\n",
+			"x/k.yaml:6: invalid YAML: a key of 100000 characters: YAML keys may have at most 1024", 6},
+		{"alias bomb", "x/b.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  a: &a [x,x,x,x,x,x,x,x,x]\n  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n  e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n  f: [*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
+			"x/b.yaml:6: invalid YAML: YAML aliases expand to too much data (an alias bomb?)", 6},
 		{"template parse", "x/t.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Cluster.Name }\n", "x/t.yaml:3: template: ", 3},
 	}
 	for _, c := range cases {

@@ -121,7 +121,7 @@ func (a *addonRender) valuesFile(field, p string) (map[string]any, error) {
 	}
 	m := map[string]any{}
 	if err := yaml.Unmarshal(data, &m); err != nil {
-		line, msg := yamlErrorLine(err)
+		line, msg := yamlErrorLine(data, err)
 		return nil, &Error{File: file, Line: line, Err: errors.New(msg)}
 	}
 	return m, nil

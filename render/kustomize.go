@@ -86,7 +86,7 @@ func (k *kustFS) overrideRoot(root string, ks *spec.KustomizeSource) (bool, erro
 	}
 	kus := map[string]any{}
 	if err := yaml.Unmarshal(data, &kus); err != nil {
-		line, msg := yamlErrorLine(err)
+		line, msg := yamlErrorLine(data, err)
 		return false, &Error{File: file, Line: line, Err: fmt.Errorf("kustomize: invalid kustomization: %s", msg)}
 	}
 	if ks.TargetNamespace != "" {

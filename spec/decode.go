@@ -45,7 +45,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case reflect.Interface:
 		var x any
 		if err := n.Decode(&x); err != nil {
-			d.typeErr(n, path, "a value")
+			d.valueErr(n, path, err)
 			return
 		}
 		v.Set(reflect.ValueOf(normalize(x)))
@@ -61,6 +61,17 @@ func isNull(n *yaml.Node) bool {
 func (d *decoder) typeErr(n *yaml.Node, path, want string) {
 	d.lines[path] = n.Line
 	d.rep.errorf(path, "expected %s, got %s", want, describe(n))
+}
+
+// valueErr reports a free-form value YAML could not decode: an alias bomb
+// (at its first alias) or a wrong type.
+func (d *decoder) valueErr(n *yaml.Node, path string, err error) {
+	if !strings.Contains(err.Error(), "excessive aliasing") {
+		d.typeErr(n, path, "a value")
+		return
+	}
+	d.lines[path] = max(firstAlias(n), n.Line)
+	d.rep.errorf(path, "YAML aliases expand to too much data (an alias bomb?): expand the anchors you need and remove the others")
 }
 
 func describe(n *yaml.Node) string {
@@ -110,6 +121,13 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.MappingNode {
 		d.typeErr(n, path, "a mapping")
 		return
+	}
+	if v.Type().Elem().Kind() == reflect.Interface && firstAlias(n) != 0 {
+		var x any // an alias bomb is reported once, for the whole map
+		if err := n.Decode(&x); err != nil {
+			d.valueErr(n, path, err)
+			return
+		}
 	}
 	if v.IsNil() {
 		v.Set(reflect.MakeMap(v.Type()))

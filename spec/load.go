@@ -2,8 +2,8 @@ package spec
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"errors"
 	"io"
 	"io/fs"
 	"path"
@@ -126,8 +126,14 @@ func listYAML(fsys fs.FS, dir string, diags *Diagnostics) []string {
 	}
 	var out []string
 	for _, e := range entries {
-		if !e.IsDir() && isYAML(e.Name()) {
-			out = append(out, path.Join(dir, e.Name()))
+		p := path.Join(dir, e.Name())
+		switch {
+		case e.IsDir() && isYAML(e.Name()):
+			*diags = append(*diags, Diagnostic{File: p, Message: fmt.Sprintf("a folder: %s are files directly in %s/ (%s/<name>.yaml)", dir, dir, dir)})
+		case e.IsDir():
+			*diags = append(*diags, Diagnostic{File: p, Severity: SeverityWarning, Message: fmt.Sprintf("folder not read: %s are files directly in %s/", dir, dir)})
+		case isYAML(e.Name()):
+			out = append(out, p)
 		}
 	}
 	return out
@@ -180,7 +186,7 @@ func parseSingle(data []byte, rep report) (*yaml.Node, bool) {
 			break
 		}
 		if err != nil {
-			line, msg := splitYAMLError(err)
+			line, msg := YAMLSyntaxError(data, err)
 			rep.src.Line = line
 			rep.errorf("", "invalid YAML: %s", msg)
 			return nil, false
@@ -199,17 +205,6 @@ func parseSingle(data []byte, rep report) (*yaml.Node, bool) {
 	}
 	rep.src.Line = root.Line
 	return root, true
-}
-
-// splitYAMLError extracts the line from "yaml: line 3: mapping values ...".
-func splitYAMLError(err error) (int, string) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	var line int
-	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
-		_, rest, _ := strings.Cut(msg, ": ")
-		return line, rest
-	}
-	return 0, msg
 }
 
 // checkTypeMeta reads apiVersion and kind before anything else, as kind does.

@@ -125,11 +125,37 @@ func checkRepoPath(fsys fs.FS, rep report, field, p string, want pathKind) (stri
 // KustomizationFiles are the names kustomize accepts, in its order.
 var KustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
+// checkManifestsPath checks a manifests path and every symlink in it.
+func checkManifestsPath(fsys fs.FS, rep report, field, p string) {
+	if resolved, ok := checkRepoPath(fsys, rep, field, p, pathAny); ok {
+		checkLinksInside(fsys, rep, field, resolved)
+	}
+}
+
+// checkLinksInside reports each symlink under dir that leads out of the
+// repository, as rendering would refuse it.
+func checkLinksInside(fsys fs.FS, rep report, field, dir string) {
+	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			rep.errorf(field, "%v", err)
+			return fs.SkipDir
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		if _, err := ResolvePath(fsys, p); err != nil {
+			rep.errorf(field, "%v", err)
+		}
+		return nil
+	})
+}
+
 func checkKustomizePath(fsys fs.FS, rep report, field, p string) {
 	resolved, ok := checkRepoPath(fsys, rep, field, p, pathAny)
 	if !ok {
 		return
 	}
+	checkLinksInside(fsys, rep, field, resolved)
 	// A folder without a kustomization file is built as Flux does: as if
 	// it listed every manifest below it.
 	if info, err := fs.Stat(fsys, resolved); err == nil && !info.IsDir() {

@@ -99,7 +99,7 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 			checkPatches(rep, field+".kustomize.patches", k.Patches)
 		}
 		if m := a.Manifests; m != nil {
-			checkRepoPath(fsys, rep, field+".manifests.path", m.Path, pathAny)
+			checkManifestsPath(fsys, rep, field+".manifests.path", m.Path)
 		}
 		checkFluxFields(fsys, a, field, rep)
 	}
@@ -284,9 +284,23 @@ func checkDriftExclusions(des []DriftExclusion, rep report) {
 			rep.errorf(field+".paths", "at least one JSON pointer is required")
 		}
 		for j, p := range d.Paths {
-			if !strings.HasPrefix(p, "/") {
-				rep.errorf(fmt.Sprintf("%s.paths[%d]", field, j), "%q is not a JSON pointer (it starts with /, e.g. /spec/replicas)", p)
+			if msg := checkPointer(p); msg != "" {
+				rep.errorf(fmt.Sprintf("%s.paths[%d]", field, j), "%q is not a JSON pointer: %s", p, msg)
 			}
 		}
 	}
+}
+
+// checkPointer checks RFC 6901 syntax: a pointer starts with / and "~" is
+// only followed by 0 (for ~) or 1 (for /).
+func checkPointer(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		return "it starts with /, e.g. /spec/replicas"
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] == '~' && (i+1 == len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
+			return fmt.Sprintf("~ at offset %d must be followed by 0 (for ~) or 1 (for /)", i)
+		}
+	}
+	return ""
 }
