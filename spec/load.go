@@ -2,8 +2,8 @@ package spec
 
 import (
 	"bytes"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path"
