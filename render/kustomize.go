@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -68,7 +69,25 @@ func (a *addonRender) renderKustomize(dir string, ks *spec.KustomizeSource) ([]O
 // kustomizeError names the kustomization folder of a kustomize failure.
 func kustomizeError(dir string, err error) error {
 	msg := strings.ReplaceAll(err.Error(), "'/", "'")
-	return &Error{File: dir, Err: fmt.Errorf("kustomize: %s", msg)}
+	return &Error{File: dir, Err: fmt.Errorf("kustomize: %s", tidyKustomize(msg))}
+}
+
+// Kustomize tries each resource as a file first and, failing, as a
+// folder; both failures end up in its message. For a folder the first is
+// "read <path>: is a directory" (with the host path on some file systems),
+// for a missing file the second is "must build at directory".
+var (
+	kustomizeFolder = regexp.MustCompile(`accumulation err='accumulating resources from '([^']*)': [^']*': recursed accumulation of path '([^']*)': `)
+	kustomizeFile   = regexp.MustCompile(`accumulation err='accumulating resources from '([^']*)': [^']*(?:no such file or directory|file does not exist)': must build at directory: (?:not a valid directory: )?`)
+)
+
+// tidyKustomize leaves one line of cause per nesting level:
+// "resource '../base' (folder addons/base): resource 'x.yaml': addons/base/x.yaml does not exist".
+func tidyKustomize(msg string) string {
+	msg = kustomizeFolder.ReplaceAllString(msg, "resource '$1' (folder $2): ")
+	msg = kustomizeFile.ReplaceAllString(msg, "resource '$1': ")
+	msg = strings.ReplaceAll(msg, "accumulating resources: ", "")
+	return msg
 }
 
 // overrideRoot rewrites the root kustomization as Flux does: namespace

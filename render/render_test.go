@@ -137,7 +137,7 @@ func TestRenderErrors(t *testing.T) {
 		file: "profiles/missing-path-key.yaml", line: 9,
 	}, {
 		profile: "broken-kustomize", cluster: prodCluster(),
-		want: `profile broken-kustomize: addon broken: addons/broken-kustomize: kustomize: accumulating resources: accumulation err='accumulating resources from 'does-not-exist.yaml'`,
+		want: `profile broken-kustomize: addon broken: addons/broken-kustomize: kustomize: resource 'does-not-exist.yaml': addons/broken-kustomize/does-not-exist.yaml does not exist`,
 		file: "addons/broken-kustomize",
 	}, {
 		profile: "remote", cluster: prodCluster(),

@@ -71,7 +71,8 @@ func (pr *pruner) delete(ctx context.Context, e InventoryEntry, dryRun bool) (Ob
 	ch := ObjectChange{Object: e.ObjectRef, Addon: e.Addon, Action: ActionDeleted}
 	live, err := pr.get(ctx, e.ObjectRef)
 	if err != nil || live == nil {
-		ch.Message = msgGone
+		// not a deletion: counting it reported more deletions than objects
+		ch.Action, ch.Message = ActionSkipped, msgGone
 		return ch, err
 	}
 	if msg := pr.keepReason(live); msg != "" {

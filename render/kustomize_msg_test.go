@@ -1,0 +1,53 @@
+package render
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// TestKustomizeNestedErrors: an error deep in a base names each level
+// once, without kustomize's "read <path>: is a directory" attempt (which
+// names the host path on an os.DirFS) or its "must build at directory".
+func TestKustomizeNestedErrors(t *testing.T) {
+	files := map[string]string{
+		"k/overlay/kustomization.yaml": "resources: [../base]\n",
+		"k/base/kustomization.yaml":    "resources: [../inner]\n",
+		"k/inner/kustomization.yaml":   "resources: [missing.yaml, cm.yaml]\n",
+		"k/inner/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+	}
+	want := "kustomize: resource '../base' (folder k/base): resource '../inner' (folder k/inner): resource 'missing.yaml': k/inner/missing.yaml does not exist"
+	a := spec.Addon{Name: "k", Kustomize: &spec.KustomizeSource{Path: "k/overlay"}}
+	t.Run("git tree", func(t *testing.T) {
+		_, err := adhoc(t, Options{}, files, a)
+		assertError(t, err, "plain", "addon k: k/overlay: "+want, "k/overlay", 0)
+	})
+	t.Run("host folder", func(t *testing.T) {
+		dir := t.TempDir()
+		mem := memRepo(t)
+		for p, data := range files {
+			mem[p] = &fstest.MapFile{Data: []byte(data)}
+		}
+		for p, f := range mem {
+			if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, p), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fsys := os.DirFS(dir)
+		prof := withSource(loadProfile(t, fsys, "plain"), a)
+		_, err := New(Options{}).Render(context.Background(), Request{FS: fsys.(fs.FS), Profile: prof, Cluster: prodCluster()})
+		assertError(t, err, "plain", "addon k: k/overlay: "+want, "k/overlay", 0)
+		if strings.Contains(err.Error(), dir) || strings.Contains(err.Error(), "is a directory") {
+			t.Fatalf("error names the host folder: %v", err)
+		}
+	})
+}
