@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/regatta-dev/regatta/render/netpolicy"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -102,6 +103,16 @@ func TestRemoteBases(t *testing.T) {
 	}
 	if objs := res.Objects(); len(objs) != 1 || objs[0].GetName() != "remote" {
 		t.Errorf("remote file with AllowRemoteBases: got %v", objs)
+	}
+	// The URL policy refuses the loopback server unless a prefix allows it.
+	guarded := Options{AllowRemoteBases: true, CheckURL: (&netpolicy.Policy{}).Check}
+	_, err = New(guarded).Render(context.Background(), req)
+	if !errors.Is(err, netpolicy.ErrRefused) || !strings.Contains(err.Error(), "addons/http/kustomization.yaml:2: remote base: "+srv.URL+"/cm.yaml: 127.0.0.1 is a loopback address") {
+		t.Errorf("loopback remote base: %v, want refused with file and line", err)
+	}
+	guarded.CheckURL = (&netpolicy.Policy{AllowPrefixes: []string{srv.URL + "/"}}).Check
+	if _, err := New(guarded).Render(context.Background(), req); err != nil {
+		t.Errorf("allowed prefix: %v", err)
 	}
 }
 

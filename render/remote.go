@@ -79,6 +79,35 @@ func isKustomizationFile(p string) bool {
 	return false
 }
 
+// remotes returns every remote reference of a kustomization, in order.
+func remotes(data []byte) []string {
+	var refs kustRefs
+	if yaml.Unmarshal(data, &refs) != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range refs.all() {
+		if isRemoteRef(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkRemoteURLs runs Options.CheckURL on each remote reference.
+func (a *addonRender) checkRemoteURLs(file string, data []byte) error {
+	check := a.r.opts.CheckURL
+	if check == nil {
+		return nil
+	}
+	for _, r := range remotes(data) {
+		if err := check(a.ctx, strings.TrimSpace(r)); err != nil {
+			return &Error{File: file, Line: lineOf(data, r), Err: fmt.Errorf("remote base: %w", err)}
+		}
+	}
+	return nil
+}
+
 // firstRemote returns the first remote reference of a kustomization and
 // its line, or "". Unparsable files are left to kustomize, which reports
 // them.
@@ -105,7 +134,7 @@ func (a *addonRender) checkRemote(file string, data []byte) error {
 		return nil
 	case a.allowRemote:
 		a.usedRemote.Store(true)
-		return nil
+		return a.checkRemoteURLs(file, data)
 	}
 	return &Error{File: file, Line: line, Err: fmt.Errorf("%q is remote: %w", r, ErrRemoteRefused)}
 }

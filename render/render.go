@@ -135,6 +135,11 @@ type Options struct {
 	// decrypting them, for callers that look only at the structure of the
 	// output (regatta import); such output must never be applied.
 	LeaveEncrypted bool
+	// CheckURL, when set, decides on every remote base or file a
+	// kustomization names before kustomize fetches it (see
+	// render/netpolicy); an error refuses the render. Chart repositories
+	// are guarded by the Helm renderer's HTTP client.
+	CheckURL func(ctx context.Context, url string) error
 	// CacheBytes bounds the memory of cached results (estimated); 0 means
 	// DefaultCacheBytes, a negative value disables caching.
 	CacheBytes int64

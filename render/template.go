@@ -68,11 +68,13 @@ func newTemplater(ctx context.Context, r *Renderer, data templateData) *template
 }
 
 // templateFuncs is sprig's text function map without env and expandenv:
-// a repository must not read the controller's environment (credentials).
+// a repository must not read the controller's environment (credentials),
+// and without getHostByName: nor look names up from the daemon's network.
 func templateFuncs() template.FuncMap {
 	fm := sprig.TxtFuncMap()
 	delete(fm, "env")
 	delete(fm, "expandenv")
+	delete(fm, "getHostByName")
 	return fm
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
+	"github.com/regatta-dev/regatta/render/netpolicy"
 	"github.com/regatta-dev/regatta/render/sops"
 )
 
@@ -14,6 +15,7 @@ import (
 type renderOptionFlags struct {
 	ageKeyFile       string
 	allowRemoteBases bool
+	allowURLPrefixes []string
 	helmCacheDir     string
 	helmPlainHTTP    bool
 }
@@ -21,6 +23,7 @@ type renderOptionFlags struct {
 func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&r.ageKeyFile, "sops-age-key-file", "", "age identities for SOPS-encrypted files (default $SOPS_AGE_KEY_FILE)")
 	fl.BoolVar(&r.allowRemoteBases, "allow-remote-bases", false, "let kustomizations load remote bases (git, https)")
+	fl.StringArrayVar(&r.allowURLPrefixes, "allow-url-prefix", nil, "fetch charts and remote bases only from URLs starting with this prefix (repeat it for several); a URL under a prefix may also reach loopback and link-local addresses, which are refused otherwise")
 	fl.StringVar(&r.helmCacheDir, "helm-cache-dir", "", "where chart indexes and archives are cached (default: the user cache dir)")
 	fl.BoolVar(&r.helmPlainHTTP, "helm-plain-http", false, "talk to oci:// registries over plain HTTP (local registries only)")
 }
@@ -30,8 +33,14 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	charts := helm.New(helm.Options{CacheDir: r.helmCacheDir, PlainHTTP: r.helmPlainHTTP})
-	return render.New(render.Options{Helm: charts, Keys: keys, AllowRemoteBases: r.allowRemoteBases}), nil
+	policy := &netpolicy.Policy{AllowPrefixes: r.allowURLPrefixes}
+	charts := helm.New(helm.Options{CacheDir: r.helmCacheDir, PlainHTTP: r.helmPlainHTTP, HTTPClient: policy.Client()})
+	return render.New(render.Options{
+		Helm:             charts,
+		Keys:             keys,
+		AllowRemoteBases: r.allowRemoteBases,
+		CheckURL:         policy.Check,
+	}), nil
 }
 
 // keyring loads the age identities, or returns nil when none are configured.

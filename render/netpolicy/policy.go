@@ -1,0 +1,148 @@
+// Package netpolicy decides which URLs a render may fetch: chart
+// repositories, OCI registries and remote Kustomize bases named in the
+// fleet repository. Profiles may be written by tenants, so a URL must not
+// reach the daemon's own network neighbourhood: loopback, link-local
+// (which holds the cloud metadata endpoints), the metadata names, and the
+// unspecified address are refused unless a URL prefix allows them. With
+// an allow list, only URLs under one of its prefixes are fetched at all.
+package netpolicy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
+// ErrRefused is the error of every refused URL or address.
+var ErrRefused = errors.New("refused by the URL policy")
+
+// Policy is a URL allow list plus the internal-address rule. The zero
+// Policy allows every URL except those reaching internal addresses.
+type Policy struct {
+	// AllowPrefixes: when not empty, a URL must start with one of them.
+	// A URL under a prefix may also reach internal addresses.
+	AllowPrefixes []string
+	// Resolver looks host names up; nil means net.DefaultResolver.
+	Resolver *net.Resolver
+}
+
+// metadataHosts are cloud metadata endpoints reached by name.
+var metadataHosts = map[string]bool{
+	"metadata.google.internal": true, "metadata": true, "metadata.azure.internal": true,
+	"instance-data": true, "instance-data.ec2.internal": true,
+}
+
+// allowedByPrefix reports whether raw is under an allow-list prefix.
+func (p *Policy) allowedByPrefix(raw string) bool {
+	for _, pre := range p.AllowPrefixes {
+		if pre != "" && strings.HasPrefix(raw, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// Check decides on a URL before it is fetched: the allow list, then the
+// host (a literal address, a metadata name, or what the name resolves to).
+// Dialing is checked again by Transport, so a name that resolves
+// differently later is still caught for HTTP.
+func (p *Policy) Check(ctx context.Context, raw string) error {
+	if p.allowedByPrefix(raw) {
+		return nil
+	}
+	if len(p.AllowPrefixes) > 0 {
+		return fmt.Errorf("%s: not under any --allow-url-prefix (%s): %w", redact(raw), strings.Join(p.AllowPrefixes, ", "), ErrRefused)
+	}
+	host, err := hostOf(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", redact(raw), err)
+	}
+	if err := p.checkHost(ctx, host); err != nil {
+		return fmt.Errorf("%s: %w; allow it with --allow-url-prefix", redact(raw), err)
+	}
+	return nil
+}
+
+// checkHost refuses internal addresses and names that resolve to one.
+func (p *Policy) checkHost(ctx context.Context, host string) error {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if metadataHosts[host] || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return fmt.Errorf("host %s is internal: %w", host, ErrRefused)
+	}
+	if addr, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return checkAddr(addr)
+	}
+	r := p.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil // the fetch reports the lookup failure itself
+	}
+	for _, a := range addrs {
+		if err := checkAddr(a); err != nil {
+			return fmt.Errorf("host %s: %w", host, err)
+		}
+	}
+	return nil
+}
+
+// checkAddr refuses loopback, link-local (169.254.0.0/16 holds the cloud
+// metadata endpoint 169.254.169.254), unspecified and multicast
+// addresses, and the IPv6 metadata address of EC2.
+func checkAddr(a netip.Addr) error {
+	a = a.Unmap()
+	kind := ""
+	switch {
+	case a.IsLoopback():
+		kind = "a loopback address"
+	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
+		kind = "a link-local address (cloud metadata lives there)"
+	case a.IsUnspecified():
+		kind = "the unspecified address"
+	case a.IsMulticast():
+		kind = "a multicast address"
+	case a == netip.MustParseAddr("fd00:ec2::254"):
+		kind = "the EC2 metadata address"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%s is %s: %w", a, kind, ErrRefused)
+}
+
+// hostOf extracts the host of a URL or of a Kustomize remote reference
+// (git::https://..., git@host:org/repo, github.com/org/repo).
+func hostOf(raw string) (string, error) {
+	r := strings.TrimPrefix(strings.TrimSpace(raw), "git::")
+	if !strings.Contains(r, "://") {
+		if at := strings.Index(r, "@"); at >= 0 && at < strings.IndexAny(r+":", ":/") {
+			r = r[at+1:] // scp style: user@host:path
+		}
+		host, _, _ := strings.Cut(r, "/")
+		host, _, _ = strings.Cut(host, ":")
+		if host == "" {
+			return "", fmt.Errorf("no host in %q", raw)
+		}
+		return host, nil
+	}
+	u, err := url.Parse(r)
+	if err != nil || u.Hostname() == "" {
+		return "", fmt.Errorf("no host in %q", redact(raw))
+	}
+	return u.Hostname(), nil
+}
+
+// redact removes user info from a URL for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
