@@ -235,7 +235,7 @@ func toStatus(r apply.Result) status.Profile {
 	}
 	if len(r.Conflicts) > 0 {
 		c := r.Conflicts[0]
-		s.Message = fmt.Sprintf("%s is owned by profile %s (tier %d)", c.Object, c.Owner, c.OwnerTier)
+		s.Message = c.Describe()
 	}
 	if r.State == apply.StateDryRun {
 		for _, ch := range r.Changes {

@@ -124,3 +124,24 @@ func scrub(msg string, secrets []string) string {
 	}
 	return userInfoRE.ReplaceAllString(msg, "${1}redacted@")
 }
+
+// CanonicalURL names a repository location independently of how it is
+// reached: host and path without scheme, user, port, ".git" or trailing
+// "/" (https://github.com/org/fleet.git and git@github.com:org/fleet are
+// both github.com/org/fleet), or the absolute path of a local repository.
+// Use it to derive identities that survive switching between HTTPS and SSH.
+func CanonicalURL(raw string) (string, error) {
+	ep, err := parseEndpoint(raw)
+	if err != nil {
+		return "", err
+	}
+	if ep.proto == protoLocal {
+		return strings.TrimSuffix(filepath.ToSlash(ep.path), "/"), nil
+	}
+	te, err := transport.NewEndpoint(raw)
+	if err != nil {
+		return "", fmt.Errorf("invalid repository URL %s", RedactURL(raw))
+	}
+	p := strings.TrimSuffix(strings.Trim(te.Path, "/"), ".git")
+	return strings.ToLower(te.Host) + "/" + p, nil
+}

@@ -94,3 +94,18 @@ func TestScrub(t *testing.T) {
 		t.Fatalf("scrub left a secret: %s", got)
 	}
 }
+
+func TestCanonicalURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://github.com/org/fleet.git":         "github.com/org/fleet",
+		"https://bot:secret@GitHub.com/org/fleet/": "github.com/org/fleet",
+		"ssh://git@github.com:22/org/fleet.git":    "github.com/org/fleet",
+		"git@github.com:org/fleet":                 "github.com/org/fleet",
+		"file:///srv/git/fleet.git":                "/srv/git/fleet.git",
+		"/srv/git/fleet":                           "/srv/git/fleet",
+	} {
+		if got, err := CanonicalURL(raw); err != nil || got != want {
+			t.Errorf("CanonicalURL(%q) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 type owner struct {
 	profile string
 	tier    int
+	fleet   string // set when another fleet owns the object
 }
 
 // resolveConflicts drops the objects another profile keeps (recording a
@@ -26,7 +27,7 @@ type owner struct {
 // which objects carry regatta's labels already (the others are applied
 // without ssa's GET and dry-run: see applyFresh).
 func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructured.Unstructured, error) {
-	owners, err := labelledOwners(ctx, p.cl.Kube, st)
+	owners, err := labelledOwners(ctx, p.cl.Kube, p.c.fleet(), st)
 	if err != nil {
 		return nil, err
 	}
@@ -37,6 +38,8 @@ func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructu
 		switch {
 		case !labelled:
 			objs = append(objs, d.obj)
+		case o.fleet != "":
+			p.conflict(d.addon, ref, o) // never taken over, whatever the tier
 		case o.profile == p.req.Profile:
 			p.labelled[ref.key()] = true
 			objs = append(objs, d.obj)
@@ -56,8 +59,14 @@ func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructu
 }
 
 func (p *pass) conflict(addon string, ref ObjectRef, o owner) {
-	p.res.Conflicts = append(p.res.Conflicts, Conflict{Object: ref, Addon: addon, Owner: o.profile, OwnerTier: o.tier})
-	err := &ConflictError{Object: ref, Owner: o.profile, OwnerTier: o.tier, Tier: p.req.tier()}
+	p.res.Conflicts = append(p.res.Conflicts, Conflict{
+		Object:     ref,
+		Addon:      addon,
+		Owner:      o.profile,
+		OwnerTier:  o.tier,
+		OwnerFleet: o.fleet,
+	})
+	err := &ConflictError{Object: ref, Owner: o.profile, OwnerTier: o.tier, Tier: p.req.tier(), OwnerFleet: o.fleet}
 	p.conflicts = append(p.conflicts, err)
 	p.res.record(ObjectChange{Object: ref, Addon: addon, Action: ActionSkipped, Message: err.Error()})
 }
@@ -85,7 +94,7 @@ const maxNamespaceGets = 4
 // namespace that does not exist hold nothing and are not listed, and the
 // step's Namespaces are answered from the same reads. Every other kind and
 // namespace costs one label-filtered metadata list.
-func labelledOwners(ctx context.Context, c client.Client, st []desired) (map[ObjectRef]owner, error) {
+func labelledOwners(ctx context.Context, c client.Client, f Fleet, st []desired) (map[ObjectRef]owner, error) {
 	wanted := map[listScope]map[ObjectRef]bool{}
 	for _, d := range st {
 		scope := listScope{gvk: d.obj.GroupVersionKind(), namespace: d.obj.GetNamespace()}
@@ -110,12 +119,12 @@ func labelledOwners(ctx context.Context, c client.Client, st []desired) (map[Obj
 		if isNamespace(scope.gvk) && allRead(refs, nss) {
 			for ref := range refs {
 				if m := nss[ref.Name]; m != nil && m.Labels[LabelProfile] != "" {
-					owners[ref] = owner{profile: m.Labels[LabelProfile], tier: tierOf(m.Annotations)}
+					owners[ref] = f.ownerOf(m.Labels, m.Annotations)
 				}
 			}
 			continue
 		}
-		if err := listOwners(ctx, c, scope, sel, refs, owners); err != nil {
+		if err := listOwners(ctx, c, f, scope, sel, refs, owners); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +180,7 @@ func allRead(refs map[ObjectRef]bool, nss map[string]*metav1.PartialObjectMetada
 	return true
 }
 
-func listOwners(ctx context.Context, c client.Client, scope listScope, sel labels.Selector,
+func listOwners(ctx context.Context, c client.Client, f Fleet, scope listScope, sel labels.Selector,
 	refs map[ObjectRef]bool, owners map[ObjectRef]owner) error {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(scope.gvk.GroupVersion().WithKind(scope.gvk.Kind + "List"))
@@ -185,7 +194,7 @@ func listOwners(ctx context.Context, c client.Client, scope listScope, sel label
 	for _, item := range list.Items {
 		ref := ObjectRef{Group: scope.gvk.Group, Kind: scope.gvk.Kind, Namespace: item.Namespace, Name: item.Name}
 		if refs[ref] {
-			owners[ref] = owner{profile: item.Labels[LabelProfile], tier: tierOf(item.Annotations)}
+			owners[ref] = f.ownerOf(item.Labels, item.Annotations)
 		}
 	}
 	return nil

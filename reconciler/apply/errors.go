@@ -108,9 +108,15 @@ type ConflictError struct {
 	Owner     string
 	OwnerTier int
 	Tier      int
+	// OwnerFleet is set when another fleet owns the object.
+	OwnerFleet string
 }
 
 func (e *ConflictError) Error() string {
+	if e.OwnerFleet != "" {
+		return fmt.Sprintf("%s is owned by profile %s of %s; a fleet never takes over another fleet's objects",
+			e.Object, e.Owner, e.OwnerFleet)
+	}
 	return fmt.Sprintf("%s is owned by profile %s (tier %d); this profile's tier %d does not take it over",
 		e.Object, e.Owner, e.OwnerTier, e.Tier)
 }

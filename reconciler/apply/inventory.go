@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -59,17 +60,44 @@ func (inv *Inventory) keys() map[ObjectRef]bool {
 	return set
 }
 
-// readInventory returns the profile's inventory, nil when there is none.
-func readInventory(ctx context.Context, c client.Client, profile string) (*Inventory, error) {
+// readInventory returns the profile's inventory in the fleet, nil when
+// there is none. A legacy inventory (see Fleet.Legacy) is adopted.
+func readInventory(ctx context.Context, c client.Client, f Fleet, profile string) (*Inventory, error) {
+	cm, err := getInventory(ctx, c, f.inventoryName(profile))
+	if err != nil || (cm != nil && f.owns(cm.Labels)) {
+		return decodeConfigMap(cm, err)
+	}
+	if !f.Legacy || f.ID == "" {
+		return nil, nil
+	}
+	cm, err = getInventory(ctx, c, InventoryName(profile))
+	if err != nil || cm == nil || !isLegacyInventory(cm) {
+		return nil, err
+	}
+	inv, err := decodeConfigMap(cm, nil)
+	if err != nil {
+		return nil, err
+	}
+	return inv, f.migrate(ctx, c, inv)
+}
+
+func getInventory(ctx context.Context, c client.Client, name string) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{}
-	key := client.ObjectKey{Namespace: InventoryNamespace, Name: InventoryName(profile)}
+	key := client.ObjectKey{Namespace: InventoryNamespace, Name: name}
 	if err := c.Get(ctx, key, cm); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("read inventory ConfigMap/%s/%s: %w", key.Namespace, key.Name, err)
 	}
-	return decodeInventory(profile, cm.Data)
+	return cm, nil
+}
+
+func decodeConfigMap(cm *corev1.ConfigMap, err error) (*Inventory, error) {
+	if err != nil || cm == nil {
+		return nil, err
+	}
+	return decodeInventory(cm.Labels[LabelInventory], cm.Data)
 }
 
 func decodeInventory(profile string, data map[string]string) (*Inventory, error) {
@@ -88,7 +116,7 @@ func decodeInventory(profile string, data map[string]string) (*Inventory, error)
 	return inv, nil
 }
 
-func (inv *Inventory) configMap() (*unstructured.Unstructured, error) {
+func (inv *Inventory) configMap(f Fleet) (*unstructured.Unstructured, error) {
 	if inv.Objects == nil {
 		inv.Objects = []InventoryEntry{}
 	}
@@ -100,11 +128,15 @@ func (inv *Inventory) configMap() (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	labels := map[string]any{LabelInventory: inv.Profile, "app.kubernetes.io/managed-by": FieldManager}
+	if f.ID != "" {
+		labels[LabelFleet] = f.ID
+	}
 	cm := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{
-			"name": InventoryName(inv.Profile), "namespace": InventoryNamespace,
-			"labels": map[string]any{LabelInventory: inv.Profile, "app.kubernetes.io/managed-by": FieldManager},
+			"name": f.inventoryName(inv.Profile), "namespace": InventoryNamespace,
+			"labels": labels,
 		},
 		"data": map[string]any{
 			"revision": inv.Revision, "renderHash": inv.RenderHash, "syncMode": inv.SyncMode,
@@ -117,8 +149,8 @@ func (inv *Inventory) configMap() (*unstructured.Unstructured, error) {
 
 // writeInventory stores the inventory by server-side apply, creating the
 // namespace when it is missing.
-func writeInventory(ctx context.Context, c client.Client, inv *Inventory) error {
-	cm, err := inv.configMap()
+func writeInventory(ctx context.Context, c client.Client, f Fleet, inv *Inventory) error {
+	cm, err := inv.configMap(f)
 	if err != nil {
 		return err
 	}
@@ -146,28 +178,48 @@ func applyObject(ctx context.Context, c client.Client, obj *unstructured.Unstruc
 }
 
 // deleteInventory removes the profile's inventory; a missing one is fine.
-func deleteInventory(ctx context.Context, c client.Client, profile string) error {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: InventoryNamespace, Name: InventoryName(profile)}}
+func deleteInventory(ctx context.Context, c client.Client, f Fleet, profile string) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: InventoryNamespace, Name: f.inventoryName(profile)}}
 	if err := c.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete inventory ConfigMap/%s/%s: %w", InventoryNamespace, cm.Name, err)
 	}
 	return nil
 }
 
-// listInventories returns every profile inventory in the cluster.
-func listInventories(ctx context.Context, c client.Client) ([]*Inventory, error) {
+// listInventories returns every profile inventory of the fleet in the
+// cluster; legacy ones (see Fleet.Legacy) are adopted.
+func listInventories(ctx context.Context, c client.Client, f Fleet) ([]*Inventory, error) {
 	list := &corev1.ConfigMapList{}
 	if err := c.List(ctx, list, client.InNamespace(InventoryNamespace), client.HasLabels{LabelInventory}); err != nil {
 		return nil, fmt.Errorf("list inventories: %w", err)
 	}
-	out := make([]*Inventory, 0, len(list.Items))
-	for _, cm := range list.Items {
-		inv, err := decodeInventory(cm.Labels[LabelInventory], cm.Data)
+	byProfile := map[string]*Inventory{}
+	var legacy []*Inventory
+	for i := range list.Items {
+		cm := &list.Items[i]
+		if !f.owns(cm.Labels) {
+			continue
+		}
+		inv, err := decodeConfigMap(cm, nil)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, inv)
+		if f.ID != "" && isLegacyInventory(cm) {
+			legacy = append(legacy, inv)
+			continue
+		}
+		byProfile[inv.Profile] = inv
 	}
+	for _, inv := range legacy {
+		if byProfile[inv.Profile] != nil {
+			continue // adopted already; the fleet's own copy wins
+		}
+		if err := f.migrate(ctx, c, inv); err != nil {
+			return nil, err
+		}
+		byProfile[inv.Profile] = inv
+	}
+	out := slices.Collect(maps.Values(byProfile))
 	slices.SortFunc(out, func(a, b *Inventory) int { return cmp.Compare(a.Profile, b.Profile) })
 	return out, nil
 }

@@ -30,6 +30,9 @@ type Options struct {
 	OnDrift func(DriftEvent)
 	// Logger receives one line per meaningful event; never credentials.
 	Logger *slog.Logger
+	// Fleet scopes inventories, ownership labels, prune and withdrawal;
+	// the zero Fleet is a cluster's only regatta (see Fleet).
+	Fleet Fleet
 }
 
 // DefaultOptions returns DefaultClientOptions, 16 objects in flight, a 5 m
@@ -256,13 +259,13 @@ func (c *Cluster) setState(profile string, s *profileState) {
 // Inventories lists the profiles that have an inventory in the cluster (what
 // a restarted daemon needs to decide withdrawals).
 func (c *Cluster) Inventories(ctx context.Context) ([]*Inventory, error) {
-	invs, err := listInventories(ctx, c.currentClient().Kube)
+	invs, err := listInventories(ctx, c.currentClient().Kube, c.fleet())
 	return invs, c.wrap(ctx, err)
 }
 
 // Inventory returns one profile's inventory, nil when it has none.
 func (c *Cluster) Inventory(ctx context.Context, profile string) (*Inventory, error) {
-	inv, err := readInventory(ctx, c.currentClient().Kube, profile)
+	inv, err := readInventory(ctx, c.currentClient().Kube, c.fleet(), profile)
 	return inv, c.wrap(ctx, err)
 }
 

@@ -34,7 +34,7 @@ func (c *Cluster) Apply(ctx context.Context, req Request) (res Result) {
 	p := c.newPass(req, &res)
 	inv, err := req.Inventory, error(nil)
 	if !req.Listed {
-		inv, err = readInventory(ctx, p.cl.Kube, req.Profile)
+		inv, err = readInventory(ctx, p.cl.Kube, c.fleet(), req.Profile)
 	}
 	switch {
 	case err != nil:
@@ -228,7 +228,7 @@ func (p *pass) prepareAll() ([][]desired, error) {
 	p.compiled = compiled
 	steps := make([][]desired, 0, len(p.req.Steps))
 	for _, st := range p.req.Steps {
-		ds, err := p.req.prepare(p.c.name, st)
+		ds, err := p.req.prepare(p.c.name, p.c.fleet(), st)
 		if err != nil {
 			return nil, &AddonError{Addon: st.Addon, Err: err}
 		}
@@ -257,7 +257,7 @@ func (p *pass) recordIntent(ctx context.Context, inv *Inventory, steps [][]desir
 	if err := p.c.ensureInventoryNamespace(ctx, p.cl.Kube, inv != nil); err != nil {
 		return err
 	}
-	if err := writeInventory(ctx, p.cl.Kube, intent); err != nil {
+	if err := writeInventory(ctx, p.cl.Kube, p.c.fleet(), intent); err != nil {
 		return err
 	}
 	p.prev = intent // what the cluster holds now
@@ -460,7 +460,7 @@ func (p *pass) writeIfChanged(ctx context.Context, inv *Inventory) error {
 	if p.prev != nil && equalInventories(p.prev, inv) {
 		return nil
 	}
-	return writeInventory(ctx, p.cl.Kube, inv)
+	return writeInventory(ctx, p.cl.Kube, p.c.fleet(), inv)
 }
 
 func (p *pass) setState(ctx context.Context, errs []error, progressing bool) {

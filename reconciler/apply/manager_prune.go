@@ -21,10 +21,11 @@ type pruner struct {
 	kube    client.Client
 	mapper  meta.RESTMapper
 	profile string
+	fleet   Fleet
 }
 
 func (p *pass) pruner() *pruner {
-	return &pruner{kube: p.cl.Kube, mapper: p.cl.Mapper, profile: p.req.Profile}
+	return &pruner{kube: p.cl.Kube, mapper: p.cl.Mapper, profile: p.req.Profile, fleet: p.c.fleet()}
 }
 
 // deleteOrder returns entries in reverse apply order, with Namespaces and
@@ -101,6 +102,9 @@ func (pr *pruner) delete(ctx context.Context, e InventoryEntry, dryRun bool) (Ob
 func (pr *pruner) keepReason(live *metav1.PartialObjectMetadata) string {
 	if live.Kind == "Namespace" && live.Name == InventoryNamespace {
 		return "left in place: namespace " + InventoryNamespace + " holds regatta's inventories"
+	}
+	if !pr.fleet.owns(live.Labels) {
+		return "left in place: owned by " + foreign(live.Labels)
 	}
 	if owner := live.Labels[LabelProfile]; owner != pr.profile {
 		if owner == "" {

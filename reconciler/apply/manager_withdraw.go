@@ -15,8 +15,8 @@ import (
 
 // releasePatch removes regatta's ownership labels and tier annotation.
 var releasePatch = []byte(fmt.Sprintf(
-	`{"metadata":{"labels":{%q:null,%q:null,%q:null},"annotations":{%q:null}}}`,
-	LabelProfile, LabelAddon, LabelCluster, AnnotationTier))
+	`{"metadata":{"labels":{%q:null,%q:null,%q:null,%q:null},"annotations":{%q:null}}}`,
+	LabelProfile, LabelAddon, LabelCluster, LabelFleet, AnnotationTier))
 
 // Withdraw removes a profile from the cluster when the cluster stops matching
 // it. behavior is spec.StopMatchingWithdrawPolicies (delete every inventoried
@@ -36,7 +36,7 @@ func (c *Cluster) Withdraw(ctx context.Context, profile, behavior string) (res R
 	c.untrackDrift(profile)
 	c.stopAwaiting(profile)
 	cl := c.currentClient()
-	inv, err := readInventory(ctx, cl.Kube, profile)
+	inv, err := readInventory(ctx, cl.Kube, c.fleet(), profile)
 	if err != nil {
 		res.fail(unreachable(ctx, c.name, err))
 		return res
@@ -66,7 +66,7 @@ func withdrawBehavior(behavior string, inv *Inventory) string {
 }
 
 func (c *Cluster) withdraw(ctx context.Context, cl *Client, inv *Inventory, behavior string, res *Result) {
-	pr := &pruner{kube: cl.Kube, mapper: cl.Mapper, profile: inv.Profile}
+	pr := &pruner{kube: cl.Kube, mapper: cl.Mapper, profile: inv.Profile, fleet: c.fleet()}
 	var kept []InventoryEntry
 	var err error
 	switch behavior {
@@ -80,13 +80,13 @@ func (c *Cluster) withdraw(ctx context.Context, cl *Client, inv *Inventory, beha
 	}
 	if len(kept) > 0 {
 		inv.Objects, inv.Complete = kept, false
-		if werr := writeInventory(ctx, cl.Kube, inv); werr != nil {
+		if werr := writeInventory(ctx, cl.Kube, c.fleet(), inv); werr != nil {
 			err = errors.Join(err, werr)
 		}
 		res.fail(unreachable(ctx, c.name, err))
 		return
 	}
-	if err = errors.Join(err, deleteInventory(ctx, cl.Kube, inv.Profile)); err != nil {
+	if err = errors.Join(err, deleteInventory(ctx, cl.Kube, c.fleet(), inv.Profile)); err != nil {
 		res.fail(unreachable(ctx, c.name, err))
 		return
 	}
@@ -117,7 +117,7 @@ func (pr *pruner) release1(ctx context.Context, e InventoryEntry) (ObjectChange,
 		ch.Action, ch.Message = ActionSkipped, msgGone
 		return ch, err
 	}
-	if owner := live.Labels[LabelProfile]; owner != pr.profile {
+	if owner := live.Labels[LabelProfile]; owner != pr.profile || !pr.fleet.owns(live.Labels) {
 		ch.Action, ch.Message = ActionSkipped, pr.keepReason(live)
 		return ch, nil
 	}

@@ -180,7 +180,7 @@ type desired struct {
 
 // prepare copies the step's objects, normalises them as ssa expects and sets
 // the ownership labels and the tier annotation.
-func (r Request) prepare(cluster string, st Step) ([]desired, error) {
+func (r Request) prepare(cluster string, f Fleet, st Step) ([]desired, error) {
 	out := make([]desired, 0, len(st.Objects))
 	for _, o := range st.Objects {
 		obj := o.DeepCopy()
@@ -188,6 +188,7 @@ func (r Request) prepare(cluster string, st Step) ([]desired, error) {
 			return nil, &ObjectError{Object: RefOf(o), Op: "normalize", Err: err}
 		}
 		setOwnership(obj, r.Profile, st.Addon, cluster, r.tier())
+		f.label(obj)
 		out = append(out, desired{addon: st.Addon, obj: obj})
 	}
 	return out, nil

@@ -153,6 +153,8 @@ type Conflict struct {
 	Addon     string    `json:"addon,omitempty"`
 	Owner     string    `json:"owner"`
 	OwnerTier int       `json:"ownerTier"`
+	// OwnerFleet is set when another fleet owns the object.
+	OwnerFleet string `json:"ownerFleet,omitempty"`
 }
 
 // Result is the one record of a (profile, cluster) pass from which status,

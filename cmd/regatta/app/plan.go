@@ -33,6 +33,7 @@ type planFlags struct {
 	concurrency    int
 	live           bool
 	kubeconfigDir  string
+	fleet          string
 	clusterTimeout time.Duration
 	allowExec      bool
 	render         renderOptionFlags
@@ -94,6 +95,7 @@ func (f *planFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.live, "live", false, "also compare the head rendering with each cluster (server-side dry-run)")
 	fl.StringVar(&f.kubeconfigDir, "kubeconfig-dir", "", "with --live: read <cluster>.yaml, <cluster>.kubeconfig or <cluster> from this folder instead of the repository's kubeconfig Secrets")
 	fl.DurationVar(&f.clusterTimeout, "cluster-timeout", 30*time.Second, "with --live: per-request timeout for each cluster")
+	fl.StringVar(&f.fleet, "fleet", "", "with --live: the fleet identity of the regatta that applies the repository (its log names it at start), so its inventories are compared")
 	fl.BoolVar(&f.allowExec, "allow-kubeconfig-exec", false, "with --live: allow exec credential plugins, auth providers and file references in kubeconfigs")
 	f.render.register(fl)
 }
@@ -248,6 +250,10 @@ func (f *planFlags) compareLive(ctx context.Context, head diff.Side, rep *diff.R
 	ctrllog.SetLogger(logr.Discard()) // fluxcd/pkg/ssa logs through controller-runtime
 	opts := apply.DefaultOptions()
 	opts.Client.Timeout, opts.Client.AllowExec = f.clusterTimeout, f.allowExec
+	opts.Fleet = apply.Fleet{ID: f.fleet} // never Legacy: a plan adopts (writes) nothing
+	if err := opts.Fleet.Validate(); err != nil {
+		return usageError("--fleet: %v", err)
+	}
 	m := apply.NewManager(ctx, opts)
 	defer m.Close()
 	rep.Live, err = diff.Live(ctx, head, rep, diff.LiveOptions{Renderer: r, Manager: m, Kubeconfig: kc, Concurrency: f.concurrency})

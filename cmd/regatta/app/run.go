@@ -26,6 +26,7 @@ import (
 
 type runFlags struct {
 	repoURL, branch      string
+	fleet                string
 	git                  gitFlags
 	cacheDir             string
 	interval             time.Duration
@@ -96,6 +97,7 @@ and tests.`,
 func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.repoURL, "repo", "", "fleet repository: https://, ssh://, git@host:path, file:// or a local path (required)")
 	fl.StringVar(&f.branch, "branch", repo.DefaultBranch, "branch to follow")
+	fl.StringVar(&f.fleet, "fleet", "", "fleet identity scoping inventories, ownership labels and withdrawal, so that several regattas can share a cluster (a DNS label; default: derived from --repo, e.g. fleet-infra-1a2b3c4d)")
 	f.git.register(fl)
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep the repository clone on disk here (default: in memory)")
 	fl.DurationVar(&f.interval, "interval", 30*time.Second, "how often the remote branch is polled")
@@ -177,6 +179,11 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		return nil, nil, err
 	}
 	m := metrics.New()
+	ao := f.applyOptions()
+	if ao.Fleet, err = fleetIdentity(f.fleet, f.repoURL); err != nil {
+		return nil, nil, err
+	}
+	log.Info("fleet identity", "fleet", ao.Fleet.ID, "adoptsUnlabelled", ao.Fleet.Legacy)
 	watch := repo.DefaultWatchOptions()
 	watch.Interval = f.interval
 	d := reconciler.Build(ctx, reconciler.Setup{
@@ -189,7 +196,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 			StatusInterval: f.statusInterval,
 			ShutdownGrace:  f.shutdownGrace,
 		},
-		Apply:          f.applyOptions(),
+		Apply:          ao,
 		Renderer:       renderer,
 		Keys:           keys,
 		Management:     mgmt,
