@@ -156,6 +156,7 @@ func (p *clusterPass) labels(version string, res classify.Result) map[string]str
 	}
 	for _, err := range res.Errors {
 		p.log.Warn("classifier failed; keeping its last result", "error", err)
+		p.st.ClassifierErrors = append(p.st.ClassifierErrors, status.ClassifierError{Classifier: err.Classifier, Message: err.Err.Error()})
 		if m, ok := prev.classified[err.Classifier]; ok {
 			next.classified[err.Classifier] = m
 		}

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -40,16 +41,20 @@ type HealthChecker interface {
 type healthReader struct {
 	def     engine.StatusReader
 	checker HealthChecker
+	log     *slog.Logger
 
 	mu   sync.Mutex
 	last map[object.ObjMetadata]*event.ResourceStatus
 	// suspended marks objects whose override said Suspended.
 	suspended map[object.ObjMetadata]bool
+	// scriptFailed marks objects whose health script failed (logged once).
+	scriptFailed map[object.ObjMetadata]bool
 }
 
-func newHealthReader(mapper meta.RESTMapper, checker HealthChecker) *healthReader {
-	return &healthReader{def: statusreaders.NewDefaultStatusReader(mapper), checker: checker,
-		last: map[object.ObjMetadata]*event.ResourceStatus{}, suspended: map[object.ObjMetadata]bool{}}
+func newHealthReader(mapper meta.RESTMapper, checker HealthChecker, log *slog.Logger) *healthReader {
+	return &healthReader{def: statusreaders.NewDefaultStatusReader(mapper), checker: checker, log: log,
+		last: map[object.ObjMetadata]*event.ResourceStatus{}, suspended: map[object.ObjMetadata]bool{},
+		scriptFailed: map[object.ObjMetadata]bool{}}
 }
 
 // Supports every kind: unknown kinds go to the default reader.
@@ -84,8 +89,13 @@ func (h *healthReader) override(ctx context.Context, rs *event.ResourceStatus, e
 func (h *healthReader) applyChecker(ctx context.Context, rs *event.ResourceStatus) (suspended bool) {
 	st, msg, ok, err := h.checker.Check(ctx, rs.Resource)
 	switch {
-	case err != nil:
+	case err != nil && ctx.Err() != nil: // the wait ended, not the script
 		rs.Status, rs.Message, rs.Error = status.UnknownStatus, "", fmt.Errorf("health check: %w", err)
+	case err != nil:
+		// A script error (or a sandbox stop) does not go away by waiting:
+		// fail the add-on now, naming script, line and error.
+		rs.Status, rs.Message, rs.Error = status.FailedStatus, "health script failed: "+err.Error(), nil
+		h.logScriptError(rs.Identifier, err)
 	case !ok:
 	case st == HealthHealthy || st == HealthSuspended:
 		rs.Status, rs.Message, rs.Error = status.CurrentStatus, msg, nil
@@ -96,6 +106,18 @@ func (h *healthReader) applyChecker(ctx context.Context, rs *event.ResourceStatu
 		rs.Status, rs.Message, rs.Error = status.InProgressStatus, msg, nil
 	}
 	return false
+}
+
+// logScriptError logs a health script failure once per object and pass.
+func (h *healthReader) logScriptError(id object.ObjMetadata, err error) {
+	h.mu.Lock()
+	first := !h.scriptFailed[id]
+	h.scriptFailed[id] = true
+	h.mu.Unlock()
+	if first && h.log != nil {
+		ref := ObjectRef{Group: id.GroupKind.Group, Kind: id.GroupKind.Kind, Namespace: id.Namespace, Name: id.Name}
+		h.log.Warn("health script failed", "object", ref.String(), "error", err)
+	}
 }
 
 // summary tallies the last statuses of the given objects.

@@ -117,7 +117,7 @@ type pass struct {
 
 func (c *Cluster) newPass(req Request, res *Result) *pass {
 	cl := c.currentClient()
-	h := newHealthReader(cl.Mapper, req.Health)
+	h := newHealthReader(cl.Mapper, req.Health, c.log().With("profile", req.Profile))
 	poller := polling.NewStatusPoller(cl.Kube, cl.Mapper, polling.Options{CustomStatusReaders: []engine.StatusReader{h}})
 	rm := ssa.NewResourceManager(cl.Kube, poller, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
 	rm.SetConcurrency(c.m.opts.Concurrency)

@@ -217,7 +217,7 @@ func (c *Cluster) healthChanged(ctx context.Context) bool {
 		return true
 	}
 	for _, a := range steps {
-		h := newHealthReader(cl.Mapper, a.checker)
+		h := newHealthReader(cl.Mapper, a.checker, nil) // the pass logs script errors
 		if err := readHealth(ctx, cl, h, a.ids); err != nil {
 			c.log().Debug("health poll failed", "error", err)
 			continue

@@ -140,6 +140,9 @@ func writeProblems(b *strings.Builder, clusters []ClusterStatus) {
 		if c.Error != "" {
 			lines = append(lines, fmt.Sprintf("- **%s**: %s", c.Cluster, oneLine(c.Error)))
 		}
+		for _, e := range c.ClassifierErrors {
+			lines = append(lines, fmt.Sprintf("- **%s**: classifier `%s` failed: %s", c.Cluster, e.Classifier, oneLine(e.Message)))
+		}
 		for _, n := range c.LabelNotes {
 			lines = append(lines, fmt.Sprintf("- **%s**: label `%s` %s: %s", c.Cluster, n.Key, n.Reason, n.Message))
 		}

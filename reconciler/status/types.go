@@ -40,7 +40,16 @@ type ClusterStatus struct {
 	// last known classifier labels were kept.
 	ClassifierLabelsStale bool        `json:"classifierLabelsStale,omitempty" yaml:"classifierLabelsStale,omitempty"`
 	LabelNotes            []LabelNote `json:"labelNotes,omitempty" yaml:"labelNotes,omitempty"`
-	Profiles              []Profile   `json:"profiles,omitempty" yaml:"profiles,omitempty"`
+	// ClassifierErrors are the classifiers that failed in the last pass
+	// (each keeps its last result), with script, line and error.
+	ClassifierErrors []ClassifierError `json:"classifierErrors,omitempty" yaml:"classifierErrors,omitempty"`
+	Profiles         []Profile         `json:"profiles,omitempty" yaml:"profiles,omitempty"`
+}
+
+// ClassifierError is a classifier that could not be evaluated.
+type ClassifierError struct {
+	Classifier string `json:"classifier" yaml:"classifier"`
+	Message    string `json:"message" yaml:"message"`
 }
 
 // LabelNote explains a classifier label that did not take effect.
