@@ -34,6 +34,21 @@ spec:
       return hs
 `,
 		"scripted/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: scripted, namespace: default}\n",
+		"profiles/looping.yaml": `apiVersion: regatta.dev/v1alpha1
+kind: Profile
+metadata: {name: looping}
+spec:
+  clusterSelector: {matchLabels: {env: prod}}
+  addons:
+  - name: account
+    manifests: {path: looping}
+  healthChecks:
+  - group: ""
+    kind: ServiceAccount
+    script: |
+      while true do end
+`,
+		"looping/sa.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: looping, namespace: default}\n",
 		"classifiers/broken.yaml": `apiVersion: regatta.dev/v1alpha1
 kind: Classifier
 metadata: {name: broken}
@@ -73,6 +88,12 @@ spec:
 	wantHealth := "profiles/scripted.yaml spec.healthChecks[0].script:2: attempt to index a nil value"
 	if rec == nil || rec.State != status.StateFailed || rec.Error == nil || !strings.Contains(rec.Error.Message, wantHealth) {
 		t.Errorf("pair record %+v, want Failed with %q", rec, wantHealth)
+	}
+	for i := range c.Profiles {
+		if p := c.Profiles[i]; p.Name == "looping" && (p.State != status.StateFailed || p.Error == nil ||
+			!strings.Contains(p.Error.Message, "health script failed: profiles/looping.yaml spec.healthChecks[0].script")) {
+			t.Errorf("looping health script: %+v %+v", p, p.Error)
+		}
 	}
 	if len(c.ClassifierErrors) != 1 || c.ClassifierErrors[0].Classifier != "broken" ||
 		!strings.Contains(c.ClassifierErrors[0].Message, ":2: attempt to index a nil value") {
