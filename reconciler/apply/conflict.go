@@ -20,6 +20,7 @@ type owner struct {
 	profile string
 	tier    int
 	fleet   string // set when another fleet owns the object
+	labels  map[string]string
 }
 
 // resolveConflicts drops the objects another profile keeps (recording a
@@ -32,15 +33,26 @@ func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructu
 		return nil, err
 	}
 	objs := make([]*unstructured.Unstructured, 0, len(st))
+	cl := newClaims(p.cl.Kube, p.c.fleet())
 	for _, d := range st {
 		ref := RefOf(d.obj)
 		o, labelled := owners[ref.key()]
+		real := labelled && o.fleet == "" && o.profile != p.req.Profile
+		if real {
+			if real, err = cl.claimed(ctx, ref, o.labels); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case !labelled:
 			objs = append(objs, d.obj)
 		case o.fleet != "":
 			p.conflict(d.addon, ref, o) // never taken over, whatever the tier
 		case o.profile == p.req.Profile:
+			p.labelled[ref.key()] = true
+			objs = append(objs, d.obj)
+		case !real: // the label names a profile whose inventory lacks it
+			p.takeovers[ref.key()] = relabelled(o)
 			p.labelled[ref.key()] = true
 			objs = append(objs, d.obj)
 		case p.req.tier() < o.tier:

@@ -137,12 +137,18 @@ func (w *DriftWatcher) check(ctx context.Context, profile string, live map[Objec
 	}
 	compiled := w.compiled(profile)
 	var drifted []*unstructured.Unstructured
+	cl := newClaims(w.client.Kube, w.fleet)
 	for _, o := range objs {
 		ref := RefOf(o).key()
 		l := live[ref]
+		moved, err := w.movedTo(ctx, cl, profile, ref, l)
 		switch {
-		case l != nil && l.GetLabels()[LabelProfile] != profile:
+		case err != nil:
+			return nil, fmt.Errorf("profile %s: %w", profile, err)
+		case moved:
 			w.forget(driftKey{profile: profile, ref: ref})
+		case l != nil && l.GetLabels()[LabelProfile] != profile, l != nil && !w.fleet.owns(l.GetLabels()):
+			drifted = append(drifted, o) // relabelled: restore the labels
 		case l != nil && (driftDisabled(l) || !differs(o, l, compiled)):
 		default:
 			drifted = append(drifted, o)

@@ -43,6 +43,7 @@ const driftWorkers = 2
 // kept in memory. Safe for concurrent use.
 type DriftWatcher struct {
 	cluster string
+	fleet   Fleet
 	client  *Client
 	rm      *ssa.ResourceManager
 	onDrift func(DriftEvent)
@@ -112,7 +113,7 @@ type driftKey struct {
 func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Options) *DriftWatcher {
 	ctx, cancel := context.WithCancel(parent)
 	tweak := func(o *metav1.ListOptions) { o.LabelSelector = LabelProfile }
-	w := &DriftWatcher{cluster: cluster, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
+	w := &DriftWatcher{cluster: cluster, fleet: opts.Fleet, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
 		log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
 		rm:      ssa.NewResourceManager(cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"}),
 		factory: dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Watch, 0, metav1.NamespaceAll, tweak),
@@ -522,13 +523,20 @@ func (w *DriftWatcher) reconcile(ctx context.Context, key driftKey) error {
 	}
 	switch owner := live.GetLabels()[LabelProfile]; {
 	case live.Object == nil: // gone
-	case owner == key.profile:
+	case owner == key.profile && w.fleet.owns(live.GetLabels()):
 		if driftDisabled(live) || !differs(want, live, dp.compiled) {
 			return nil
 		}
-	case owner != "":
-		w.forget(key) // ownership moved to another profile
-		return nil
+	default:
+		moved, err := newClaims(w.client.Kube, w.fleet).claimed(ctx, key.ref, live.GetLabels())
+		if err != nil {
+			return err
+		}
+		if moved {
+			w.forget(key) // taken over by a profile whose inventory lists it
+			return nil
+		}
+		// else the labels drifted: restore them with the object
 	}
 	return w.correct(ctx, key, want, dp.rules)
 }
