@@ -24,11 +24,19 @@ import (
 // fleetHarness is newHarness with a fleet identity.
 func fleetHarness(t *testing.T, f *fleetRepo, fleet apply.Fleet) *harness {
 	t.Helper()
+	src := repo.Options{URL: f.url, Auth: repo.Auth{Username: "fleet", Password: "s3cret"}}
+	return daemonHarness(t, src, fleet, "")
+}
+
+// daemonHarness is a daemon wired as `regatta run` wires it, following
+// src under a fleet identity, writing status to statusBranch ("" none).
+func daemonHarness(t *testing.T, so repo.Options, fleet apply.Fleet, statusBranch string) *harness {
+	t.Helper()
 	keys, err := sops.LoadAgeKeyFile(testKeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := repo.NewSource(repo.Options{URL: f.url, Auth: repo.Auth{Username: "fleet", Password: "s3cret"}})
+	src, err := repo.NewSource(so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +50,8 @@ func fleetHarness(t *testing.T, f *fleetRepo, fleet apply.Fleet) *harness {
 	m := metrics.New()
 	r := New(Options{Apply: am, Renderer: render.New(render.Options{Keys: keys}), Lua: lua.NewRunner(lua.Options{}),
 		Keys: keys, Metrics: m, Log: log, ClusterTimeout: 5 * time.Second, HealthTimeout: 20 * time.Second})
-	d := NewDaemon(r, DaemonOptions{Source: src, Watch: repo.DefaultWatchOptions()})
+	d := NewDaemon(r, DaemonOptions{Source: src, Watch: repo.DefaultWatchOptions(), StatusBranch: statusBranch,
+		StatusAuthor: repo.Signature{Name: "regatta", Email: "regatta@example.com"}})
 	return &harness{d: d, r: r, m: m, src: src}
 }
 
