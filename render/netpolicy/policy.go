@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -74,6 +75,11 @@ func (p *Policy) checkHost(ctx context.Context, host string) error {
 		return fmt.Errorf("host %s is internal: %w", host, ErrRefused)
 	}
 	if addr, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return checkAddr(addr)
+	}
+	if addr, ok := inetAton(host); ok {
+		// 2130706433, 0x7f.1, 017700000001: what the git CLI (and libc)
+		// read as 127.0.0.1
 		return checkAddr(addr)
 	}
 	r := p.Resolver
@@ -145,4 +151,35 @@ func redact(raw string) string {
 	}
 	u.User = nil
 	return u.String()
+}
+
+// inetAton parses the IPv4 forms of BSD inet_aton that netip refuses: one
+// to four parts, each decimal, octal (leading 0) or hex (0x); the last
+// part fills the remaining bytes.
+func inetAton(host string) (netip.Addr, bool) {
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 0, 32)
+		if err != nil || p == "" || strings.HasPrefix(p, "+") {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	var n uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 0xff {
+			return netip.Addr{}, false
+		}
+		n |= v << (24 - 8*i)
+	}
+	last := vals[len(vals)-1]
+	if last >= 1<<(32-8*(len(vals)-1)) {
+		return netip.Addr{}, false
+	}
+	n |= last
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
 }
