@@ -35,6 +35,10 @@ type kustFS struct {
 	// template, SOPS or remote error): kustomize flattens errors into
 	// strings, so renderKustomize reports this one instead.
 	failure error
+	// lastPath and lastData are the last repository file read, which a
+	// YAML error of kustomize's is about (see yamlError).
+	lastPath string
+	lastData []byte
 }
 
 // fail records err as the build's failure if it is one of ours.
@@ -217,6 +221,7 @@ func (k *kustFS) ReadFile(p string) ([]byte, error) {
 	if err != nil {
 		return nil, k.fail(rp, err)
 	}
+	k.lastPath, k.lastData = rp, data
 	if isKustomizationFile(rp) {
 		if err := k.a.checkRemote(rp, data); err != nil {
 			return nil, k.fail(rp, err)

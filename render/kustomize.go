@@ -61,6 +61,9 @@ func (a *addonRender) renderKustomize(dir string, ks *spec.KustomizeSource) ([]O
 		if kfs.failure != nil {
 			return nil, kfs.failure
 		}
+		if e := kfs.yamlError(err); e != nil {
+			return nil, e
+		}
 		return nil, kustomizeError(dir, err)
 	}
 	return objectsOf(m, root, keepOrigin)
@@ -70,6 +73,26 @@ func (a *addonRender) renderKustomize(dir string, ks *spec.KustomizeSource) ([]O
 func kustomizeError(dir string, err error) error {
 	msg := strings.ReplaceAll(err.Error(), "'/", "'")
 	return &Error{File: dir, Err: fmt.Errorf("kustomize: %s", tidyKustomize(msg))}
+}
+
+// malformedYAML is kustomize's message for a resource file it cannot parse.
+var malformedYAML = regexp.MustCompile(`MalformedYAMLError: .* in File: (\S+)`)
+
+// yamlError places a YAML syntax error of kustomize's at the file and the
+// real line (kustomize's parser names the enclosing block's line, or none
+// for control characters): the file is the last one read, which kustomize
+// parses right after reading it.
+func (k *kustFS) yamlError(err error) error {
+	m := malformedYAML.FindStringSubmatch(err.Error())
+	if m == nil || k.lastPath == "" || path.Base(k.lastPath) != path.Base(m[1]) {
+		return nil
+	}
+	_, derr := decodeObjects(k.lastPath, k.lastData)
+	var re *Error
+	if !errors.As(derr, &re) || !strings.HasPrefix(re.Err.Error(), "invalid YAML: ") {
+		return nil // not a syntax error of that file after all
+	}
+	return derr
 }
 
 // Kustomize tries each resource as a file first and, failing, as a

@@ -51,3 +51,17 @@ func TestKustomizeNestedErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestKustomizeYAMLErrors: a syntax error in a file kustomize reads is
+// placed at that file and its real line, not kustomize's "line 3" of the
+// enclosing block or no line at all for a control character.
+func TestKustomizeYAMLErrors(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"a\x01\"}\n", "addon k: k/cm.yaml:3: invalid YAML: column 20: control character U+0001"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    a: b\n   c: d\n", "addon k: k/cm.yaml:7: invalid YAML: did not find expected key"},
+	} {
+		files := map[string]string{"k/kustomization.yaml": "resources: [cm.yaml]\n", "k/cm.yaml": c.data}
+		_, err := adhoc(t, Options{}, files, spec.Addon{Name: "k", Kustomize: &spec.KustomizeSource{Path: "k"}})
+		assertError(t, err, "plain", c.want, "k/cm.yaml", map[bool]int{true: 3, false: 7}[strings.Contains(c.data, "\x01")])
+	}
+}
