@@ -37,6 +37,9 @@ func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructu
 	for _, d := range st {
 		ref := RefOf(d.obj)
 		o, labelled := owners[ref.key()]
+		if !labelled {
+			o, labelled = p.c.claimant(ref.key(), p.req.Profile) // labels removed out of band
+		}
 		real := labelled && o.fleet == "" && o.profile != p.req.Profile
 		if real {
 			if real, err = cl.claimed(ctx, ref, o.labels); err != nil {

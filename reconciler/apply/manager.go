@@ -152,6 +152,11 @@ type Cluster struct {
 	// each fail and create it.
 	nsMu    sync.Mutex
 	nsKnown bool
+
+	// listed says which profile's inventory held each object when the
+	// inventories were last listed (see claimant).
+	listedMu sync.Mutex
+	listed   map[ObjectRef]owner
 }
 
 // profileState is what this Manager knows of a profile on a cluster.
@@ -260,6 +265,9 @@ func (c *Cluster) setState(profile string, s *profileState) {
 // a restarted daemon needs to decide withdrawals).
 func (c *Cluster) Inventories(ctx context.Context) ([]*Inventory, error) {
 	invs, err := listInventories(ctx, c.currentClient().Kube, c.fleet())
+	if err == nil {
+		c.remember(invs)
+	}
 	return invs, c.wrap(ctx, err)
 }
 

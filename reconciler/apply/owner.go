@@ -69,3 +69,33 @@ func (w *DriftWatcher) movedTo(ctx context.Context, cl *claims, profile string, 
 	}
 	return cl.claimed(ctx, ref, labels)
 }
+
+// remember indexes which profile's inventory holds each object.
+func (c *Cluster) remember(invs []*Inventory) {
+	idx := map[ObjectRef]owner{}
+	for _, inv := range invs {
+		for _, e := range inv.Objects {
+			idx[e.key()] = owner{profile: inv.Profile, tier: inv.Tier}
+		}
+	}
+	c.listedMu.Lock()
+	c.listed = idx
+	c.listedMu.Unlock()
+}
+
+// claimant is the other profile whose inventory held ref at the last
+// listing: an object that lost its ownership labels out of band is still
+// that profile's, and another profile rendering it is in conflict.
+func (c *Cluster) claimant(ref ObjectRef, profile string) (owner, bool) {
+	c.listedMu.Lock()
+	defer c.listedMu.Unlock()
+	o, ok := c.listed[ref]
+	if !ok || o.profile == profile {
+		return owner{}, false
+	}
+	o.labels = map[string]string{LabelProfile: o.profile}
+	if c.fleet().ID != "" {
+		o.labels[LabelFleet] = c.fleet().ID
+	}
+	return o, true
+}

@@ -40,6 +40,17 @@ func TestOwnershipFromInventories(t *testing.T) {
 		t.Errorf("label after apply: %q", l)
 	}
 
+	// Labels removed out of band: the object is still plain's, by its
+	// inventory; another profile rendering it is in conflict with plain.
+	mergePatch(t, k, getCM(t, k, ns, "plain"), `{"metadata":{"labels":{"regatta.dev/profile":null,"regatta.dev/addon":null}}}`)
+	if _, err := c.Inventories(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	res = c.Apply(t.Context(), apply.Request{Profile: "grabber", RenderHash: "g1", Steps: []apply.Step{step("a", configMap(ns, "plain", map[string]string{"v": "grab"}))}})
+	if res.State != apply.StateConflict || !strings.Contains(res.Error, "owned by profile plain") {
+		t.Errorf("grabber took an unlabelled object plain's inventory holds: %s %s", res.State, res.Error)
+	}
+
 	// A real conflict: profile watched's inventory holds the object.
 	res = c.Apply(t.Context(), apply.Request{Profile: "rival", RenderHash: "r1", Steps: []apply.Step{step("a", configMap(ns, "watched", map[string]string{"v": "2"}))}})
 	if res.State != apply.StateConflict || !strings.Contains(res.Error, "owned by profile watched") {
