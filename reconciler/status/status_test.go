@@ -34,6 +34,7 @@ func sample() Snapshot {
 				Labels:           map[string]string{"env": "prod", "kubernetes": "v1-37"},
 				ClassifierLabels: map[string]map[string]string{"kubernetes-v1-37": {"kubernetes": "v1-37"}},
 				LabelNotes:       []LabelNote{{Key: "size", Reason: "conflict", Message: "classifiers disagree, label not set: a sets large, b sets small"}},
+				ClassifierErrors: []ClassifierError{{Classifier: "gpu", Message: "classifiers/gpu.yaml spec.deployedResourceConstraint.aggregatedClassification:3: attempt to index a nil value with key 'status'"}},
 				Profiles: []Profile{
 					{Name: "infra", State: StateApplied, Revision: "abc123def4560000000000000000000000000000", RenderHash: "sha256:1111", Objects: 12, Health: "Healthy"},
 					{Name: "apps", State: StateFailed, Revision: "abc123def4560000000000000000000000000000", Objects: 3,
