@@ -160,6 +160,9 @@ func printClusterStatus(w io.Writer, s status.Snapshot, name, output string) err
 		for _, n := range c.LabelNotes {
 			fmt.Fprintf(w, "  label %s %s: %s\n", n.Key, n.Reason, n.Message)
 		}
+		for _, e := range c.ClassifierErrors {
+			fmt.Fprintf(w, "  classifier %s failed (last result kept): %s\n", e.Classifier, e.Message)
+		}
 		for _, p := range c.Profiles {
 			fmt.Fprintf(w, "  profile %s: %s revision=%s objects=%d", p.Name, p.State, status.ShortRevision(p.Revision), p.Objects)
 			if p.DriftCorrections > 0 {
