@@ -4,55 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler/apply"
-	"github.com/regatta-dev/regatta/reconciler/metrics"
-	"github.com/regatta-dev/regatta/render"
-	"github.com/regatta-dev/regatta/render/sops"
-	"github.com/regatta-dev/regatta/repo"
 )
 
-// fleetHarness is newHarness with a fleet identity.
+// fleetHarness is newHarness under a fleet identity, without status.
 func fleetHarness(t *testing.T, f *fleetRepo, fleet apply.Fleet) *harness {
 	t.Helper()
-	src := repo.Options{URL: f.url, Auth: repo.Auth{Username: "fleet", Password: "s3cret"}}
-	return daemonHarness(t, src, fleet, "")
-}
-
-// daemonHarness is a daemon wired as `regatta run` wires it, following
-// src under a fleet identity, writing status to statusBranch ("" none).
-func daemonHarness(t *testing.T, so repo.Options, fleet apply.Fleet, statusBranch string) *harness {
-	t.Helper()
-	keys, err := sops.LoadAgeKeyFile(testKeyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := repo.NewSource(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("fleet", fleet.ID)
-	ao := apply.DefaultOptions()
-	ao.Client.Timeout, ao.Client.DialTimeout = 5*time.Second, 2*time.Second
-	ao.HealthTimeout, ao.HealthPollInterval, ao.Logger, ao.Fleet = 20*time.Second, 500*time.Millisecond, log, fleet
-	ctx, cancel := context.WithCancel(context.Background())
-	am := apply.NewManager(ctx, ao)
-	t.Cleanup(func() { am.Close(); cancel() })
-	m := metrics.New()
-	r := New(Options{Apply: am, Renderer: render.New(render.Options{Keys: keys}), Lua: lua.NewRunner(lua.Options{}),
-		Keys: keys, Metrics: m, Log: log, ClusterTimeout: 5 * time.Second, HealthTimeout: 20 * time.Second})
-	d := NewDaemon(r, DaemonOptions{Source: src, Watch: repo.DefaultWatchOptions(), StatusBranch: statusBranch,
-		StatusAuthor: repo.Signature{Name: "regatta", Email: "regatta@example.com"}})
-	return &harness{d: d, r: r, m: m, src: src}
+	return newHarnessWith(t, f, func(o *DaemonOptions) { o.StatusBranch = "" }, func(o *apply.Options) { o.Fleet = fleet })
 }
 
 // fleetProfile renders n ConfigMaps <prefix>-<i> in namespace ns (which

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/regatta-dev/regatta/reconciler/apply"
-	"github.com/regatta-dev/regatta/repo"
 )
 
 // TestStatusPushesToAWorkingRepositoryAcrossRestarts follows a non-bare
@@ -31,7 +28,7 @@ func TestStatusPushesToAWorkingRepositoryAcrossRestarts(t *testing.T) {
 		runGit(t, work, "add", "-A")
 		runGit(t, work, "commit", "-q", "-m", fmt.Sprintf("round %d", round))
 		rev := runGit(t, work, "rev-parse", "HEAD")
-		h := daemonHarness(t, repo.Options{URL: work}, apply.Fleet{}, "regatta/status")
+		h := newHarness(t, &fleetRepo{t: t, url: work, bare: work, work: work}, nil)
 		if _, err := h.d.RunOnce(ctx); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
