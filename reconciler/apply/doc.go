@@ -45,9 +45,13 @@
 // # Inventory, prune, withdraw
 //
 // What a profile applied to a cluster is stored in that cluster, in the
-// ConfigMap regatta-inv-<profile> of namespace regatta-system (created when
-// missing): object references, revision, render hash, sync mode, tier and
-// stop-matching behaviour. A restarted daemon therefore knows what it applied.
+// ConfigMap regatta-inv-<fleet>.<profile> (regatta-inv-<profile> without a
+// fleet identity) of namespace regatta-system (created when missing): object
+// references, revision, render hash, sync mode, tier and stop-matching
+// behaviour. A restarted daemon therefore knows what it applied. Options.Fleet
+// scopes inventories, labels, prune and withdrawal to one fleet (fleet.go);
+// ownership is decided by inventories, labels only name the candidate
+// (owner.go).
 // After a pass in which every step was applied without error, the objects of
 // the previous inventory missing from the new render are deleted, in reverse
 // apply order (custom resources before CRDs, namespaced objects before
