@@ -20,9 +20,9 @@ func fleetHarness(t *testing.T, f *fleetRepo, fleet apply.Fleet) *harness {
 	return newHarnessWith(t, f, func(o *DaemonOptions) { o.StatusBranch = "" }, func(o *apply.Options) { o.Fleet = fleet })
 }
 
-// fleetProfile renders n ConfigMaps <prefix>-<i> in namespace ns (which
-// it creates when withNS), plus the ConfigMap "shared" in namespace
-// fleets-shared that both fleets render.
+// fleetProfile renders n ConfigMaps <prefix>-<i> in namespace ns; with
+// withNS also the namespace and the ConfigMap "shared" in namespace
+// fleets-shared that the platform profiles of both fleets render.
 func fleetProfile(name, ns, prefix string, n int, withNS bool) map[string]string {
 	var b strings.Builder
 	if withNS {
@@ -31,7 +31,9 @@ func fleetProfile(name, ns, prefix string, n int, withNS bool) map[string]string
 	for i := range n {
 		fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s-%d, namespace: %s}\ndata: {by: %s}\n---\n", prefix, i, ns, prefix)
 	}
-	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: fleets-shared}\ndata: {by: %s}\n", prefix)
+	if withNS { // the platform profiles of both fleets
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: fleets-shared}\ndata: {by: %s}\n", prefix)
+	}
 	return map[string]string{
 		"profiles/" + name + ".yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + name + "}\nspec:\n  clusterSelector: {matchLabels: {env: prod}}\n  addons:\n  - name: objects\n    manifests: {path: " + name + "}\n",
 		name + "/objects.yaml":       b.String(),
