@@ -36,15 +36,9 @@ func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructu
 	cl := newClaims(p.cl.Kube, p.c.fleet())
 	for _, d := range st {
 		ref := RefOf(d.obj)
-		o, labelled := owners[ref.key()]
-		if !labelled {
-			o, labelled = p.c.claimant(ref.key(), p.req.Profile) // labels removed out of band
-		}
-		real := labelled && o.fleet == "" && o.profile != p.req.Profile
-		if real {
-			if real, err = cl.claimed(ctx, ref, o.labels); err != nil {
-				return nil, err
-			}
+		o, labelled, real, err := p.candidate(ctx, cl, owners, ref)
+		if err != nil {
+			return nil, err
 		}
 		switch {
 		case !labelled:

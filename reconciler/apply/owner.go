@@ -99,3 +99,25 @@ func (c *Cluster) claimant(ref ObjectRef, profile string) (owner, bool) {
 	}
 	return o, true
 }
+
+// candidate is the owner an object's labels name (or, when its labels
+// were removed, the inventory that held it at the last listing), whether
+// there is one, and whether that owner really holds it: another profile
+// of the fleet whose inventory lists the object. A listing-derived owner
+// that no longer holds the object counts as none.
+func (p *pass) candidate(ctx context.Context, cl *claims, owners map[ObjectRef]owner, ref ObjectRef) (owner, bool, bool, error) {
+	o, labelled := owners[ref.key()]
+	listed := false
+	if !labelled {
+		o, labelled = p.c.claimant(ref.key(), p.req.Profile)
+		listed = labelled
+	}
+	if !labelled || o.fleet != "" || o.profile == p.req.Profile {
+		return o, labelled, labelled, nil
+	}
+	real, err := cl.claimed(ctx, ref, o.labels)
+	if listed && !real {
+		return owner{}, false, false, err
+	}
+	return o, true, real, err
+}
