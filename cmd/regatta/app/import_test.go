@@ -184,7 +184,8 @@ func snapshot(t *testing.T, dir string) map[string]string {
 func checkRender(t *testing.T, fleet, name, cluster string, flags ...string) {
 	t.Helper()
 	args := append([]string{"render", "--cluster", cluster, "--helm-plain-http",
-		"--helm-cache-dir", t.TempDir(), "--show-secrets"}, flags...)
+		"--helm-cache-dir", t.TempDir(), "--show-secrets",
+		"--allow-url-prefix", "http://127.0.0.1:"}, flags...) // the test chart servers
 	code, stdout, stderr := run(t, append(args, fleet)...)
 	if code != 0 {
 		t.Fatalf("render %s: exit %d: %s", cluster, code, stderr)
