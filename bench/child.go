@@ -29,6 +29,9 @@ type ChildOptions struct {
 	RepoURL       string
 	DriftInterval time.Duration
 	Dir           string // scratch folder: password file, Helm cache, log
+	// ChartRepo is the loopback chart repository the fleet uses, allowed
+	// through regatta's URL policy.
+	ChartRepo string
 }
 
 // StartChild starts `regatta run` following the loopback repository.
@@ -51,6 +54,9 @@ func StartChild(o ChildOptions) (*Child, error) {
 	}
 	c.cmd = exec.Command(o.Regatta, "run", "--repo", o.RepoURL, "--git-username", GitUser, "--git-password-file", pw,
 		"--drift-interval", o.DriftInterval.String(), "--metrics-addr", addr, "--helm-cache-dir", o.Dir+"/helm")
+	if o.ChartRepo != "" {
+		c.cmd.Args = append(c.cmd.Args, "--allow-url-prefix", o.ChartRepo+"/")
+	}
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := c.cmd.Start(); err != nil {

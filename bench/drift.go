@@ -134,7 +134,7 @@ func (s *steady) oneCluster(ctx context.Context) (Memory, error) {
 		return Memory{}, err
 	}
 	c, err := StartChild(ChildOptions{Regatta: s.o.Bins.Regatta, RepoURL: g.URL(), DriftInterval: s.o.DriftInterval,
-		Dir: filepath.Join(s.o.Dir, "regatta-one")})
+		Dir: filepath.Join(s.o.Dir, "regatta-one"), ChartRepo: f.ChartRepo})
 	if err != nil {
 		return Memory{}, err
 	}

@@ -38,8 +38,8 @@ func (s Script) Commands() []string {
 			case KindKustomize:
 				out = append(out, fmt.Sprintf("%s -k %s", apply, filepath.Join(s.Dir, OverlayDir(name, c.Variant))))
 			case KindHelm:
-				out = append(out, fmt.Sprintf("%s render --cluster %s --profile %s --helm-cache-dir %s %s | %s -f -",
-					s.Regatta, c.Name, name, s.HelmCacheDir, s.Dir, apply))
+				out = append(out, fmt.Sprintf("%s render --cluster %s --profile %s --helm-cache-dir %s --allow-url-prefix %s/ %s | %s -f -",
+					s.Regatta, c.Name, name, s.HelmCacheDir, s.Fleet.ChartRepo, s.Dir, apply))
 			}
 		}
 	}

@@ -104,7 +104,7 @@ func (s *steady) start(ctx context.Context, res *SteadyResult) error {
 	}
 	begin := time.Now()
 	s.child, err = StartChild(ChildOptions{Regatta: s.o.Bins.Regatta, RepoURL: g.URL(), DriftInterval: s.o.DriftInterval,
-		Dir: filepath.Join(s.o.Dir, "regatta")})
+		Dir: filepath.Join(s.o.Dir, "regatta"), ChartRepo: s.fleet.ChartRepo})
 	if err != nil {
 		return err
 	}
