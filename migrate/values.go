@@ -79,3 +79,22 @@ func Diff(m, base map[string]any) map[string]any {
 	}
 	return out
 }
+
+// Merge merges b over a, maps key by key, as Helm merges values; a and b
+// are left as they are.
+func Merge(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		am, ok1 := out[k].(map[string]any)
+		bm, ok2 := v.(map[string]any)
+		if ok1 && ok2 {
+			out[k] = Merge(am, bm)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -271,9 +271,9 @@ func (im *importer) releaseValues(s *scan, hr object) (map[string]any, []spec.Da
 			im.report.Add(hr.doc, fmt.Sprintf("spec.valuesFrom[%d]", i), "not carried over: %v", err)
 			continue
 		}
-		out = merge(out, m)
+		out = migrate.Merge(out, m)
 	}
-	return merge(out, migrate.Map(hr.obj, "spec", "values")), refs
+	return migrate.Merge(out, migrate.Map(hr.obj, "spec", "values")), refs
 }
 
 // encryptedRef returns a valuesFrom reference to the file of a
@@ -338,24 +338,6 @@ func dataValue(obj map[string]any, kind, key string) (string, bool) {
 	}
 	v, ok := migrate.Get(obj, "data", key).(string)
 	return v, ok
-}
-
-// merge merges b over a, maps key by key (Helm's values merge).
-func merge(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		am, ok1 := out[k].(map[string]any)
-		bm, ok2 := v.(map[string]any)
-		if ok1 && ok2 {
-			out[k] = merge(am, bm)
-		} else {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // postRenderers carries the kustomize patches of postRenderers over as

@@ -213,7 +213,7 @@ func (im *importer) chart(d *migrate.Doc, field string, cm map[string]any) *spec
 	}
 	values := im.values(d, field+".values", migrate.Str(cm, "values"))
 	for j, r := range migrate.List(cm, "valuesFrom") {
-		values = merge(values, im.valuesFrom(d, fmt.Sprintf("%s.valuesFrom[%d]", field, j), asMap(r)))
+		values = migrate.Merge(values, im.valuesFrom(d, fmt.Sprintf("%s.valuesFrom[%d]", field, j), asMap(r)))
 	}
 	if len(values) > 0 {
 		h.Values = values
@@ -267,24 +267,7 @@ func (im *importer) valuesFrom(d *migrate.Doc, field string, ref map[string]any)
 	}
 	var out map[string]any
 	for _, k := range sortedKeys(data) {
-		out = merge(out, im.values(src, "data."+k, data[k]))
-	}
-	return out
-}
-
-func merge(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		am, ok1 := out[k].(map[string]any)
-		bm, ok2 := v.(map[string]any)
-		if ok1 && ok2 {
-			out[k] = merge(am, bm)
-		} else {
-			out[k] = v
-		}
+		out = migrate.Merge(out, im.values(src, "data."+k, data[k]))
 	}
 	return out
 }
