@@ -69,10 +69,12 @@ func StartDaemon(ctx context.Context, o DaemonOptions) (*Daemon, error) {
 			StatusInterval: o.StatusInterval,
 			OnPass:         func(res reconciler.PassResult) { d.passes <- Pass{Result: res, At: time.Now()} },
 		},
-		Apply:         apply.DefaultOptions(),
-		Renderer:      render.New(render.Options{Helm: helm.New(helm.Options{CacheDir: o.HelmCacheDir})}),
-		Log:           log,
-		HealthTimeout: o.HealthTimeout,
+		Apply: apply.DefaultOptions(),
+		Reconciler: reconciler.Options{
+			Renderer:      render.New(render.Options{Helm: helm.New(helm.Options{CacheDir: o.HelmCacheDir})}),
+			Log:           log,
+			HealthTimeout: o.HealthTimeout,
+		},
 	})
 	go func() { d.done <- d.d.Run(ctx) }()
 	return d, nil

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
@@ -196,15 +197,18 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 			StatusInterval: f.statusInterval,
 			ShutdownGrace:  f.shutdownGrace,
 		},
-		Apply:          ao,
-		Renderer:       renderer,
-		Keys:           keys,
-		Management:     mgmt,
-		Metrics:        m,
-		Log:            log,
-		Concurrency:    f.concurrency,
-		ClusterTimeout: f.clusterTimeout,
-		HealthTimeout:  f.healthTimeout,
+		Apply: ao,
+		Reconciler: reconciler.Options{
+			Renderer:       renderer,
+			Lua:            lua.NewRunner(lua.Options{}),
+			Keys:           keys,
+			Management:     mgmt,
+			Metrics:        m,
+			Log:            log,
+			Concurrency:    f.concurrency,
+			ClusterTimeout: f.clusterTimeout,
+			HealthTimeout:  f.healthTimeout,
+		},
 	})
 	return d, m, nil
 }
