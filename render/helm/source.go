@@ -95,6 +95,10 @@ func (r *Renderer) repoArchive(ctx context.Context, u, want string, auth basicAu
 		return data, nil
 	}
 	v, err := r.shared(ctx, "archive:"+u, func(ctx context.Context) (any, error) {
+		// A flight that ended just before this one started cached it.
+		if data, ok := r.cache.readArchive(archiveKindRepo, want); ok {
+			return data, nil
+		}
 		data, err := r.get(ctx, u, auth)
 		if err != nil {
 			return nil, err
