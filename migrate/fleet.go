@@ -150,3 +150,21 @@ func Validate(dir string, report *Report) {
 		report.AddFinding(Finding{File: d.File, Line: d.Line, Field: d.Field, Message: "the imported fleet is invalid here: " + d.Message})
 	}
 }
+
+// PatchSelector converts a Kustomize-style patch target (group, version,
+// kind, name, namespace, labelSelector, annotationSelector), as Flux and
+// Sveltos write it; nil for no target.
+func PatchSelector(t map[string]any) *spec.PatchSelector {
+	if t == nil {
+		return nil
+	}
+	return &spec.PatchSelector{
+		Group:              Str(t, "group"),
+		Version:            Str(t, "version"),
+		Kind:               Str(t, "kind"),
+		Name:               Str(t, "name"),
+		Namespace:          Str(t, "namespace"),
+		LabelSelector:      Str(t, "labelSelector"),
+		AnnotationSelector: Str(t, "annotationSelector"),
+	}
+}

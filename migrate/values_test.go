@@ -21,30 +21,13 @@ func TestCommonDiff(t *testing.T) {
 		t.Fatalf("Common = %v, want %v", c, want)
 	}
 	for _, m := range []map[string]any{a, b} {
-		if got := merge(c, Diff(m, c)); !reflect.DeepEqual(got, m) {
+		if got := Merge(c, Diff(m, c)); !reflect.DeepEqual(got, m) {
 			t.Errorf("Common merged with Diff = %v, want %v", got, m)
 		}
 	}
 	if d := Diff(a, a); len(d) != 0 {
 		t.Errorf("Diff of a map with itself = %v", d)
 	}
-}
-
-func merge(a, b map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		am, ok1 := out[k].(map[string]any)
-		bm, ok2 := v.(map[string]any)
-		if ok1 && ok2 {
-			out[k] = merge(am, bm)
-		} else {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // Doc.Line finds the line of nested fields and list items, falling back

@@ -205,23 +205,11 @@ func (im *importer) kustomizationPatches(ks object) []spec.Patch {
 		}
 		sp := spec.Patch{Patch: string(data)}
 		if t := migrate.Map(pm, "target"); t != nil {
-			sp.Target = selectorOf(t)
+			sp.Target = migrate.PatchSelector(t)
 		}
 		out = append(out, sp)
 	}
 	return out
-}
-
-func selectorOf(t map[string]any) *spec.PatchSelector {
-	return &spec.PatchSelector{
-		Group:              migrate.Str(t, "group"),
-		Version:            migrate.Str(t, "version"),
-		Kind:               migrate.Str(t, "kind"),
-		Name:               migrate.Str(t, "name"),
-		Namespace:          migrate.Str(t, "namespace"),
-		LabelSelector:      migrate.Str(t, "labelSelector"),
-		AnnotationSelector: migrate.Str(t, "annotationSelector"),
-	}
 }
 
 // patches converts a Flux patches list; its targets use the same fields.
@@ -235,7 +223,7 @@ func (im *importer) patches(d *migrate.Doc, obj map[string]any, field string) []
 			continue
 		}
 		if t := migrate.Map(pm, "target"); t != nil {
-			sp.Target = selectorOf(t)
+			sp.Target = migrate.PatchSelector(t)
 		}
 		out = append(out, sp)
 	}

@@ -188,7 +188,7 @@ func driftExclusions(s map[string]any) []spec.DriftExclusion {
 	var out []spec.DriftExclusion
 	for _, e := range migrate.List(s, "driftExclusions") {
 		em := asMap(e)
-		de := spec.DriftExclusion{Target: target(migrate.Map(em, "target"))}
+		de := spec.DriftExclusion{Target: migrate.PatchSelector(migrate.Map(em, "target"))}
 		for _, p := range migrate.List(em, "paths") {
 			de.Paths = append(de.Paths, fmt.Sprint(p))
 		}
@@ -197,28 +197,13 @@ func driftExclusions(s map[string]any) []spec.DriftExclusion {
 	return out
 }
 
-func target(t map[string]any) *spec.PatchSelector {
-	if t == nil {
-		return nil
-	}
-	return &spec.PatchSelector{
-		Group:              migrate.Str(t, "group"),
-		Version:            migrate.Str(t, "version"),
-		Kind:               migrate.Str(t, "kind"),
-		Name:               migrate.Str(t, "name"),
-		Namespace:          migrate.Str(t, "namespace"),
-		LabelSelector:      migrate.Str(t, "labelSelector"),
-		AnnotationSelector: migrate.Str(t, "annotationSelector"),
-	}
-}
-
 // patches apply to everything the profile deploys: an overlay per add-on
 // for the clusters the profile selects.
 func (im *importer) patches(d *migrate.Doc, s map[string]any, p *spec.Profile) []spec.Overlay {
 	var patches []spec.Patch
 	for _, pt := range migrate.List(s, "patches") {
 		pm := asMap(pt)
-		patches = append(patches, spec.Patch{Patch: migrate.Str(pm, "patch"), Target: target(migrate.Map(pm, "target"))})
+		patches = append(patches, spec.Patch{Patch: migrate.Str(pm, "patch"), Target: migrate.PatchSelector(migrate.Map(pm, "target"))})
 	}
 	if len(patches) == 0 {
 		return nil
