@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -105,9 +106,11 @@ func (r *Repo) serve(w http.ResponseWriter, req *http.Request) {
 // OCI is a read-only OCI distribution registry of Helm charts.
 type OCI struct {
 	*httptest.Server
-	mu    sync.Mutex
-	tags  map[string]map[string]string // repository -> tag -> manifest digest
-	blobs map[string][]byte
+	// Requests counts the requests the registry answered.
+	Requests atomic.Int64
+	mu       sync.Mutex
+	tags     map[string]map[string]string // repository -> tag -> manifest digest
+	blobs    map[string][]byte
 }
 
 var ociPath = regexp.MustCompile(`^/v2/(.+)/(tags/list|manifests/([^/]+)|blobs/([^/]+))$`)
@@ -125,8 +128,9 @@ func NewOCI(t testing.TB) *OCI {
 func (o *OCI) Host() string { return strings.TrimPrefix(o.URL, "http://") }
 
 // Push stores a packaged chart as Helm pushes it, under repository (a
-// path such as charts/name), tagged with its version.
-func (o *OCI) Push(t testing.TB, repository string, archive []byte) {
+// path such as charts/name), tagged with its version, and returns the
+// manifest's digest.
+func (o *OCI) Push(t testing.TB, repository string, archive []byte) string {
 	t.Helper()
 	c, err := loader.LoadArchive(bytes.NewReader(archive))
 	if err != nil {
@@ -150,10 +154,13 @@ func (o *OCI) Push(t testing.TB, repository string, archive []byte) {
 	if o.tags[repository] == nil {
 		o.tags[repository] = map[string]string{}
 	}
-	o.tags[repository][strings.ReplaceAll(c.Metadata.Version, "+", "_")] = "sha256:" + sha256Hex(manifest)
+	digest := "sha256:" + sha256Hex(manifest)
+	o.tags[repository][strings.ReplaceAll(c.Metadata.Version, "+", "_")] = digest
+	return digest
 }
 
 func (o *OCI) serve(w http.ResponseWriter, r *http.Request) {
+	o.Requests.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if r.URL.Path == "/v2/" || r.URL.Path == "/v2" {
