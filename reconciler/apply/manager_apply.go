@@ -167,23 +167,15 @@ func (p *pass) restore(ctx context.Context, inv *Inventory) {
 		}
 		keys := inv.keys()
 		var objs []*unstructured.Unstructured
-		for _, d := range flattenDesired(steps) {
-			if keys[RefOf(d.obj).key()] {
-				objs = append(objs, d.obj)
+		for _, o := range flatten(steps) {
+			if keys[RefOf(o).key()] {
+				objs = append(objs, o)
 			}
 		}
 		p.c.trackDrift(p.req.Profile, objs, p.rules)
 	}
 	p.c.setState(p.req.Profile, &profileState{renderHash: inv.RenderHash, healthy: true, health: inv.Health})
 	p.res.State, p.res.Skipped, p.res.Health = StateApplied, true, inv.Health
-}
-
-func flattenDesired(steps [][]desired) []desired {
-	var out []desired
-	for _, st := range steps {
-		out = append(out, st...)
-	}
-	return out
 }
 
 // run is a full pass: record intent, apply steps, prune, record result.
