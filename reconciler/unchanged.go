@@ -91,11 +91,11 @@ func sameTree(a, b fs.FS, name string) bool {
 }
 
 func treeHash(tree fs.FS, name string) (string, bool) {
-	th, ok := tree.(interface{ TreeHash(string) (string, error) })
-	if !ok {
+	th := treeHasher(tree)
+	if th == nil {
 		return "", false
 	}
-	h, err := th.TreeHash(name)
+	h, err := th(name)
 	if err != nil {
 		if _, statErr := fs.Stat(tree, name); statErr != nil {
 			return "", true // absent in this tree
