@@ -92,7 +92,29 @@ func (r *rolloutRound) profile() func() {
 		f.Close()
 		return func() {}
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }
+	// Block and mutex profiles show what the rollout waits on (locks,
+	// channels) rather than what burns CPU.
+	runtime.SetBlockProfileRate(int(time.Millisecond))
+	runtime.SetMutexProfileFraction(10)
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		r.waitProfiles()
+	}
+}
+
+// waitProfiles writes the block and mutex profiles of the rollout beside
+// the CPU profile and turns their sampling off again.
+func (r *rolloutRound) waitProfiles() {
+	base := strings.TrimSuffix(r.o.CPUProfile, ".cpu.pprof")
+	for _, name := range []string{"block", "mutex"} {
+		if f, err := os.Create(base + "." + name + ".pprof"); err == nil {
+			_ = pprof.Lookup(name).WriteTo(f, 0)
+			f.Close()
+		}
+	}
+	runtime.SetBlockProfileRate(0)
+	runtime.SetMutexProfileFraction(0)
 }
 
 // heapProfile writes the heap in use after regatta's first rollout in

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -39,6 +40,10 @@ type kustFS struct {
 	// YAML error of kustomize's is about (see yamlError).
 	lastPath string
 	lastData []byte
+	// shared is set while the build shares kustomizeMu with others: a
+	// kustomization with a custom OpenAPI schema then stops it (see
+	// runKustomize).
+	shared bool
 }
 
 // fail records err as the build's failure if it is one of ours.
@@ -210,6 +215,15 @@ func (k *kustFS) Glob(pattern string) ([]string, error) {
 // ReadFile returns an override, or the file through the add-on's read
 // pipeline. A kustomization file is checked for remote references.
 func (k *kustFS) ReadFile(p string) ([]byte, error) {
+	data, err := k.readFile(p)
+	if err == nil && k.shared && isKustomizationFile(p) && declaresSchema(data) {
+		k.failure = errCustomSchema
+		return nil, errCustomSchema
+	}
+	return data, err
+}
+
+func (k *kustFS) readFile(p string) ([]byte, error) {
 	if k.onDisk(p) {
 		return k.disk.ReadFile(p)
 	}
@@ -228,6 +242,20 @@ func (k *kustFS) ReadFile(p string) ([]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// declaresSchema reports whether a kustomization sets the top-level
+// `openapi` field. One that does not parse is left to kustomize to report.
+func declaresSchema(kustomization []byte) bool {
+	if !bytes.Contains(kustomization, []byte("openapi")) {
+		return false
+	}
+	var top map[string]any
+	if err := yaml.Unmarshal(kustomization, &top); err != nil {
+		return false
+	}
+	_, ok := top["openapi"]
+	return ok
 }
 
 func (k *kustFS) Walk(p string, walkFn filepath.WalkFunc) error {

@@ -13,17 +13,43 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
 
 	"github.com/regatta-dev/regatta/spec"
 )
 
-// kustomizeMu serializes every kustomize build of the process. krusty
-// installs kyaml's OpenAPI schema in a package-level variable on each Run
-// (openapi.SetSchema) and kyaml keeps other global caches, so concurrent
-// builds race. This is the package's only mutable package-level state;
-// builds are CPU-bound and short, and the result cache keeps them rare.
-var kustomizeMu sync.Mutex
+// kustomizeMu guards kyaml's OpenAPI schema, which kyaml keeps in
+// package-level variables. Every build sets it (krusty's Run calls
+// openapi.SetSchema), but a build whose kustomizations declare no
+// `openapi` field only ever resets it to the built-in schema, which kyaml
+// reads under its own lock: such builds share kustomizeMu and run in
+// parallel. A build whose kustomizations declare a custom schema takes it
+// alone and resets the schema afterwards, so the custom schema reaches no
+// other build (kyaml would otherwise keep it for the rest of the process).
+// This is the package's only mutable package-level state.
+var kustomizeMu sync.RWMutex
+
+// errCustomSchema stops a shared build at the first kustomization that
+// declares an OpenAPI schema, before kustomize installs it.
+var errCustomSchema = errors.New("the kustomization declares an OpenAPI schema")
+
+// runKustomize builds dir in the file system fsys: shared first, alone
+// when a kustomization read on the way declares a custom schema.
+func runKustomize(fsys *kustFS, dir string) (resmap.ResMap, error) {
+	kustomizeMu.RLock()
+	fsys.shared = true
+	m, err := krusty.MakeKustomizer(kustomizeOptions()).Run(fsys, dir)
+	kustomizeMu.RUnlock()
+	if !errors.Is(fsys.failure, errCustomSchema) {
+		return m, err
+	}
+	fsys.shared, fsys.failure = false, nil
+	kustomizeMu.Lock()
+	defer kustomizeMu.Unlock()
+	defer openapi.ResetOpenAPI()
+	return krusty.MakeKustomizer(kustomizeOptions()).Run(fsys, dir)
+}
 
 // originAnnotation is where kustomize records the file an object came from.
 const originAnnotation = "config.kubernetes.io/origin"
@@ -54,9 +80,7 @@ func (a *addonRender) renderKustomize(dir string, ks *spec.KustomizeSource) ([]O
 	if err != nil {
 		return nil, err
 	}
-	kustomizeMu.Lock()
-	m, err := krusty.MakeKustomizer(kustomizeOptions()).Run(kfs, absPath(root))
-	kustomizeMu.Unlock()
+	m, err := runKustomize(kfs, absPath(root))
 	if err != nil {
 		if kfs.failure != nil {
 			return nil, kfs.failure

@@ -88,9 +88,9 @@ func patchStream(stream []byte, patches []spec.Patch) ([]Object, error) {
 	if err := mem.WriteFile("/kustomization.yaml", kus); err != nil {
 		return nil, err
 	}
-	kustomizeMu.Lock()
+	kustomizeMu.RLock() // a kustomization of ours, with no OpenAPI schema
 	m, err := krusty.MakeKustomizer(kustomizeOptions()).Run(mem, "/")
-	kustomizeMu.Unlock()
+	kustomizeMu.RUnlock()
 	if err != nil {
 		return nil, fmt.Errorf("kustomize: %w", err)
 	}
