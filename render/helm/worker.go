@@ -1,0 +1,294 @@
+package helm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+)
+
+// WorkerOptions run chart templates in child processes, so that a chart
+// whose templates loop or allocate without bound (Helm's engine cannot be
+// stopped while it runs) fails alone: a worker past Timeout, MaxMemory or
+// MaxOutput is killed and the render fails with ErrTemplateLimit. Workers
+// are reused between renders; one that is killed is replaced.
+type WorkerOptions struct {
+	// Command starts a worker: a program that calls ServeWorker on its
+	// stdin and stdout (regatta: its own binary with __helm-render).
+	Command []string
+	// Env is added to the worker's environment.
+	Env []string
+	// Timeout bounds one render's wall time in the worker; default 2s.
+	Timeout time.Duration
+	// MaxMemory bounds the worker's resident memory (Linux: VmRSS);
+	// default 512 MiB.
+	MaxMemory int64
+	// MaxOutput bounds the rendered files of one render; default 64 MiB.
+	MaxOutput int64
+	// MaxWorkers bounds the renders running at once; default GOMAXPROCS
+	// (at least 2). Idle workers are kept up to this number.
+	MaxWorkers int
+}
+
+// Default worker limits.
+const (
+	DefaultWorkerTimeout   = 2 * time.Second
+	DefaultWorkerMaxMemory = 512 << 20
+	DefaultWorkerMaxOutput = 64 << 20
+)
+
+func (o WorkerOptions) withDefaults() WorkerOptions {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultWorkerTimeout
+	}
+	if o.MaxMemory <= 0 {
+		o.MaxMemory = DefaultWorkerMaxMemory
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultWorkerMaxOutput
+	}
+	if o.MaxWorkers <= 0 {
+		o.MaxWorkers = max(2, runtime.GOMAXPROCS(0))
+	}
+	return o
+}
+
+// workerPool hands out workers, at most MaxWorkers at a time.
+type workerPool struct {
+	opts  WorkerOptions
+	slots chan struct{}
+	mu    sync.Mutex
+	idle  []*worker
+}
+
+func newWorkerPool(o WorkerOptions) *workerPool {
+	o = o.withDefaults()
+	return &workerPool{opts: o, slots: make(chan struct{}, o.MaxWorkers)}
+}
+
+// render runs one render in a worker and maps a kill to a limit error.
+func (p *workerPool) render(ctx context.Context, c *chart.Chart, req Request) (*rendered, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-p.slots }()
+	w, err := p.get()
+	if err != nil {
+		return nil, err
+	}
+	req.ChartFS, req.Username, req.Password = nil, "", ""
+	resp, err := w.run(ctx, p.opts, &workerRequest{Chart: toWire(c), Request: req, Timeout: p.opts.Timeout})
+	if err != nil {
+		w.kill()
+		return nil, p.failure(c, err)
+	}
+	p.put(w)
+	if resp.Err != nil {
+		return nil, resp.Err.err()
+	}
+	return resp.Rendered, nil
+}
+
+func (p *workerPool) get() (*worker, error) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return w, nil
+	}
+	p.mu.Unlock()
+	return startWorker(p.opts)
+}
+
+// put keeps a worker for the next render unless it holds much memory.
+func (p *workerPool) put(w *worker) {
+	if rss, ok := residentMemory(w.cmd.Process.Pid); ok && rss > p.opts.MaxMemory/2 {
+		w.kill()
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idle) >= p.opts.MaxWorkers {
+		go w.kill()
+		return
+	}
+	p.idle = append(p.idle, w)
+}
+
+// close stops the idle workers.
+func (p *workerPool) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, w := range idle {
+		w.kill()
+	}
+}
+
+// failure turns a worker's end into the render's error.
+func (p *workerPool) failure(c *chart.Chart, err error) error {
+	var le *limitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	te := &TemplateError{File: "Chart.yaml", Msg: fmt.Sprintf("%s: %s", ErrTemplateLimit, le.what), Err: ErrTemplateLimit}
+	if s, ok := suspect(c, ""); ok {
+		te.File, te.Line = s.file, s.line
+		te.Msg += "; the likely cause is the data-driven " + s.what + " here"
+	}
+	return te
+}
+
+// limitError: the worker was stopped by one of the limits.
+type limitError struct{ what string }
+
+func (e *limitError) Error() string { return e.what }
+
+// worker is one child process serving renders.
+type worker struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	stderr *tailBuffer
+	exited chan struct{}
+	once   sync.Once
+}
+
+func startWorker(o WorkerOptions) (*worker, error) {
+	if len(o.Command) == 0 {
+		return nil, errors.New("helm worker: no command")
+	}
+	cmd := exec.Command(o.Command[0], o.Command[1:]...)
+	cmd.Env = append(append(os.Environ(), o.Env...), "GOMAXPROCS=2",
+		"GOMEMLIMIT="+strconv.FormatInt(o.MaxMemory/4*3, 10))
+	w := &worker{cmd: cmd, stderr: &tailBuffer{max: 4 << 10}, exited: make(chan struct{})}
+	cmd.Stderr = w.stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("helm worker: %w", err)
+	}
+	w.stdin, w.stdout = stdin, bufio.NewReaderSize(stdout, 64<<10)
+	go func() { _ = cmd.Wait(); close(w.exited) }()
+	return w, nil
+}
+
+// run sends one request and waits for its answer within the limits.
+func (w *worker) run(ctx context.Context, o WorkerOptions, req *workerRequest) (*workerResponse, error) {
+	done := make(chan error, 1)
+	var resp workerResponse
+	go func() {
+		if err := writeFrame(w.stdin, req); err != nil {
+			done <- err
+			return
+		}
+		done <- readFrame(w.stdout, o.MaxOutput+1<<20, &resp)
+	}()
+	timer := time.NewTimer(o.Timeout)
+	defer timer.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return &resp, w.readError(err, o)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-timer.C:
+			return nil, &limitError{what: fmt.Sprintf("rendering the chart's templates took longer than %s (stopped)", o.Timeout)}
+		case <-tick.C:
+			if rss, ok := residentMemory(w.cmd.Process.Pid); ok && rss > o.MaxMemory {
+				return nil, &limitError{what: fmt.Sprintf("rendering the chart's templates used more than %d MiB of memory (stopped)", o.MaxMemory>>20)}
+			}
+		}
+	}
+}
+
+func (w *worker) readError(err error, o WorkerOptions) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errFrameTooLarge):
+		return &limitError{what: fmt.Sprintf("the rendered manifests pass %d MiB (stopped)", o.MaxOutput>>20)}
+	}
+	w.kill()
+	if msg := w.stderr.String(); msg != "" {
+		return fmt.Errorf("helm worker: %v: %s", err, lastLine(msg))
+	}
+	return fmt.Errorf("helm worker: %w", err)
+}
+
+// kill ends the worker and waits for it.
+func (w *worker) kill() {
+	w.once.Do(func() {
+		_ = w.stdin.Close()
+		_ = w.cmd.Process.Kill()
+		<-w.exited
+	})
+}
+
+// residentMemory reads VmRSS of a process from /proc (Linux only).
+func residentMemory(pid int) (int64, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = b.buf[over:]
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(bytes.TrimSpace(b.buf))
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,118 @@
+package helm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+// TestMain lets this test binary serve as the chart render worker.
+func TestMain(m *testing.M) {
+	if os.Getenv(WorkerEnv) != "" {
+		if err := ServeWorker(os.Stdin, os.Stdout); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// testWorker runs workers from this test binary.
+func testWorker(t testing.TB) *WorkerOptions {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &WorkerOptions{Command: []string{exe}, Env: []string{WorkerEnv + "=1"}}
+}
+
+// bombChart is a chart folder whose templates/bomb.yaml holds body in a
+// YAML comment on line 3.
+func bombChart(t *testing.T, body string) fstest.MapFS {
+	t.Helper()
+	m := fstest.MapFS{}
+	chartFolder(t, m, "cache", "addons/app")
+	m["addons/app/templates/bomb.yaml"] = &fstest.MapFile{Data: []byte("# a bomb\n\n# " + body + "\n")}
+	return m
+}
+
+// TestDataDrivenBombsStop: loops and sizes computed from values pass no
+// scan; the worker is stopped at a limit and the error names the template
+// and line that computes them. The renderer keeps working afterwards.
+func TestDataDrivenBombsStop(t *testing.T) {
+	for name, tc := range map[string]struct {
+		body, want string
+		values     map[string]any
+	}{
+		"range until": {"{{ range (until (int .Values.n)) }}{{ end }}", "(stopped)", map[string]any{"n": 2e9}},
+		"range int":   {"{{ range (int .Values.n) }}{{ end }}", "longer than", map[string]any{"n": 1e14}},
+		"repeat":      {`{{ repeat (int .Values.n) "x" }}`, "memory", map[string]any{"n": 4e9}},
+		"len until":   {"{{ len (until (int .Values.n)) }}", "memory", map[string]any{"n": 2e9}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := New(Options{CacheDir: t.TempDir(), Worker: withLimits(testWorker(t), time.Second, 256<<20)})
+			defer r.Close()
+			req := Request{ChartFS: bombChart(t, tc.body), ChartPath: "addons/app", ReleaseName: "app", ReleaseNamespace: "ns", Values: tc.values}
+			start := time.Now()
+			_, err := r.Render(context.Background(), req)
+			var te *TemplateError
+			if !errors.Is(err, ErrTemplateLimit) || !errors.As(err, &te) || te.File != "templates/bomb.yaml" || te.Line != 3 {
+				t.Fatalf("err = %v, want ErrTemplateLimit at templates/bomb.yaml:3", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %s", d)
+			}
+			req.Values = map[string]any{"n": 3}
+			if _, err := r.Render(context.Background(), req); err != nil {
+				t.Errorf("a small n after the bomb: %v", err)
+			}
+		})
+	}
+}
+
+func withLimits(o *WorkerOptions, timeout time.Duration, mem int64) *WorkerOptions {
+	o.Timeout, o.MaxMemory = timeout, mem
+	return o
+}
+
+// TestWorkerOutputLimit: rendered files past MaxOutput stop the render.
+func TestWorkerOutputLimit(t *testing.T) {
+	o := testWorker(t)
+	o.MaxOutput = 1 << 20
+	r := New(Options{CacheDir: t.TempDir(), Worker: o})
+	defer r.Close()
+	body := "{{ range (until (int .Values.n)) }}{{ printf \"# %0100d\" 0 }}\n{{ end }}"
+	req := Request{ChartFS: bombChart(t, body), ChartPath: "addons/app", ReleaseName: "app", Values: map[string]any{"n": 30000}}
+	_, err := r.Render(context.Background(), req)
+	if !errors.Is(err, ErrTemplateLimit) || !strings.Contains(err.Error(), "pass 1 MiB") {
+		t.Fatalf("err = %v, want the output limit", err)
+	}
+}
+
+// TestWorkerKeepsErrors: template errors come back from the worker with
+// their file and line, and a cancelled caller gets its context error.
+func TestWorkerKeepsErrors(t *testing.T) {
+	r := newTestRenderer(t)
+	req := Request{ChartFS: bombChart(t, `{{ fail "no" }}`), ChartPath: "addons/app", ReleaseName: "app"}
+	_, err := r.Render(context.Background(), req)
+	var te *TemplateError
+	if !errors.As(err, &te) || te.File != "templates/bomb.yaml" || te.Line != 3 || errors.Is(err, ErrTemplateLimit) {
+		t.Errorf("err = %v, want a TemplateError at templates/bomb.yaml:3", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req.ChartFS = bombChart(t, "{{ range (int .Values.n) }}{{ end }}")
+	req.Values = map[string]any{"n": 1e14}
+	if _, err := r.Render(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
