@@ -234,7 +234,7 @@ func (w *worker) readError(err error, o WorkerOptions) error {
 	}
 	w.kill()
 	if msg := w.stderr.String(); msg != "" {
-		return fmt.Errorf("helm worker: %v: %s", err, lastLine(msg))
+		return fmt.Errorf("helm worker: %v: %s", err, keyLine(msg))
 	}
 	return fmt.Errorf("helm worker: %w", err)
 }
@@ -286,9 +286,14 @@ func (b *tailBuffer) String() string {
 	return string(bytes.TrimSpace(b.buf))
 }
 
-func lastLine(s string) string {
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
+// keyLine picks the line of a worker's stderr that says why it ended: a
+// Go runtime's "fatal error:" or "panic:", else the last line.
+func keyLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
+			return l
+		}
 	}
-	return s
+	return lines[len(lines)-1]
 }
