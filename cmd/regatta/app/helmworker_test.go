@@ -60,3 +60,26 @@ func TestHelmWorkerFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanChartTemplateBomb: `regatta plan` fails a head commit whose
+// chart loops over a count from its values, naming the template and line,
+// in bounded time.
+func TestPlanChartTemplateBomb(t *testing.T) {
+	chart := "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: chart}\nspec:\n" +
+		"  clusterSelector: {matchLabels: {env: prod}}\n  addons:\n  - name: app\n" +
+		"    helm: {path: charts/app, releaseName: app, releaseNamespace: default, values: {n: 100000000000000}}\n"
+	dir, _ := planRepo(t, planScenario{name: "chart-bomb", edits: map[string]string{
+		"profiles/chart.yaml":          chart,
+		"charts/app/Chart.yaml":        "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+		"charts/app/templates/cm.yaml": "# loops\n{{ range (int .Values.n) }}{{ end }}\n",
+	}})
+	start := time.Now()
+	code, stdout, stderr := run(t, "plan", "--base", "HEAD~1", "--sops-age-key-file", planAgeKey, "--helm-render-timeout", "500ms", "-o", "text", dir)
+	if code != 1 || !strings.Contains(stdout+stderr, "charts/app/templates/cm.yaml:2") || !strings.Contains(stdout+stderr, "template limit exceeded") {
+		t.Errorf("exit %d:\n%s%s", code, stdout, stderr)
+	}
+	t.Logf("%s%s", stdout, stderr)
+	if elapsed := time.Since(start); elapsed > 30*time.Second {
+		t.Errorf("plan took %s", elapsed)
+	}
+}
