@@ -49,9 +49,34 @@ func serveOne(req *workerRequest) *workerResponse {
 	}
 	watchdog := time.AfterFunc(2*timeout, func() { os.Exit(3) })
 	defer watchdog.Stop()
-	out, err := renderFiles(req.Chart.chart(), req.Request)
+	c := req.Chart.chart()
+	out, err := renderFiles(c, req.Request)
+	if err == nil {
+		err = checkOutput(c.Name(), out, req.MaxOutput)
+	}
 	if err != nil {
 		return &workerResponse{Err: wireErrorOf(err)}
 	}
 	return &workerResponse{Rendered: out}
+}
+
+// checkOutput fails rendered files past max bytes in all, naming the
+// largest file.
+func checkOutput(chartName string, out *rendered, max int64) error {
+	var total, largest int64
+	name := ""
+	for n, f := range out.Files {
+		total += int64(len(f))
+		if int64(len(f)) > largest {
+			largest, name = int64(len(f)), n
+		}
+	}
+	if max <= 0 || total <= max {
+		return nil
+	}
+	return &TemplateError{
+		File: chartRelative(chartName, name),
+		Msg:  fmt.Sprintf("%s: the rendered manifests pass %d MiB (this file: %d bytes)", ErrTemplateLimit, max>>20, largest),
+		Err:  ErrTemplateLimit,
+	}
 }

@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -14,9 +15,10 @@ import (
 // workerRequest is one render sent to a worker process: the loaded chart
 // (subcharts included) and the request without its file system.
 type workerRequest struct {
-	Chart   *wireChart    `json:"chart"`
-	Request Request       `json:"request"`
-	Timeout time.Duration `json:"timeout"`
+	Chart     *wireChart    `json:"chart"`
+	Request   Request       `json:"request"`
+	Timeout   time.Duration `json:"timeout"`
+	MaxOutput int64         `json:"maxOutput"`
 }
 
 // wireChart is a chart with its subcharts, which chart.Chart does not
@@ -83,16 +85,19 @@ func (w *wireError) err() error {
 
 // writeFrame writes v as a length-prefixed JSON frame.
 func writeFrame(w io.Writer, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // manifests are not HTML: keep < > & as they are
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
+	data := buf.Bytes()
 	var head [8]byte
 	binary.BigEndian.PutUint64(head[:], uint64(len(data)))
 	if _, err := w.Write(head[:]); err != nil {
 		return err
 	}
-	_, err = w.Write(data)
+	_, err := w.Write(data)
 	return err
 }
 

@@ -90,7 +90,12 @@ func (p *workerPool) render(ctx context.Context, c *chart.Chart, req Request) (*
 		return nil, err
 	}
 	req.ChartFS, req.Username, req.Password = nil, "", ""
-	resp, err := w.run(ctx, p.opts, &workerRequest{Chart: toWire(c), Request: req, Timeout: p.opts.Timeout})
+	resp, err := w.run(ctx, p.opts, &workerRequest{
+		Chart:     toWire(c),
+		Request:   req,
+		Timeout:   p.opts.Timeout,
+		MaxOutput: p.opts.MaxOutput,
+	})
 	if err != nil {
 		w.kill()
 		return nil, p.failure(c, err)
@@ -203,7 +208,9 @@ func (w *worker) run(ctx context.Context, o WorkerOptions, req *workerRequest) (
 			done <- err
 			return
 		}
-		done <- readFrame(w.stdout, o.MaxOutput+1<<20, &resp)
+		// The worker checks MaxOutput on the rendered files; JSON
+		// escaping at most doubles them.
+		done <- readFrame(w.stdout, 2*o.MaxOutput+1<<20, &resp)
 	}()
 	timer := time.NewTimer(o.Timeout)
 	defer timer.Stop()
