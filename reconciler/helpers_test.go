@@ -33,7 +33,8 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	serveHelmWorker() // when this binary was started as a chart render worker
+	// When this binary was started as a chart render worker, serve.
+	serveHelmWorker()
 	log.SetOutput(io.Discard) // gitkit logs every request
 	ctrllog.SetLogger(logr.Discard())
 	testenv.Main(m, testenv.Options{Clusters: []testenv.ClusterOptions{
