@@ -21,6 +21,14 @@ const WorkerEnv = "REGATTA_HELM_WORKER"
 func ServeWorker(r io.Reader, w io.Writer) error {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriterSize(w, 64<<10)
+	// Say when this process is up, so that its start does not count
+	// against a render's timeout.
+	if err := writeFrame(out, workerHello{Ready: true}); err != nil {
+		return fmt.Errorf("helm worker: %w", err)
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("helm worker: %w", err)
+	}
 	for {
 		var req workerRequest
 		if err := readFrame(in, 0, &req); err != nil {
@@ -37,6 +45,11 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 			return fmt.Errorf("helm worker: write response: %w", err)
 		}
 	}
+}
+
+// workerHello is a worker's first frame.
+type workerHello struct {
+	Ready bool `json:"ready"`
 }
 
 func serveOne(req *workerRequest) *workerResponse {

@@ -85,7 +85,7 @@ func (p *workerPool) render(ctx context.Context, c *chart.Chart, req Request) (*
 		return nil, ctx.Err()
 	}
 	defer func() { <-p.slots }()
-	w, err := p.get()
+	w, err := p.get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func (p *workerPool) render(ctx context.Context, c *chart.Chart, req Request) (*
 	return resp.Rendered, nil
 }
 
-func (p *workerPool) get() (*worker, error) {
+func (p *workerPool) get(ctx context.Context) (*worker, error) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		w := p.idle[n-1]
@@ -116,7 +116,7 @@ func (p *workerPool) get() (*worker, error) {
 		return w, nil
 	}
 	p.mu.Unlock()
-	return startWorker(p.opts)
+	return startWorker(ctx, p.opts)
 }
 
 // put keeps a worker for the next render unless it holds much memory.
@@ -174,7 +174,10 @@ type worker struct {
 	once   sync.Once
 }
 
-func startWorker(o WorkerOptions) (*worker, error) {
+// workerStartTimeout bounds a worker's start, up to its first frame.
+const workerStartTimeout = time.Minute
+
+func startWorker(ctx context.Context, o WorkerOptions) (*worker, error) {
 	if len(o.Command) == 0 {
 		return nil, errors.New("helm worker: no command")
 	}
@@ -196,7 +199,45 @@ func startWorker(o WorkerOptions) (*worker, error) {
 	}
 	w.stdin, w.stdout = stdin, bufio.NewReaderSize(stdout, 64<<10)
 	go func() { _ = cmd.Wait(); close(w.exited) }()
+	if err := w.awaitHello(ctx); err != nil {
+		w.kill()
+		return nil, err
+	}
 	return w, nil
+}
+
+// awaitHello waits for the worker's first frame.
+func (w *worker) awaitHello(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() {
+		var hello workerHello
+		err := readFrame(w.stdout, 1<<10, &hello)
+		if err == nil && !hello.Ready {
+			err = errors.New("not ready")
+		}
+		done <- err
+	}()
+	timer := time.NewTimer(workerStartTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			return w.startError(err)
+		}
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("helm worker: not started after %s", workerStartTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (w *worker) startError(err error) error {
+	w.kill()
+	if msg := w.stderr.String(); msg != "" {
+		return fmt.Errorf("helm worker %s: %v: %s", w.cmd.Path, err, keyLine(msg))
+	}
+	return fmt.Errorf("helm worker %s: %w", w.cmd.Path, err)
 }
 
 // run sends one request and waits for its answer within the limits.

@@ -56,7 +56,7 @@ func TestDataDrivenBombsStop(t *testing.T) {
 		"len until":   {"{{ len (until (int .Values.n)) }}", "(stopped)", map[string]any{"n": 2e9}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := New(Options{CacheDir: t.TempDir(), Worker: withLimits(testWorker(t), time.Second, 256<<20)})
+			r := New(Options{CacheDir: t.TempDir(), Worker: withLimits(testWorker(t), 2*time.Second, 256<<20)})
 			defer r.Close()
 			req := Request{ChartFS: bombChart(t, tc.body), ChartPath: "addons/app", ReleaseName: "app", ReleaseNamespace: "ns", Values: tc.values}
 			start := time.Now()
@@ -115,5 +115,17 @@ func TestWorkerKeepsErrors(t *testing.T) {
 	req.Values = map[string]any{"n": 1e14}
 	if _, err := r.Render(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestWorkerThatCannotStart: a worker command that does not serve fails
+// the render with the command's name, not a hang.
+func TestWorkerThatCannotStart(t *testing.T) {
+	r := New(Options{CacheDir: t.TempDir(), Worker: &WorkerOptions{Command: []string{"/bin/sh", "-c", "echo no such worker >&2"}}})
+	defer r.Close()
+	req := Request{ChartFS: bombChart(t, "ok"), ChartPath: "addons/app", ReleaseName: "app"}
+	_, err := r.Render(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "helm worker /bin/sh") || !strings.Contains(err.Error(), "no such worker") {
+		t.Errorf("err = %v", err)
 	}
 }
