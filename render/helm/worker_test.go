@@ -129,3 +129,20 @@ func TestWorkerThatCannotStart(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestScanChartFolder: regatta validate's check finds a literal bomb in a
+// subchart of a chart folder, and passes a clean chart.
+func TestScanChartFolder(t *testing.T) {
+	m := bombChart(t, "{{ range 100000000000000 }}{{ end }}")
+	m["addons/clean/Chart.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v2\nname: clean\nversion: 0.1.0\n")}
+	m["addons/app/charts/sub/Chart.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v2\nname: sub\nversion: 0.1.0\n")}
+	m["addons/app/charts/sub/templates/x.yaml"] = &fstest.MapFile{Data: []byte(`{{ repeat 4000000000 "x" }}`)}
+	delete(m, "addons/app/templates/bomb.yaml")
+	var te *TemplateError
+	if err := ScanChartFolder(m, "addons/app"); !errors.As(err, &te) || te.File != "charts/sub/templates/x.yaml" || te.Line != 1 {
+		t.Errorf("bomb: %v", err)
+	}
+	if err := ScanChartFolder(m, "addons/clean"); err != nil {
+		t.Errorf("clean: %v", err)
+	}
+}

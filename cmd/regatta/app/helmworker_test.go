@@ -83,3 +83,20 @@ func TestPlanChartTemplateBomb(t *testing.T) {
 		t.Errorf("plan took %s", elapsed)
 	}
 }
+
+// TestValidateChartTemplateBomb: `regatta validate` reports a literal
+// bomb in a chart folder's template with its file and line.
+func TestValidateChartTemplateBomb(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(example)); err != nil {
+		t.Fatal(err)
+	}
+	bomb := filepath.Join(dir, "charts", "metrics-agent", "templates", "bomb.yaml")
+	if err := os.WriteFile(bomb, []byte("# a bomb\n{{ range 100000000000000 }}{{ end }}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "validate", dir)
+	if code != 1 || !strings.Contains(stdout, "charts/metrics-agent/templates/bomb.yaml:2: helm: template limit exceeded") {
+		t.Errorf("exit %d:\n%s%s", code, stdout, stderr)
+	}
+}
