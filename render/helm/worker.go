@@ -36,8 +36,9 @@ type WorkerOptions struct {
 	MaxMemory int64
 	// MaxOutput bounds the rendered files of one render; default 64 MiB.
 	MaxOutput int64
-	// MaxWorkers bounds the renders running at once; default GOMAXPROCS
-	// (at least 2). Idle workers are kept up to this number.
+	// MaxWorkers bounds the renders running at once; default GOMAXPROCS,
+	// at least 2 and at most 4 (each worker may grow to MaxMemory). Idle
+	// workers are kept up to this number.
 	MaxWorkers int
 }
 
@@ -59,7 +60,7 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 		o.MaxOutput = DefaultWorkerMaxOutput
 	}
 	if o.MaxWorkers <= 0 {
-		o.MaxWorkers = max(2, runtime.GOMAXPROCS(0))
+		o.MaxWorkers = min(max(2, runtime.GOMAXPROCS(0)), 4)
 	}
 	return o
 }
