@@ -109,15 +109,23 @@ func (p *workerPool) render(ctx context.Context, c *chart.Chart, req Request) (*
 }
 
 func (p *workerPool) get(ctx context.Context) (*worker, error) {
-	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
+	for {
+		p.mu.Lock()
+		n := len(p.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			return startWorker(ctx, p.opts)
+		}
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return w, nil
+		select {
+		case <-w.exited: // ended while idle (killed from outside)
+			w.kill()
+		default:
+			return w, nil
+		}
 	}
-	p.mu.Unlock()
-	return startWorker(ctx, p.opts)
 }
 
 // put keeps a worker for the next render unless it holds much memory.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -58,7 +59,13 @@ func TestDataDrivenBombsStop(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := New(Options{CacheDir: t.TempDir(), Worker: withLimits(testWorker(t), 2*time.Second, 256<<20)})
 			defer r.Close()
-			req := Request{ChartFS: bombChart(t, tc.body), ChartPath: "addons/app", ReleaseName: "app", ReleaseNamespace: "ns", Values: tc.values}
+			req := Request{
+				ChartFS:          bombChart(t, tc.body),
+				ChartPath:        "addons/app",
+				ReleaseName:      "app",
+				ReleaseNamespace: "ns",
+				Values:           tc.values,
+			}
 			start := time.Now()
 			_, err := r.Render(context.Background(), req)
 			var te *TemplateError
@@ -91,7 +98,12 @@ func TestWorkerOutputLimit(t *testing.T) {
 	r := New(Options{CacheDir: t.TempDir(), Worker: o})
 	defer r.Close()
 	body := "{{ range (until (int .Values.n)) }}# {{ repeat 1000 \"x\" }}\n{{ end }}"
-	req := Request{ChartFS: bombChart(t, body), ChartPath: "addons/app", ReleaseName: "app", Values: map[string]any{"n": 1200}}
+	req := Request{
+		ChartFS:     bombChart(t, body),
+		ChartPath:   "addons/app",
+		ReleaseName: "app",
+		Values:      map[string]any{"n": 1200},
+	}
 	_, err := r.Render(context.Background(), req)
 	var te *TemplateError
 	if !errors.Is(err, ErrTemplateLimit) || !strings.Contains(err.Error(), "pass 1 MiB") || !errors.As(err, &te) || te.File != "templates/bomb.yaml" {
@@ -115,6 +127,26 @@ func TestWorkerKeepsErrors(t *testing.T) {
 	req.Values = map[string]any{"n": 1e14}
 	if _, err := r.Render(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestKilledIdleWorkerIsReplaced: a worker that ends while idle (the
+// OOM killer, an operator) is not handed out again.
+func TestKilledIdleWorkerIsReplaced(t *testing.T) {
+	r := newTestRenderer(t)
+	req := Request{ChartFS: bombChart(t, "ok"), ChartPath: "addons/app", ReleaseName: "app"}
+	if _, err := r.Render(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	r.workers.mu.Lock()
+	idle := slices.Clone(r.workers.idle)
+	r.workers.mu.Unlock()
+	for _, w := range idle {
+		_ = w.cmd.Process.Kill()
+		<-w.exited
+	}
+	if _, err := r.Render(context.Background(), req); err != nil {
+		t.Errorf("after the idle workers were killed: %v", err)
 	}
 }
 
