@@ -80,7 +80,12 @@ func (w *wireError) err() error {
 		}
 		return inner
 	}
-	return &TemplateError{File: w.File, Line: w.Line, Msg: w.Msg, Err: inner}
+	return &TemplateError{
+		File: w.File,
+		Line: w.Line,
+		Msg:  w.Msg,
+		Err:  inner,
+	}
 }
 
 // writeFrame writes v as a length-prefixed JSON frame.

@@ -160,7 +160,11 @@ func (p *workerPool) failure(c *chart.Chart, err error) error {
 	if !errors.As(err, &le) {
 		return err
 	}
-	te := &TemplateError{File: "Chart.yaml", Msg: fmt.Sprintf("%s: %s", ErrTemplateLimit, le.what), Err: ErrTemplateLimit}
+	te := &TemplateError{
+		File: "Chart.yaml",
+		Msg:  fmt.Sprintf("%s: %s", ErrTemplateLimit, le.what),
+		Err:  ErrTemplateLimit,
+	}
 	if s, ok := suspect(c, ""); ok {
 		te.File, te.Line = s.file, s.line
 		te.Msg += "; the likely cause is the data-driven " + s.what + " here"
