@@ -16,6 +16,19 @@ type suspected struct {
 	what string
 }
 
+// suspectFuncs are what a scan looks for: calls of size functions with a
+// computed argument, and ranges whose pipeline calls a number function.
+type suspectFuncs struct {
+	size, number map[string]bool
+}
+
+// strong are loops and sizes that follow the data; weak is tpl, which
+// runs text from the values as a template.
+var (
+	strong = suspectFuncs{size: sizeFuncs, number: numberFuncs}
+	weak   = suspectFuncs{size: map[string]bool{"tpl": true}}
+)
+
 // sizeFuncs build a value whose size follows an argument.
 var sizeFuncs = map[string]bool{
 	"until": true, "untilStep": true, "seq": true, "repeat": true,
@@ -30,24 +43,32 @@ var numberFuncs = map[string]bool{
 }
 
 // suspect returns the first data-driven loop or size in c's templates
-// (then its subcharts'), to name where a render stopped by a limit most
-// likely spent its time. Helm's engine says nothing once it is killed.
-func suspect(c *chart.Chart, prefix string) (suspected, bool) {
+// (then its subcharts'), else the first tpl call, to name where a render
+// stopped by a limit most likely spent its time. Helm's engine says
+// nothing once it is killed.
+func suspect(c *chart.Chart) (suspected, bool) {
+	if s, ok := suspectWith(c, "", strong); ok {
+		return s, true
+	}
+	return suspectWith(c, "", weak)
+}
+
+func suspectWith(c *chart.Chart, prefix string, fns suspectFuncs) (suspected, bool) {
 	for _, f := range c.Templates {
-		if s, ok := suspectIn(f.Name, string(f.Data)); ok {
+		if s, ok := suspectIn(f.Name, string(f.Data), fns); ok {
 			s.file = prefix + f.Name
 			return s, true
 		}
 	}
 	for _, d := range c.Dependencies() {
-		if s, ok := suspect(d, prefix+"charts/"+d.Name()+"/"); ok {
+		if s, ok := suspectWith(d, prefix+"charts/"+d.Name()+"/", fns); ok {
 			return s, true
 		}
 	}
 	return suspected{}, false
 }
 
-func suspectIn(name, text string) (suspected, bool) {
+func suspectIn(name, text string, fns suspectFuncs) (suspected, bool) {
 	if !strings.Contains(text, "{{") {
 		return suspected{}, false
 	}
@@ -58,7 +79,7 @@ func suspectIn(name, text string) (suspected, bool) {
 		return suspected{}, false
 	}
 	for _, tr := range trees {
-		if n, what := findSuspect(tr.Root); n != nil {
+		if n, what := fns.find(tr.Root); n != nil {
 			loc, _ := tr.ErrorContext(n)
 			return suspected{line: lineOf(loc), what: what}, true
 		}
@@ -76,45 +97,45 @@ func lineOf(loc string) int {
 }
 
 // findSuspect walks a template tree for the first suspect node.
-func findSuspect(n parse.Node) (parse.Node, string) {
+func (fns suspectFuncs) find(n parse.Node) (parse.Node, string) {
 	switch n := n.(type) {
 	case *parse.ListNode:
 		if n == nil {
 			return nil, ""
 		}
 		for _, c := range n.Nodes {
-			if s, what := findSuspect(c); s != nil {
+			if s, what := fns.find(c); s != nil {
 				return s, what
 			}
 		}
 	case *parse.RangeNode:
-		if callsAny(n.Pipe, numberFuncs) {
+		if callsAny(n.Pipe, fns.number) {
 			return n, "range"
 		}
-		if s, what := findSuspect(n.Pipe); s != nil {
+		if s, what := fns.find(n.Pipe); s != nil {
 			return s, what
 		}
-		return firstOf(n.List, n.ElseList)
+		return fns.firstOf(n.List, n.ElseList)
 	case *parse.IfNode:
-		return firstOf(n.Pipe, n.List, n.ElseList)
+		return fns.firstOf(n.Pipe, n.List, n.ElseList)
 	case *parse.WithNode:
-		return firstOf(n.Pipe, n.List, n.ElseList)
+		return fns.firstOf(n.Pipe, n.List, n.ElseList)
 	case *parse.ActionNode:
-		return findSuspect(n.Pipe)
+		return fns.find(n.Pipe)
 	case *parse.TemplateNode:
-		return findSuspect(n.Pipe)
+		return fns.find(n.Pipe)
 	case *parse.PipeNode:
-		return suspectPipe(n)
+		return fns.pipe(n)
 	}
 	return nil, ""
 }
 
-func firstOf(nodes ...parse.Node) (parse.Node, string) {
+func (fns suspectFuncs) firstOf(nodes ...parse.Node) (parse.Node, string) {
 	for _, n := range nodes {
 		if n == nil || isNilNode(n) {
 			continue
 		}
-		if s, what := findSuspect(n); s != nil {
+		if s, what := fns.find(n); s != nil {
 			return s, what
 		}
 	}
@@ -132,7 +153,7 @@ func isNilNode(n parse.Node) bool {
 }
 
 // suspectPipe finds a size function called with a computed argument.
-func suspectPipe(p *parse.PipeNode) (parse.Node, string) {
+func (fns suspectFuncs) pipe(p *parse.PipeNode) (parse.Node, string) {
 	if p == nil {
 		return nil, ""
 	}
@@ -140,14 +161,14 @@ func suspectPipe(p *parse.PipeNode) (parse.Node, string) {
 		if len(cmd.Args) == 0 {
 			continue
 		}
-		if id, ok := cmd.Args[0].(*parse.IdentifierNode); ok && sizeFuncs[id.Ident] {
+		if id, ok := cmd.Args[0].(*parse.IdentifierNode); ok && fns.size[id.Ident] {
 			if i > 0 || !allLiteral(cmd.Args[1:]) {
 				return cmd, id.Ident
 			}
 		}
 		for _, a := range cmd.Args[1:] {
 			if sub, ok := a.(*parse.PipeNode); ok {
-				if s, what := suspectPipe(sub); s != nil {
+				if s, what := fns.pipe(sub); s != nil {
 					return s, what
 				}
 			}

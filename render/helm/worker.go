@@ -165,7 +165,7 @@ func (p *workerPool) failure(c *chart.Chart, err error) error {
 		Msg:  fmt.Sprintf("%s: %s", ErrTemplateLimit, le.what),
 		Err:  ErrTemplateLimit,
 	}
-	if s, ok := suspect(c, ""); ok {
+	if s, ok := suspect(c); ok {
 		te.File, te.Line = s.file, s.line
 		te.Msg += "; the likely cause is the data-driven " + s.what + " here"
 	}

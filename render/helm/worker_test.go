@@ -57,7 +57,11 @@ func TestDataDrivenBombsStop(t *testing.T) {
 		"len until":   {"{{ len (until (int .Values.n)) }}", "(stopped)", map[string]any{"n": 2e9}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := New(Options{CacheDir: t.TempDir(), Worker: withLimits(testWorker(t), 2*time.Second, 256<<20)})
+			timeout := 2 * time.Second
+			if tc.want == "memory" {
+				timeout = time.Minute // only the memory bound stops it
+			}
+			r := New(Options{CacheDir: t.TempDir(), Worker: withLimits(testWorker(t), timeout, 256<<20)})
 			defer r.Close()
 			req := Request{
 				ChartFS:          bombChart(t, tc.body),
@@ -176,5 +180,32 @@ func TestScanChartFolder(t *testing.T) {
 	}
 	if err := ScanChartFolder(m, "addons/clean"); err != nil {
 		t.Errorf("clean: %v", err)
+	}
+}
+
+// TestStoppedRenderLocation: with no data-driven loop, a tpl call is the
+// likely cause; with neither, the error names the chart's Chart.yaml.
+func TestStoppedRenderLocation(t *testing.T) {
+	for name, tc := range map[string]struct {
+		body, values, file string
+		line               int
+	}{
+		"tpl": {"{{ tpl .Values.t . }}", `{{ range 100000000000000 }}{{ end }}`, "templates/bomb.yaml", 3},
+		"nested ranges over values": {"{{ range .Values.l }}{{ range $.Values.l }}{{ range $.Values.l }}{{ range $.Values.l }}{{ end }}{{ end }}{{ end }}{{ end }}",
+			"", "Chart.yaml", 0},
+	} {
+		r := New(Options{CacheDir: t.TempDir(), Worker: withLimits(testWorker(t), time.Second, 256<<20)})
+		defer r.Close()
+		req := Request{
+			ChartFS:     bombChart(t, tc.body),
+			ChartPath:   "addons/app",
+			ReleaseName: "app",
+			Values:      map[string]any{"t": tc.values, "l": make([]any, 1000)},
+		}
+		_, err := r.Render(context.Background(), req)
+		var te *TemplateError
+		if !errors.Is(err, ErrTemplateLimit) || !errors.As(err, &te) || te.File != tc.file || te.Line != tc.line {
+			t.Errorf("%s: err = %v, want ErrTemplateLimit at %s:%d", name, err, tc.file, tc.line)
+		}
 	}
 }
