@@ -72,12 +72,9 @@ func wireErrorOf(err error) *wireError {
 func (w *wireError) err() error {
 	var inner error = errors.New(w.Msg)
 	if w.Limit {
-		inner = ErrTemplateLimit
+		inner = limitMessage(w.Msg)
 	}
 	if w.File == "" {
-		if w.Limit {
-			return fmt.Errorf("%w: %s", ErrTemplateLimit, w.Msg)
-		}
 		return inner
 	}
 	return &TemplateError{
@@ -87,6 +84,14 @@ func (w *wireError) err() error {
 		Err:  inner,
 	}
 }
+
+// limitMessage is a worker's limit error: its message as it was, and
+// errors.Is(ErrTemplateLimit).
+type limitMessage string
+
+func (m limitMessage) Error() string { return string(m) }
+
+func (m limitMessage) Is(target error) bool { return target == ErrTemplateLimit }
 
 // writeFrame writes v as a length-prefixed JSON frame.
 func writeFrame(w io.Writer, v any) error {
