@@ -23,9 +23,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// testWorker runs workers from this test binary.
+// testWorker runs workers from this test binary, or from the regatta
+// binary named by $REGATTA_HELM_BENCH_WORKER (to measure its cost).
 func testWorker(t testing.TB) *WorkerOptions {
 	t.Helper()
+	if bin := os.Getenv("REGATTA_HELM_BENCH_WORKER"); bin != "" {
+		return &WorkerOptions{Command: []string{bin, "__helm-render"}}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
