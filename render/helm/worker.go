@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -293,11 +294,26 @@ func (w *worker) readError(err error, o WorkerOptions) error {
 	case errors.Is(err, errFrameTooLarge):
 		return &limitError{what: fmt.Sprintf("the rendered manifests pass %d MiB (stopped)", o.MaxOutput>>20)}
 	}
+	select { // it is ending: let it, to read how
+	case <-w.exited:
+	case <-time.After(time.Second):
+	}
 	w.kill()
-	if msg := w.stderr.String(); msg != "" {
+	msg := w.stderr.String()
+	if strings.Contains(msg, "out of memory") || w.killedBySignal() {
+		return &limitError{what: "rendering the chart's templates ran out of memory (the worker was ended)"}
+	}
+	if msg != "" {
 		return fmt.Errorf("helm worker: %v: %s", err, keyLine(msg))
 	}
 	return fmt.Errorf("helm worker: %w", err)
+}
+
+// killedBySignal says whether the worker ended on SIGKILL it did not get
+// from us while it answered: the kernel's OOM killer, mostly.
+func (w *worker) killedBySignal() bool {
+	ws, ok := w.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 // kill ends the worker and waits for it.

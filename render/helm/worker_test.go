@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -211,5 +214,46 @@ func TestStoppedRenderLocation(t *testing.T) {
 		if !errors.Is(err, ErrTemplateLimit) || !errors.As(err, &te) || te.File != tc.file || te.Line != tc.line {
 			t.Errorf("%s: err = %v, want ErrTemplateLimit at %s:%d", name, err, tc.file, tc.line)
 		}
+	}
+}
+
+// TestWorkerKilledFromOutside: a worker that the kernel's OOM killer (here:
+// this test) ends in the middle of a render fails that render as a limit.
+func TestWorkerKilledFromOutside(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	o := &WorkerOptions{
+		Command:   []string{"/bin/sh", "-c", `echo $$ > "$0"; exec "$1"`, pidFile, exe},
+		Env:       []string{WorkerEnv + "=1"},
+		Timeout:   time.Minute,
+		MaxMemory: 2 << 30,
+	}
+	r := New(Options{CacheDir: t.TempDir(), Worker: o})
+	defer r.Close()
+	go func() {
+		for {
+			if data, err := os.ReadFile(pidFile); err == nil && len(data) > 0 {
+				// Kill it once the render has begun to allocate.
+				pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+				if rss, ok := residentMemory(pid); err == nil && ok && rss > 150<<20 {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+					return
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	req := Request{
+		ChartFS:     bombChart(t, "{{ range (until (int .Values.n)) }}{{ end }}"),
+		ChartPath:   "addons/app",
+		ReleaseName: "app",
+		Values:      map[string]any{"n": 5e7},
+	}
+	_, err = r.Render(context.Background(), req)
+	if !errors.Is(err, ErrTemplateLimit) || !strings.Contains(err.Error(), "ran out of memory") {
+		t.Errorf("err = %v, want a limit error", err)
 	}
 }
