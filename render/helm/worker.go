@@ -196,7 +196,7 @@ func startWorker(ctx context.Context, o WorkerOptions) (*worker, error) {
 		return nil, errors.New("helm worker: no command")
 	}
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
-	cmd.Env = append(append(os.Environ(), o.Env...), "GOMAXPROCS=2",
+	cmd.Env = append(append(workerEnviron(), o.Env...), "GOMAXPROCS=2",
 		"GOMEMLIMIT="+strconv.FormatInt(o.MaxMemory/4*3, 10))
 	w := &worker{cmd: cmd, stderr: &tailBuffer{max: 4 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = w.stderr
@@ -252,6 +252,21 @@ func (w *worker) startError(err error) error {
 		return fmt.Errorf("helm worker %s: %v: %s", w.cmd.Path, err, keyLine(msg))
 	}
 	return fmt.Errorf("helm worker %s: %w", w.cmd.Path, err)
+}
+
+// workerEnvKeys are the variables a worker inherits: it needs none of the
+// rest, which may hold credentials (templates cannot read the environment
+// in Helm, but a worker has no business holding them either).
+var workerEnvKeys = []string{"PATH", "TMPDIR", "GOCOVERDIR", "GODEBUG", "GOTRACEBACK"}
+
+func workerEnviron() []string {
+	var env []string
+	for _, k := range workerEnvKeys {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // run sends one request and waits for its answer within the limits.

@@ -257,3 +257,18 @@ func TestWorkerKilledFromOutside(t *testing.T) {
 		t.Errorf("err = %v, want a limit error", err)
 	}
 }
+
+// TestWorkerEnvironment: a worker inherits no credentials from regatta's
+// environment.
+func TestWorkerEnvironment(t *testing.T) {
+	t.Setenv("REGATTA_WEBHOOK_SECRET", "s3cret")
+	t.Setenv("PATH", "/usr/bin:/bin")
+	for _, kv := range workerEnviron() {
+		if strings.Contains(kv, "s3cret") {
+			t.Errorf("worker environment holds %s", kv)
+		}
+	}
+	if !slices.Contains(workerEnviron(), "PATH=/usr/bin:/bin") {
+		t.Errorf("PATH missing: %v", workerEnviron())
+	}
+}
