@@ -70,6 +70,7 @@ func serveOne(req *workerRequest) *workerResponse {
 	if err != nil {
 		return &workerResponse{Err: wireErrorOf(err)}
 	}
+	out.toRaw()
 	return &workerResponse{Rendered: out}
 }
 

@@ -13,8 +13,28 @@ import (
 // rendered is the output of Helm's engine: the rendered template files and
 // the CRD files of the chart and its enabled subcharts.
 type rendered struct {
-	Files map[string]string `json:"files"`
+	Files map[string]string `json:"-"`
 	CRDs  []crdFile         `json:"crds"`
+	// RawFiles carries Files between processes as bytes: JSON strings
+	// would replace bytes that are not UTF-8.
+	RawFiles map[string][]byte `json:"files"`
+}
+
+// toRaw and fromRaw move Files to RawFiles and back.
+func (r *rendered) toRaw() {
+	r.RawFiles = make(map[string][]byte, len(r.Files))
+	for k, v := range r.Files {
+		r.RawFiles[k] = []byte(v)
+	}
+	r.Files = nil
+}
+
+func (r *rendered) fromRaw() {
+	r.Files = make(map[string]string, len(r.RawFiles))
+	for k, v := range r.RawFiles {
+		r.Files[k] = string(v)
+	}
+	r.RawFiles = nil
 }
 
 // crdFile is a file of a crds/ folder; Name includes the subchart path.

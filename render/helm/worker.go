@@ -106,6 +106,10 @@ func (p *workerPool) render(ctx context.Context, c *chart.Chart, req Request) (*
 	if resp.Err != nil {
 		return nil, resp.Err.err()
 	}
+	if resp.Rendered == nil {
+		return nil, errors.New("helm worker: an answer without files")
+	}
+	resp.Rendered.fromRaw()
 	return resp.Rendered, nil
 }
 

@@ -272,3 +272,16 @@ func TestWorkerEnvironment(t *testing.T) {
 		t.Errorf("PATH missing: %v", workerEnviron())
 	}
 }
+
+// TestWorkerKeepsBytes: rendered bytes that are not UTF-8 reach the YAML
+// decoder as they are, as in process (JSON strings would replace them).
+func TestWorkerKeepsBytes(t *testing.T) {
+	m := bombChart(t, "x")
+	m["addons/app/templates/bytes.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {v: \"\xff\"}\n")}
+	req := Request{ChartFS: m, ChartPath: "addons/app", ReleaseName: "app"}
+	_, inProcess := New(Options{CacheDir: t.TempDir()}).Render(context.Background(), req)
+	_, worker := newTestRenderer(t).Render(context.Background(), req)
+	if inProcess == nil || worker == nil || inProcess.Error() != worker.Error() {
+		t.Errorf("in process: %v\nin a worker: %v", inProcess, worker)
+	}
+}
