@@ -26,7 +26,7 @@ func (r *Renderer) Render(ctx context.Context, req Request) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	steps, err := renderChart(c, req)
+	steps, err := r.renderChart(ctx, c, req)
 	if err != nil {
 		return nil, &ChartError{Chart: ref.name, Version: ref.version, Err: err}
 	}

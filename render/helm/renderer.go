@@ -26,6 +26,8 @@ type Renderer struct {
 	maxSize int64
 	now     func() time.Time
 
+	workers *workerPool // nil: chart templates run in this process
+
 	memo    ttlCache           // index.yaml, OCI tags and digests
 	flights singleflight.Group // one fetch per URL at a time
 }
@@ -51,7 +53,19 @@ func New(opts Options) *Renderer {
 		r.cache.dir = defaultCacheDir()
 	}
 	r.memo.entries = map[string]ttlEntry{}
+	if opts.Worker != nil {
+		r.workers = newWorkerPool(*opts.Worker)
+	}
 	return r
+}
+
+// Close stops the idle worker processes. Renders may still run after it
+// (they start new workers).
+func (r *Renderer) Close() error {
+	if r.workers != nil {
+		r.workers.close()
+	}
+	return nil
 }
 
 func defaultCacheDir() string {

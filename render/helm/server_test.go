@@ -41,10 +41,13 @@ func newRepoServerB(t testing.TB) *repoServer {
 	return s
 }
 
-// newTestRenderer uses a per-test cache folder.
+// newTestRenderer uses a per-test cache folder and renders chart
+// templates in workers (this test binary, see TestMain).
 func newTestRenderer(t *testing.T) *Renderer {
 	t.Helper()
-	return New(Options{CacheDir: t.TempDir(), RegistryConfig: filepath.Join(t.TempDir(), "none.json")})
+	r := New(Options{CacheDir: t.TempDir(), RegistryConfig: filepath.Join(t.TempDir(), "none.json"), Worker: testWorker(t)})
+	t.Cleanup(func() { _ = r.Close() })
+	return r
 }
 
 func appRequest(repoURL string) Request {

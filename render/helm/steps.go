@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 )
@@ -13,7 +12,8 @@ import (
 // buildSteps orders rendered files: pre hooks by weight, the main step
 // (CRDs, then Helm's install order), post hooks by weight and, with tests,
 // test hooks by weight as further post steps. Empty steps are left out.
-func buildSteps(c *chart.Chart, files map[string]string, tests bool) ([]Step, error) {
+func buildSteps(chartName string, out *rendered, tests bool) ([]Step, error) {
+	files := out.Files
 	for name := range files {
 		if strings.HasSuffix(name, "NOTES.txt") {
 			delete(files, name)
@@ -21,20 +21,20 @@ func buildSteps(c *chart.Chart, files map[string]string, tests bool) ([]Step, er
 	}
 	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
 	if err != nil {
-		return nil, templateError(c.Name(), err)
+		return nil, templateError(chartName, err)
 	}
-	main, err := mainStep(c, manifests)
+	main, err := mainStep(chartName, out.CRDs, manifests)
 	if err != nil {
 		return nil, err
 	}
-	pre, post, err := hookSteps(c.Name(), hooks)
+	pre, post, err := hookSteps(chartName, hooks)
 	if err != nil {
 		return nil, err
 	}
 	steps := append(pre, main)
 	steps = append(steps, post...)
 	if tests {
-		t, err := testSteps(c.Name(), hooks)
+		t, err := testSteps(chartName, hooks)
 		if err != nil {
 			return nil, err
 		}
@@ -43,17 +43,17 @@ func buildSteps(c *chart.Chart, files map[string]string, tests bool) ([]Step, er
 	return dropEmpty(steps), nil
 }
 
-func mainStep(c *chart.Chart, manifests []releaseutil.Manifest) (Step, error) {
+func mainStep(chartName string, crds []crdFile, manifests []releaseutil.Manifest) (Step, error) {
 	step := Step{Phase: PhaseMain}
-	for _, crd := range c.CRDObjects() {
-		objs, err := decodeObjects(chartRelative(c.Name(), crd.Filename), crd.File.Data)
+	for _, crd := range crds {
+		objs, err := decodeObjects(chartRelative(chartName, crd.Name), crd.Data)
 		if err != nil {
 			return Step{}, err
 		}
 		step.Objects = append(step.Objects, objs...)
 	}
 	for _, m := range manifests {
-		objs, err := decodeObjects(chartRelative(c.Name(), m.Name), []byte(m.Content))
+		objs, err := decodeObjects(chartRelative(chartName, m.Name), []byte(m.Content))
 		if err != nil {
 			return Step{}, err
 		}

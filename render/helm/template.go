@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -9,9 +10,59 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 )
 
+// rendered is the output of Helm's engine: the rendered template files and
+// the CRD files of the chart and its enabled subcharts.
+type rendered struct {
+	Files map[string]string `json:"-"`
+	CRDs  []crdFile         `json:"crds"`
+	// RawFiles carries Files between processes as bytes: JSON strings
+	// would replace bytes that are not UTF-8.
+	RawFiles map[string][]byte `json:"files"`
+}
+
+// toRaw and fromRaw move Files to RawFiles and back.
+func (r *rendered) toRaw() {
+	r.RawFiles = make(map[string][]byte, len(r.Files))
+	for k, v := range r.Files {
+		r.RawFiles[k] = []byte(v)
+	}
+	r.Files = nil
+}
+
+func (r *rendered) fromRaw() {
+	r.Files = make(map[string]string, len(r.RawFiles))
+	for k, v := range r.RawFiles {
+		r.Files[k] = string(v)
+	}
+	r.RawFiles = nil
+}
+
+// crdFile is a file of a crds/ folder; Name includes the subchart path.
+type crdFile struct {
+	Name string `json:"name"`
+	Data []byte `json:"data"`
+}
+
 // renderChart runs Helm's engine as `helm template` does (install, revision
-// 1, not strict, no cluster lookups) and orders the result into steps.
-func renderChart(c *chart.Chart, req Request) ([]Step, error) {
+// 1, not strict, no cluster lookups), in a worker process when the
+// Renderer has one, and orders the result into steps.
+func (r *Renderer) renderChart(ctx context.Context, c *chart.Chart, req Request) ([]Step, error) {
+	var out *rendered
+	var err error
+	if r.workers != nil {
+		out, err = r.workers.render(ctx, c, req)
+	} else {
+		out, err = renderFiles(c, req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return buildSteps(c.Name(), out, req.Tests)
+}
+
+// renderFiles is the part of a render that runs chart code: values,
+// dependency conditions, schema, templates.
+func renderFiles(c *chart.Chart, req Request) (*rendered, error) {
 	if c.Metadata.Type == "library" {
 		return nil, fmt.Errorf("a library chart cannot be rendered")
 	}
@@ -36,7 +87,11 @@ func renderChart(c *chart.Chart, req Request) ([]Step, error) {
 	if err != nil {
 		return nil, templateError(c.Name(), err)
 	}
-	return buildSteps(c, files, req.Tests)
+	out := &rendered{Files: files}
+	for _, crd := range c.CRDObjects() {
+		out.CRDs = append(out.CRDs, crdFile{Name: crd.Filename, Data: crd.File.Data})
+	}
+	return out, nil
 }
 
 func renderValues(c *chart.Chart, req Request, caps *chartutil.Capabilities) (chartutil.Values, error) {

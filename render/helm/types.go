@@ -31,6 +31,10 @@ type Options struct {
 	// FetchTimeout bounds one download (shared by concurrent renders that
 	// need the same file); default two minutes.
 	FetchTimeout time.Duration
+	// Worker runs chart templates in child processes under time, memory
+	// and output limits. Nil runs them in this process, without bounds
+	// but the literal bombs a scan finds.
+	Worker *WorkerOptions
 }
 
 // Request is one chart render.

@@ -18,6 +18,7 @@ type renderOptionFlags struct {
 	allowURLPrefixes []string
 	helmCacheDir     string
 	helmPlainHTTP    bool
+	helmWorker       helmWorkerFlags
 }
 
 func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
@@ -26,6 +27,7 @@ func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&r.allowURLPrefixes, "allow-url-prefix", nil, "fetch charts and remote bases only from URLs starting with this prefix (repeat it for several); a URL under a prefix may also reach loopback and link-local addresses, which are refused otherwise")
 	fl.StringVar(&r.helmCacheDir, "helm-cache-dir", "", "where chart indexes and archives are cached (default: the user cache dir)")
 	fl.BoolVar(&r.helmPlainHTTP, "helm-plain-http", false, "talk to oci:// registries over plain HTTP (local registries only)")
+	r.helmWorker.register(fl)
 }
 
 func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
@@ -33,8 +35,17 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
+	worker, err := r.helmWorker.options()
+	if err != nil {
+		return nil, err
+	}
 	policy := &netpolicy.Policy{AllowPrefixes: r.allowURLPrefixes}
-	charts := helm.New(helm.Options{CacheDir: r.helmCacheDir, PlainHTTP: r.helmPlainHTTP, HTTPClient: policy.Client()})
+	charts := helm.New(helm.Options{
+		CacheDir:   r.helmCacheDir,
+		PlainHTTP:  r.helmPlainHTTP,
+		HTTPClient: policy.Client(),
+		Worker:     worker,
+	})
 	return render.New(render.Options{
 		Helm:             charts,
 		Keys:             keys,

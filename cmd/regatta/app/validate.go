@@ -66,14 +66,15 @@ func runValidate(f *validateFlags, dir string, stdout, stderr io.Writer) error {
 }
 
 // checkTemplates checks the profiles' templates as far as they can be
-// without a cluster: parse errors and literal bombs (render.CheckTemplates).
+// without a cluster: parse errors and literal bombs (render.CheckTemplates),
+// chart templates included (checkCharts).
 func checkTemplates(fsys fs.FS, repo *spec.Repository) spec.Diagnostics {
 	r := render.New(render.Options{})
 	var out spec.Diagnostics
 	for _, p := range repo.Profiles {
 		out = append(out, r.CheckTemplates(fsys, p)...)
 	}
-	return out
+	return append(out, checkCharts(fsys, repo)...)
 }
 
 // openDir opens a repository working tree, failing with a usage error when
