@@ -20,6 +20,7 @@ import (
 // wires it with its default options, following a repository.
 type Daemon struct {
 	d      *reconciler.Daemon
+	charts *helm.Renderer
 	cancel context.CancelFunc
 	stop   sync.Once
 	done   chan error
@@ -41,6 +42,10 @@ type DaemonOptions struct {
 	// defaults).
 	StatusInterval time.Duration
 	HealthTimeout  time.Duration
+	// Regatta is the regatta binary, which renders chart templates in
+	// worker processes as `regatta run` does; empty renders them in this
+	// process.
+	Regatta string
 }
 
 // StartDaemon builds a daemon and runs it: it fetches the branch at once
@@ -57,7 +62,12 @@ func StartDaemon(ctx context.Context, o DaemonOptions) (*Daemon, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	d := &Daemon{cancel: cancel, done: make(chan error, 1), passes: make(chan Pass, 16)}
+	d := &Daemon{
+		charts: helm.New(helm.Options{CacheDir: o.HelmCacheDir, Worker: o.helmWorker()}),
+		cancel: cancel,
+		done:   make(chan error, 1),
+		passes: make(chan Pass, 16),
+	}
 	watch := repo.DefaultWatchOptions()
 	watch.Interval, watch.DisableFSNotify = time.Hour, true
 	d.d = reconciler.Build(ctx, reconciler.Setup{
@@ -71,13 +81,22 @@ func StartDaemon(ctx context.Context, o DaemonOptions) (*Daemon, error) {
 		},
 		Apply: apply.DefaultOptions(),
 		Reconciler: reconciler.Options{
-			Renderer:      render.New(render.Options{Helm: helm.New(helm.Options{CacheDir: o.HelmCacheDir})}),
+			Renderer:      render.New(render.Options{Helm: d.charts}),
 			Log:           log,
 			HealthTimeout: o.HealthTimeout,
 		},
 	})
 	go func() { d.done <- d.d.Run(ctx) }()
 	return d, nil
+}
+
+// helmWorker runs chart templates in workers of o.Regatta, with regatta
+// run's default limits.
+func (o DaemonOptions) helmWorker() *helm.WorkerOptions {
+	if o.Regatta == "" {
+		return nil
+	}
+	return &helm.WorkerOptions{Command: []string{o.Regatta, "__helm-render"}}
 }
 
 // Trigger makes the daemon fetch now.
@@ -113,6 +132,7 @@ func (d *Daemon) Stop() {
 		d.cancel()
 		<-d.done
 		d.d.Close()
+		_ = d.charts.Close()
 	})
 }
 

@@ -38,7 +38,7 @@ func (r *rolloutRound) regatta(ctx context.Context) ([]Sample, error) {
 	before := r.requests(ctx)
 	stop := r.profile()
 	start := time.Now()
-	d, err := StartDaemon(ctx, DaemonOptions{RepoURL: g.URL(), HelmCacheDir: filepath.Join(dir, "helm"), Log: logf})
+	d, err := StartDaemon(ctx, DaemonOptions{RepoURL: g.URL(), HelmCacheDir: filepath.Join(dir, "helm"), Log: logf, Regatta: r.o.Bins.Regatta})
 	if err != nil {
 		return nil, err
 	}

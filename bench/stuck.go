@@ -27,7 +27,7 @@ func (r *rolloutRound) restart(ctx context.Context, g *GitRepo, rev string) (Sam
 	before := r.requests(ctx)
 	start := time.Now()
 	d, err := StartDaemon(ctx, DaemonOptions{RepoURL: g.URL(), HelmCacheDir: filepath.Join(r.dir, "regatta", "helm"),
-		Log: logf, StatusInterval: time.Second})
+		Log: logf, StatusInterval: time.Second, Regatta: r.o.Bins.Regatta})
 	if err != nil {
 		return Sample{}, nil, err
 	}
