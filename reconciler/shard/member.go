@@ -258,3 +258,7 @@ func (m *Member) release() {
 		m.opts.Log.Warn("membership Lease not released; the others wait for it to expire", "lease", m.name, "error", err)
 	}
 }
+
+// OwnsFleet reports whether this member writes the fleet-wide status: it
+// owns FleetKey.
+func (m *Member) OwnsFleet() bool { return m.Owns(FleetKey) }
