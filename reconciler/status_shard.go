@@ -85,9 +85,9 @@ func (d *Daemon) overlay(base, own status.Snapshot) (status.Snapshot, []string) 
 	var del []string
 	for _, c := range base.Clusters {
 		switch {
-		case names[c.Cluster]:
+		case names[c.Cluster] || len(names) == 0: // none: no revision in force yet
 			byName[c.Cluster] = c
-		case len(names) > 0 && !strings.ContainsAny(c.Cluster, "/\\"):
+		case !strings.ContainsAny(c.Cluster, "/\\"):
 			del = append(del, status.ClusterFile(c.Cluster))
 		}
 	}

@@ -93,17 +93,14 @@ func (m *Member) notify() {
 	m.sig = sig
 	members := len(m.members)
 	m.mu.Unlock()
-	if !changed {
-		return
-	}
 	if m.opts.Metrics != nil {
 		m.opts.Metrics.Members.Set(float64(members))
 		m.opts.Metrics.Active.Set(b2f(active))
-		if m.opts.Keys != nil {
+		if m.opts.Keys != nil { // the clusters change with revisions too
 			m.opts.Metrics.Owned.Set(float64(m.count(m.opts.Keys())))
 		}
 	}
-	if m.opts.OnChange != nil {
+	if changed && m.opts.OnChange != nil {
 		m.opts.OnChange()
 	}
 }
