@@ -58,8 +58,11 @@ func (d *Daemon) fenced(ctx context.Context, cluster string) (context.Context, c
 }
 
 // OwnershipChanged tells the daemon that what it owns may have changed
-// (the shard Member's OnChange); it never blocks.
+// (the shard Member's OnChange). It stops the drift watches of the
+// clusters it no longer owns at once, off the daemon's loop (which may be
+// busy pushing status), and signals the loop to queue the clusters.
 func (d *Daemon) OwnershipChanged() {
+	d.dropLost()
 	select {
 	case d.owner <- struct{}{}:
 	default:
@@ -79,11 +82,18 @@ func (d *Daemon) Clusters() []string {
 	return out
 }
 
-// rebalanced stops the drift watchers of the clusters this daemon no
-// longer owns, forgets that they converged (another replica may change
-// them meanwhile), and queues every cluster: the workers take the owned
-// ones. The next status commit writes the records it now owns.
+// rebalanced queues every cluster (the workers take the owned ones); the
+// next status commit writes the records this daemon now owns.
 func (d *Daemon) rebalanced(s *session) {
+	d.dropLost()
+	d.store.touch()
+	s.queueAll(false)
+}
+
+// dropLost stops the drift watchers of the clusters this daemon does not
+// own and forgets that they converged (another replica may change them
+// meanwhile).
+func (d *Daemon) dropLost() {
 	for _, name := range d.Clusters() {
 		if d.owns(name) {
 			continue
@@ -93,8 +103,6 @@ func (d *Daemon) rebalanced(s *session) {
 		delete(d.converged, name)
 		d.mu.Unlock()
 	}
-	d.store.touch()
-	s.queueAll(false)
 }
 
 // identity is the replica named in status records; empty unsharded.

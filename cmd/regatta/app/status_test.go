@@ -119,4 +119,8 @@ func TestStatusShowsOwners(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "owner: replica regatta-2") {
 		t.Errorf("cluster view (%d):\n%s", code, stdout)
 	}
+	code, stdout, _ = run(t, "status", "-o", "markdown", dir)
+	if code != 0 || !strings.Contains(stdout, "| prod-1 (regatta-0) | yes |") {
+		t.Errorf("markdown (%d):\n%s", code, stdout)
+	}
 }

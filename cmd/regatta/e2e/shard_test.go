@@ -21,7 +21,7 @@ import (
 const (
 	leaseDuration = 3 * time.Second
 	nClusters     = 9
-	bulk          = 40 // ConfigMaps of the first add-on
+	bulk          = 25 // ConfigMaps of the first add-on
 )
 
 func fleetFiles(version string) map[string]string {
