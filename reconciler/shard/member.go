@@ -175,7 +175,7 @@ func (m *Member) round(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, m.interval)
 	defer cancel()
 	if err := m.renew(rctx, start); err != nil {
-		m.opts.Log.Warn("membership Lease not renewed", "lease", m.name, "error", err)
+		m.renewFailed(err)
 		return
 	}
 	list, err := m.opts.Leases.Leases(m.opts.Namespace).List(rctx, metav1.ListOptions{LabelSelector: GroupLabel + "=" + m.opts.Group})
@@ -247,11 +247,15 @@ func (m *Member) release() {
 	cur := m.lease
 	m.fresh, m.lease = time.Time{}, nil
 	m.mu.Unlock()
-	if cur == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), m.interval)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*m.interval)
 	defer cancel()
+	if cur == nil { // the last round was cut short (cancelled mid-way)
+		got, err := m.opts.Leases.Leases(m.opts.Namespace).Get(ctx, m.name, metav1.GetOptions{})
+		if err != nil || holder(*got) != m.opts.Identity {
+			return
+		}
+		cur = got
+	}
 	l := cur.DeepCopy()
 	l.Spec.HolderIdentity = nil
 	if _, err := m.opts.Leases.Leases(m.opts.Namespace).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
@@ -262,3 +266,20 @@ func (m *Member) release() {
 // OwnsFleet reports whether this member writes the fleet-wide status: it
 // owns FleetKey.
 func (m *Member) OwnsFleet() bool { return m.Owns(FleetKey) }
+
+// renewFailed logs a failed renewal. A conflict means another process
+// wrote this member's Lease: two replicas with one identity would own the
+// same clusters, so the member goes stale at once and waits a full lease
+// duration of clean renewals before it works again (two such processes
+// keep conflicting, and neither works).
+func (m *Member) renewFailed(err error) {
+	if !apierrors.IsConflict(err) {
+		m.opts.Log.Warn("membership Lease not renewed", "lease", m.name, "error", err)
+		return
+	}
+	m.opts.Log.Error("another process renews this replica's Lease: is --replica-identity unique? not working until it stops",
+		"lease", m.name, "identity", m.opts.Identity)
+	m.mu.Lock()
+	m.fresh = time.Time{}
+	m.mu.Unlock()
+}

@@ -64,7 +64,7 @@ func startReplica(t *testing.T, ns, id string) *replica {
 		Group:         "regatta",
 		Identity:      id,
 		LeaseDuration: testLease,
-		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:           slog.New(slog.NewTextHandler(logOut(t), nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +210,11 @@ func TestPartitionedReplicaStopsBeforeTakeover(t *testing.T) {
 	waitFor(t, "the stopped member's share moves", testLease+5*time.Second, func() bool {
 		return ownedAs(f, keys, Assign(keys, ids[:2]))
 	})
-	t.Logf("share of a stopped member moved %s after the stop", time.Since(stopAt))
+	moved := time.Since(stopAt)
+	t.Logf("share of a stopped member moved %s after the stop", moved)
+	if moved >= testLease {
+		t.Errorf("a released Lease was taken over only after %s, as if it expired", moved)
+	}
 
 	cancel()
 	<-watched
@@ -241,4 +245,34 @@ func ownsNone(m *Member, keys []string) bool {
 		}
 	}
 	return true
+}
+
+// TestDuplicateIdentityOwnsNothing: two processes started with one
+// identity keep overwriting one Lease; neither may own anything, since
+// both would work on the same clusters.
+func TestDuplicateIdentityOwnsNothing(t *testing.T) {
+	a := startReplica(t, "default", "twin")
+	b := startReplica(t, "default", "twin")
+	keys := []string{"c1", "c2", "c3", "c4"}
+	deadline := time.Now().Add(3 * testLease)
+	for time.Now().Before(deadline) {
+		for _, k := range keys {
+			if a.m.Owns(k) && b.m.Owns(k) {
+				t.Fatalf("both twins own %s", k)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+type testLog struct{ t *testing.T }
+
+func (w testLog) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
+
+// logOut is where the members log: the test log with -v.
+func logOut(t *testing.T) io.Writer {
+	if testing.Verbose() {
+		return testLog{t}
+	}
+	return io.Discard
 }

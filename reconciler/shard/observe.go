@@ -45,7 +45,7 @@ func (m *Member) observe(items []coordinationv1.Lease, start, now time.Time) {
 		}
 	}
 	slices.Sort(live)
-	if m.joined.IsZero() || start.Sub(m.fresh) >= m.opts.LeaseDuration/2 {
+	if m.joined.IsZero() || m.fresh.IsZero() || start.Sub(m.fresh) >= m.opts.LeaseDuration/2 {
 		// First round, or back from a gap in which the others may have
 		// taken this member's share: wait a lease duration again, until
 		// they saw it back and stopped.
