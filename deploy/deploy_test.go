@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,9 +27,13 @@ import (
 	"github.com/regatta-dev/regatta/internal/testenv"
 )
 
-func manifests(t *testing.T) []*unstructured.Unstructured {
+// files are the manifest sets: one leader and a standby, and three
+// replicas sharing the fleet.
+var files = []string{"regatta.yaml", "regatta-sharded.yaml"}
+
+func manifests(t *testing.T, file string) []*unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile("regatta.yaml")
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,16 +52,41 @@ func manifests(t *testing.T) []*unstructured.Unstructured {
 	}
 }
 
-// TestManifestsApplyAndGrantWhatRegattaNeeds applies deploy/regatta.yaml
-// to a real API server and checks the service account may read kubeconfig
-// Secrets and hold its Lease, and nothing more.
+// access is one permission the service account must or must not have.
+type access struct {
+	verb, group, resource, ns string
+	want                      bool
+}
+
+var common = []access{
+	{"get", "", "secrets", "regatta-system", true},
+	{"create", "coordination.k8s.io", "leases", "regatta-system", true},
+	{"update", "coordination.k8s.io", "leases", "regatta-system", true},
+	{"list", "", "secrets", "regatta-system", false},
+	{"get", "", "secrets", "kube-system", false},
+	{"delete", "", "secrets", "regatta-system", false},
+	{"delete", "coordination.k8s.io", "leases", "regatta-system", false},
+}
+
+// TestManifestsApplyAndGrantWhatRegattaNeeds applies each manifest set to
+// a real API server and checks the service account may read kubeconfig
+// Secrets and hold its Lease (list the members' Leases when sharded), and
+// nothing more.
 func TestManifestsApplyAndGrantWhatRegattaNeeds(t *testing.T) {
-	env := testenv.StartT(t, testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "mgmt"}}})
-	cfg := env.Cluster("mgmt").RESTConfig()
+	env := testenv.StartT(t, testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "standby"}, {Name: "sharded"}}})
+	checkManifests(t, env.Cluster("standby"), "regatta.yaml", append(common,
+		access{"list", "coordination.k8s.io", "leases", "regatta-system", false}))
+	checkManifests(t, env.Cluster("sharded"), "regatta-sharded.yaml", append(common,
+		access{"list", "coordination.k8s.io", "leases", "regatta-system", true}))
+}
+
+func checkManifests(t *testing.T, cluster *testenv.Cluster, file string, checks []access) {
+	t.Helper()
+	cfg := cluster.RESTConfig()
 	ctx := context.Background()
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(cfg)))
-	for _, obj := range manifests(t) {
+	for _, obj := range manifests(t, file) {
 		gvk := obj.GroupVersionKind()
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
@@ -67,22 +97,12 @@ func TestManifestsApplyAndGrantWhatRegattaNeeds(t *testing.T) {
 		force := true
 		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data,
 			metav1.PatchOptions{FieldManager: "deploy-test", Force: &force}); err != nil {
-			t.Fatalf("apply %s %s: %v", gvk.Kind, obj.GetName(), err)
+			t.Fatalf("%s: apply %s %s: %v", file, gvk.Kind, obj.GetName(), err)
 		}
 	}
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	sa := "system:serviceaccount:regatta-system:regatta"
-	for _, tt := range []struct {
-		verb, group, resource, ns string
-		want                      bool
-	}{
-		{"get", "", "secrets", "regatta-system", true},
-		{"create", "coordination.k8s.io", "leases", "regatta-system", true},
-		{"update", "coordination.k8s.io", "leases", "regatta-system", true},
-		{"list", "", "secrets", "regatta-system", false},
-		{"get", "", "secrets", "kube-system", false},
-		{"delete", "", "secrets", "regatta-system", false},
-	} {
+	for _, tt := range checks {
 		sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{User: sa,
 			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:regatta-system"},
 			ResourceAttributes: &authzv1.ResourceAttributes{Verb: tt.verb, Group: tt.group, Resource: tt.resource, Namespace: tt.ns}}}
@@ -91,7 +111,7 @@ func TestManifestsApplyAndGrantWhatRegattaNeeds(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.Status.Allowed != tt.want {
-			t.Errorf("%s %s/%s in %s: allowed=%v, want %v", tt.verb, tt.group, tt.resource, tt.ns, res.Status.Allowed, tt.want)
+			t.Errorf("%s: %s %s/%s in %s: allowed=%v, want %v", file, tt.verb, tt.group, tt.resource, tt.ns, res.Status.Allowed, tt.want)
 		}
 	}
 }
@@ -104,26 +124,32 @@ func TestDeploymentFlagsExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, obj := range manifests(t) {
-		if obj.GetKind() != "Deployment" {
-			continue
-		}
-		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
-		c := containers[0].(map[string]any)
-		args, _, _ := unstructured.NestedStringSlice(c, "args")
-		if len(args) == 0 || args[0] != "run" {
-			t.Fatalf("args = %v, want run first", args)
-		}
-		if err := run.ParseFlags(args[1:]); err != nil {
-			t.Errorf("args %v: %v", args[1:], err)
-		}
-		envs, _, _ := unstructured.NestedSlice(c, "env")
-		for _, e := range envs {
-			name := e.(map[string]any)["name"].(string)
-			flag := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, "REGATTA_")), "_", "-")
-			if run.Flags().Lookup(flag) == nil {
-				t.Errorf("env %s names no flag --%s of regatta run", name, flag)
+	for _, file := range files {
+		for _, obj := range manifests(t, file) {
+			if k := obj.GetKind(); k == "Deployment" || k == "StatefulSet" {
+				checkFlags(t, run, file, obj)
 			}
+		}
+	}
+}
+
+func checkFlags(t *testing.T, run *cobra.Command, file string, obj *unstructured.Unstructured) {
+	t.Helper()
+	containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+	c := containers[0].(map[string]any)
+	args, _, _ := unstructured.NestedStringSlice(c, "args")
+	if len(args) == 0 || args[0] != "run" {
+		t.Fatalf("%s: args = %v, want run first", file, args)
+	}
+	if err := run.ParseFlags(args[1:]); err != nil {
+		t.Errorf("%s: args %v: %v", file, args[1:], err)
+	}
+	envs, _, _ := unstructured.NestedSlice(c, "env")
+	for _, e := range envs {
+		name := e.(map[string]any)["name"].(string)
+		flag := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, "REGATTA_")), "_", "-")
+		if run.Flags().Lookup(flag) == nil {
+			t.Errorf("%s: env %s names no flag --%s of regatta run", file, name, flag)
 		}
 	}
 }

@@ -32,6 +32,10 @@ type DaemonOptions struct {
 	// after the context is cancelled (SIGTERM) before they are cancelled
 	// too.
 	ShutdownGrace time.Duration
+	// Ownership, when set, shards the fleet among replicas: this daemon
+	// reconciles, watches and records only the clusters it owns, and
+	// writes the fleet-wide status only when it owns the fleet.
+	Ownership Ownership
 	// OnPass, when set, is called each time the fleet settles (nothing
 	// queued, nothing being reconciled, no add-on waiting for health) after
 	// work was done, with the status of that moment; RunOnce calls it
@@ -74,6 +78,8 @@ type Daemon struct {
 	// committed is the store version of the last status commit.
 	committed uint64
 	commitMu  sync.Mutex
+	// owner receives OwnershipChanged's signals.
+	owner chan struct{}
 }
 
 // NewDaemon returns a Daemon over a Reconciler.
@@ -84,7 +90,7 @@ func NewDaemon(r *Reconciler, opts DaemonOptions) *Daemon {
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = 10 * time.Second
 	}
-	return &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore()}
+	return &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore(), owner: make(chan struct{}, 1)}
 }
 
 // Trigger asks for an immediate fetch (a push webhook); it never blocks.
@@ -169,6 +175,8 @@ func (d *Daemon) loop(ctx context.Context, s *session, revs <-chan string, watch
 			}
 		case <-drift.C:
 			s.queueAll(true)
+		case <-d.owner:
+			d.rebalanced(s)
 		case <-commit.C:
 			if err := d.commitStatus(); err != nil {
 				d.r.log.Error("status commit", "error", err)
@@ -264,18 +272,19 @@ func (d *Daemon) commitStatus() error {
 	if version == d.committed || snap.Fleet.SourceRevision == "" {
 		return nil
 	}
-	files, err := status.Files(snap)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	files, del, prune, err := d.statusFiles(ctx, snap)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	rev := snap.Fleet.SourceRevision
 	out, err := d.opts.Source.CommitAndPush(ctx, repo.CommitRequest{
 		Branch:   d.opts.StatusBranch,
 		Prefix:   status.Dir,
 		Files:    files,
-		Prune:    true,
+		Delete:   del,
+		Prune:    prune,
 		Author:   d.opts.StatusAuthor,
 		Message:  "regatta: status of " + status.ShortRevision(rev),
 		Trailers: []repo.Trailer{{Key: repo.TrailerSourceRevision, Value: rev}},

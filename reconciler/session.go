@@ -62,18 +62,26 @@ func (s *session) reconcile(ctx context.Context, name string, drift bool) {
 		return
 	}
 	c := rev.repo.Cluster(name)
-	if c == nil {
-		return // left the repository meanwhile
+	if c == nil || !s.d.owns(name) {
+		return // left the repository meanwhile, or another replica's
 	}
+	ctx, cancel := s.d.fenced(ctx, name)
+	defer cancel()
 	if !drift {
 		if st, ok := s.d.unchanged(ctx, rev, c); ok {
+			st.Owner = s.d.identity()
 			s.d.store.setCluster(st)
 			s.d.settledOn(name, rev, st, false)
 			return
 		}
 	}
 	start := time.Now()
-	out := s.d.r.reconcileCluster(ctx, rev, c, drift, func() bool { return s.d.r.current() != rev })
+	out := s.d.r.reconcileCluster(ctx, rev, c, drift, func() bool { return s.d.r.current() != rev || !s.d.owns(name) })
+	if !s.d.owns(name) {
+		s.d.r.opts.Apply.Forget(name) // drift watches it may have started
+		return
+	}
+	out.status.Owner = s.d.identity()
 	if out.superseded {
 		s.q.add(name, drift)
 		return

@@ -114,7 +114,11 @@ func writeClusterRow(b *strings.Builder, c ClusterStatus, profiles []string) {
 	case !c.Reachable:
 		reach = "❌ no"
 	}
-	fmt.Fprintf(b, "| %s | %s | %s |", c.Cluster, reach, orDash(c.KubernetesVersion))
+	name := c.Cluster
+	if c.Owner != "" { // replicas share the fleet: which one reconciles it
+		name += " (" + c.Owner + ")"
+	}
+	fmt.Fprintf(b, "| %s | %s | %s |", name, reach, orDash(c.KubernetesVersion))
 	byName := map[string]Profile{}
 	for _, p := range c.Profiles {
 		byName[p.Name] = p

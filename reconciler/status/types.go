@@ -27,8 +27,11 @@ type ClusterStatus struct {
 	// SourceRevision is the fleet repository commit the cluster was last
 	// reconciled against.
 	SourceRevision string `json:"sourceRevision" yaml:"sourceRevision"`
-	Paused         bool   `json:"paused,omitempty" yaml:"paused,omitempty"`
-	Reachable      bool   `json:"reachable" yaml:"reachable"`
+	// Owner is the replica that reconciles the cluster, when replicas
+	// share the fleet (regatta run --replicas-mode shard).
+	Owner     string `json:"owner,omitempty" yaml:"owner,omitempty"`
+	Paused    bool   `json:"paused,omitempty" yaml:"paused,omitempty"`
+	Reachable bool   `json:"reachable" yaml:"reachable"`
 	// Error says why the cluster could not be reached or read.
 	Error             string `json:"error,omitempty" yaml:"error,omitempty"`
 	KubernetesVersion string `json:"kubernetesVersion,omitempty" yaml:"kubernetesVersion,omitempty"`

@@ -51,8 +51,10 @@ type runFlags struct {
 	leaderElectNamespace string
 	logFormat, logLevel  string
 	memoryLimit          string
+	shard                shardFlags
 
 	mgmt           *rest.Config // the management cluster, when configured
+	owner          *ownership   // --replicas-mode shard
 	leaderIdentity string       // Lease holder identity; default hostname-pid
 }
 
@@ -122,6 +124,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.leaderElectNamespace, "leader-elect-namespace", "regatta-system", "namespace of the leader election Lease")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.shard.register(fl)
 	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else 64Mi or 1.5 times the live heap plus other runtime memory, whichever is more; "off": none`)
 }
 
@@ -142,6 +145,9 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 	if f.mgmt, err = managementConfig(f.managementKubeconfig); err != nil {
 		return err
 	}
+	if err := f.shard.check(f); err != nil {
+		return err
+	}
 	d, m, err := f.build(ctx, log)
 	if err != nil {
 		return err
@@ -156,6 +162,9 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 			return &ExitError{Code: ExitFailed, Err: err}
 		}
 		return err
+	}
+	if f.owner != nil {
+		return f.owner.runSharded(ctx, d)
 	}
 	return f.lead(ctx, f.mgmt, log, func() { m.SetReady(true) }, d.Run)
 }
@@ -180,6 +189,13 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		return nil, nil, err
 	}
 	m := metrics.New()
+	if f.owner, err = f.member(m, log); err != nil {
+		return nil, nil, err
+	}
+	var own reconciler.Ownership
+	if f.owner != nil {
+		own = f.owner
+	}
 	ao := f.applyOptions()
 	if ao.Fleet, err = fleetIdentity(f.fleet, f.repoURL); err != nil {
 		return nil, nil, err
@@ -196,6 +212,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 			StatusAuthor:   repo.Signature{Name: f.statusAuthorName, Email: f.statusAuthorEmail},
 			StatusInterval: f.statusInterval,
 			ShutdownGrace:  f.shutdownGrace,
+			Ownership:      own,
 		},
 		Apply: ao,
 		Reconciler: reconciler.Options{

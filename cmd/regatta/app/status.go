@@ -124,17 +124,19 @@ func writeStatusTable(w io.Writer, s status.Snapshot) error {
 		fmt.Fprintf(w, "  invalid: %s\n", formatStatusError(e))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLUSTER\tREACHABLE\tVERSION\tPROFILE\tSTATE\tREVISION\tMESSAGE")
+	owners := sharded(s.Clusters)
+	fmt.Fprintln(tw, ownerCell(owners, "CLUSTER", "OWNER")+"REACHABLE\tVERSION\tPROFILE\tSTATE\tREVISION\tMESSAGE")
 	for _, c := range s.Clusters {
+		name := ownerCell(owners, c.Cluster, dash(c.Owner))
 		reach := fmt.Sprint(c.Reachable)
 		if c.Paused {
 			reach = "paused"
 		}
 		if len(c.Profiles) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t%s\n", c.Cluster, reach, dash(c.KubernetesVersion), firstLine(c.Error))
+			fmt.Fprintf(tw, "%s%s\t%s\t-\t-\t-\t%s\n", name, reach, dash(c.KubernetesVersion), firstLine(c.Error))
 		}
 		for _, p := range c.Profiles {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Cluster, reach, dash(c.KubernetesVersion),
+			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\n", name, reach, dash(c.KubernetesVersion),
 				p.Name, p.State, status.ShortRevision(p.Revision), firstLine(pairMessage(p)))
 		}
 	}
@@ -150,6 +152,9 @@ func printClusterStatus(w io.Writer, s status.Snapshot, name, output string) err
 			return writeStatusYAML(w, status.Snapshot{Fleet: s.Fleet, Clusters: []status.ClusterStatus{c}})
 		}
 		fmt.Fprintf(w, "cluster %s: reachable=%v version=%s revision=%s\n", c.Cluster, c.Reachable, dash(c.KubernetesVersion), status.ShortRevision(c.SourceRevision))
+		if c.Owner != "" {
+			fmt.Fprintf(w, "  owner: replica %s\n", c.Owner)
+		}
 		if c.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", c.Error)
 		}
@@ -250,4 +255,24 @@ func firstLine(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// sharded reports whether replicas share the fleet: some record names the
+// replica that owns its cluster.
+func sharded(cs []status.ClusterStatus) bool {
+	for _, c := range cs {
+		if c.Owner != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// ownerCell is the table's first cells: the cluster, and its owner when
+// the fleet is sharded.
+func ownerCell(owners bool, cluster, owner string) string {
+	if owners {
+		return cluster + "\t" + owner + "\t"
+	}
+	return cluster + "\t"
 }

@@ -93,3 +93,34 @@ func TestStatusWithoutStatusBranch(t *testing.T) {
 		t.Errorf("not a repository: exit %d", code)
 	}
 }
+
+// TestStatusShowsOwners: when replicas share the fleet, the table and the
+// cluster view name the replica that owns each cluster.
+func TestStatusShowsOwners(t *testing.T) {
+	rev := "0123456789abcdef"
+	snap := status.Snapshot{
+		Fleet: status.Fleet{SourceRevision: rev, AppliedRevision: rev},
+		Clusters: []status.ClusterStatus{
+			{Cluster: "prod-1", Owner: "regatta-0", Reachable: true, Profiles: []status.Profile{{Name: "apps", State: status.StateApplied, Revision: rev}}},
+			{Cluster: "prod-2", Owner: "regatta-2", Reachable: true},
+		},
+	}
+	dir := statusRepo(t, snap)
+	code, stdout, stderr := run(t, "status", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"CLUSTER  OWNER      REACHABLE", "prod-1   regatta-0  true", "prod-2   regatta-2  true"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = run(t, "status", "--cluster", "prod-2", dir)
+	if code != 0 || !strings.Contains(stdout, "owner: replica regatta-2") {
+		t.Errorf("cluster view (%d):\n%s", code, stdout)
+	}
+	code, stdout, _ = run(t, "status", "-o", "markdown", dir)
+	if code != 0 || !strings.Contains(stdout, "| prod-1 (regatta-0) | yes |") {
+		t.Errorf("markdown (%d):\n%s", code, stdout)
+	}
+}

@@ -1,0 +1,247 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/regatta-dev/regatta/internal/testenv"
+	"github.com/regatta-dev/regatta/reconciler/shard"
+)
+
+const (
+	leaseDuration = 3 * time.Second
+	nClusters     = 9
+	bulk          = 25 // ConfigMaps of the first add-on
+)
+
+func fleetFiles(version string) map[string]string {
+	var b strings.Builder
+	for i := range bulk {
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bulk-%d, namespace: shard-e2e}\ndata: {version: %s}\n---\n", i, version)
+	}
+	return map[string]string{
+		"profiles/probe.yaml": `apiVersion: regatta.dev/v1alpha1
+kind: Profile
+metadata: {name: probe}
+spec:
+  clusterSelector: {matchLabels: {env: prod}}
+  addons:
+  - name: bulk
+    manifests: {path: probe/bulk}
+  - name: probe
+    manifests: {path: probe/probe}
+`,
+		"probe/bulk/objects.yaml":  "apiVersion: v1\nkind: Namespace\nmetadata: {name: shard-e2e}\n---\n" + b.String(),
+		"probe/probe/objects.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: probe, namespace: shard-e2e}\ndata: {version: " + version + "}\n",
+	}
+}
+
+func clusterFile(name string) map[string]string {
+	return map[string]string{"clusters/" + name + "/cluster.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: " + name + "\n  labels: {env: prod}\n"}
+}
+
+// fleet is the test's clusters and their clients.
+type fleet struct {
+	names   []string
+	clients map[string]kubernetes.Interface
+}
+
+// at lists the clusters whose probe ConfigMap is at version (the last
+// add-on of the profile, applied after the bulk one).
+func (f fleet) at(t *testing.T, version string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range f.names {
+		cm, err := f.clients[n].CoreV1().ConfigMaps("shard-e2e").Get(context.Background(), "probe", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Data["version"] == version {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// owners reads the owner of each cluster record on the status branch,
+// for the records at revision rev.
+func owners(bare, rev string, names []string) map[string]string {
+	out := map[string]string{}
+	for _, n := range names {
+		rec, err := gitOut(bare, "show", "regatta/status:status/clusters/"+n+".yaml")
+		if err != nil || !strings.Contains(rec, "sourceRevision: "+rev) {
+			continue
+		}
+		for _, l := range strings.Split(rec, "\n") {
+			if v, ok := strings.CutPrefix(l, "owner: "); ok {
+				out[n] = v
+			}
+		}
+	}
+	return out
+}
+
+// TestThreeReplicasShareNineClusters is the acceptance test of sharding:
+// three regatta processes, nine real API servers and a management API
+// server holding the kubeconfig Secrets and the membership Leases.
+func TestThreeReplicasShareNineClusters(t *testing.T) {
+	opts := testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "mgmt"}}}
+	f := fleet{clients: map[string]kubernetes.Interface{}}
+	for i := range nClusters {
+		name := fmt.Sprintf("c%d", i)
+		f.names = append(f.names, name)
+		opts.Clusters = append(opts.Clusters, testenv.ClusterOptions{Name: name})
+	}
+	env := testenv.StartT(t, opts)
+	mgmt, err := kubernetes.NewForConfig(env.Cluster("mgmt").RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := newRepo(t)
+	files := fleetFiles("v1")
+	for _, n := range f.names {
+		kubeconfigSecret(t, mgmt, env.Cluster(n))
+		if f.clients[n], err = kubernetes.NewForConfig(env.Cluster(n).RESTConfig()); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range clusterFile(n) {
+			files[k] = v
+		}
+	}
+	rev := repo.commit(t, "fleet", files)
+	dir := t.TempDir()
+	mgmtKC := filepath.Join(dir, "mgmt.kubeconfig")
+	if err := os.WriteFile(mgmtKC, env.Cluster("mgmt").Kubeconfig(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logDir := os.Getenv("E2E_LOG_DIR")
+	if logDir == "" {
+		logDir = dir
+	}
+	args := []string{"--repo", repo.bare, "--management-kubeconfig", mgmtKC, "--replicas-mode", "shard",
+		"--replica-lease-duration", leaseDuration.String(), "--leader-elect-namespace", "default",
+		"--interval", "500ms", "--status-interval", "1s", "--health-timeout", "30s", "--log-level", "info"}
+	ids := []string{"regatta-0", "regatta-1", "regatta-2"}
+	procs := map[string]*process{}
+	start := time.Now()
+	for _, id := range ids {
+		procs[id] = startRegatta(t, id, logDir, args...)
+	}
+	waitUntil(t, "every cluster at v1", 60*time.Second, func() bool { return len(f.at(t, "v1")) == nClusters })
+	t.Logf("first rollout: 9 clusters converged %s after the 3 replicas started (lease %s)", time.Since(start).Round(time.Millisecond), leaseDuration)
+
+	// Each cluster was applied by exactly one replica, its owner.
+	want := shard.Assign(f.names, ids)
+	for _, id := range ids {
+		got, err := procs[id].applies()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range f.names {
+			if (want[n] == id) != (got[n] > 0) {
+				t.Errorf("cluster %s (owner %s): %s applied %v times", n, want[n], id, got[n])
+			}
+		}
+	}
+	waitUntil(t, "status records of v1 name their owners", 20*time.Second, func() bool {
+		o := owners(repo.bare, rev, f.names)
+		return len(o) == nClusters && equal(o, want)
+	})
+
+	// SIGKILL the owner of the most clusters mid-rollout of v2.
+	victim := busiest(want)
+	rev = repo.commit(t, "v2", fleetFiles("v2"))
+	waitUntil(t, "the v2 rollout starts", 30*time.Second, func() bool { return len(f.at(t, "v2")) > 0 })
+	procs[victim].kill(syscall.SIGKILL)
+	killed := time.Now()
+	pending := len(f.names) - len(f.at(t, "v2"))
+	waitUntil(t, "every cluster at v2 after the kill", leaseDuration+5*time.Second, func() bool { return len(f.at(t, "v2")) == nClusters })
+	t.Logf("SIGKILL of %s (owner of %d clusters) with %d clusters not yet at v2: all at v2 %s later (lease %s + 5s allowed)",
+		victim, count(want, victim), pending, time.Since(killed).Round(time.Millisecond), leaseDuration)
+	survivors := without(ids, victim)
+	two := shard.Assign(f.names, survivors)
+	waitUntil(t, "status records of v2 name the survivors", 20*time.Second, func() bool {
+		return equal(owners(repo.bare, rev, f.names), two)
+	})
+
+	// Restart it: it takes back its own clusters, and only those.
+	restarted := time.Now()
+	procs[victim] = startRegatta(t, victim, logDir, args...)
+	rev = repo.commit(t, "v3", fleetFiles("v3"))
+	waitUntil(t, "every cluster at v3", 60*time.Second, func() bool { return len(f.at(t, "v3")) == nClusters })
+	waitUntil(t, "status records of v3 name the three owners", 30*time.Second, func() bool {
+		return equal(owners(repo.bare, rev, f.names), want)
+	})
+	// Rendezvous hashing moves exactly the returning replica's share and
+	// nothing else; with nine clusters that share is binomial around 3
+	// (here c0..c8 give the busiest replica 5).
+	moved := 0
+	for _, n := range f.names {
+		if two[n] != want[n] {
+			moved++
+			if want[n] != victim {
+				t.Errorf("restart of %s moved %s to %s", victim, n, want[n])
+			}
+		}
+	}
+	t.Logf("restart of %s: %d of 9 clusters moved (its share); fleet at v3 and every record on the status branch %s after the restart",
+		victim, moved, time.Since(restarted).Round(time.Millisecond))
+	if moved != count(want, victim) {
+		t.Errorf("restart moved %d clusters, want the %d of %s", moved, count(want, victim), victim)
+	}
+}
+
+func equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func busiest(owner map[string]string) string {
+	best := ""
+	for _, o := range owner {
+		if best == "" || count(owner, o) > count(owner, best) || (count(owner, o) == count(owner, best) && o < best) {
+			best = o
+		}
+	}
+	return best
+}
+
+func count(owner map[string]string, id string) int {
+	n := 0
+	for _, o := range owner {
+		if o == id {
+			n++
+		}
+	}
+	return n
+}
+
+func without(ids []string, id string) []string {
+	var out []string
+	for _, x := range ids {
+		if x != id {
+			out = append(out, x)
+		}
+	}
+	return out
+}

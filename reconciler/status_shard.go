@@ -1,0 +1,102 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/regatta-dev/regatta/reconciler/status"
+)
+
+// statusFiles returns what a status commit writes, deletes, and whether
+// it prunes the rest of status/. A daemon alone writes the whole tree. A
+// replica of a sharded fleet writes only the records of the clusters it
+// owns, never prunes, and leaves every other record as it finds it on the
+// branch (a push that loses a race is re-applied on top of the winner's
+// commit, so no replica drops another's records); the replica that owns
+// the fleet also writes fleet.yaml and the dashboard, from the branch's
+// records overlaid with its own, and deletes the records of clusters that
+// left the repository.
+func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[string][]byte, []string, bool, error) {
+	if d.opts.Ownership == nil {
+		files, err := status.Files(snap)
+		return files, nil, true, err
+	}
+	own := status.Snapshot{Fleet: snap.Fleet}
+	for _, c := range snap.Clusters {
+		if d.owns(c.Cluster) {
+			own.Clusters = append(own.Clusters, c)
+		}
+	}
+	if !d.opts.Ownership.OwnsFleet() {
+		files, err := status.Files(own)
+		return clusterFilesOnly(files), nil, false, err
+	}
+	base, err := d.branchStatus(ctx)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	merged, del := d.overlay(base, own)
+	files, err := status.Files(merged)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for _, c := range base.Clusters {
+		if !d.owns(c.Cluster) {
+			delete(files, status.ClusterFile(c.Cluster)) // its owner's to write
+		}
+	}
+	return files, del, false, nil
+}
+
+// clusterFilesOnly keeps the cluster records of a status tree.
+func clusterFilesOnly(files map[string][]byte) map[string][]byte {
+	for p := range files {
+		if path.Dir(p) != status.ClustersDir {
+			delete(files, p)
+		}
+	}
+	return files
+}
+
+// branchStatus reads the records on the status branch now.
+func (d *Daemon) branchStatus(ctx context.Context) (status.Snapshot, error) {
+	rev, found, err := d.opts.Source.FetchBranch(ctx, d.opts.StatusBranch)
+	if err != nil || !found {
+		return status.Snapshot{}, err
+	}
+	tree, err := d.opts.Source.Tree(ctx, rev)
+	if err != nil {
+		return status.Snapshot{}, fmt.Errorf("read status branch: %w", err)
+	}
+	return status.Read(tree)
+}
+
+// overlay is the fleet as the dashboard shows it: the branch's records of
+// the repository's clusters with this replica's own on top. It also
+// returns the record files of clusters no longer in the repository.
+func (d *Daemon) overlay(base, own status.Snapshot) (status.Snapshot, []string) {
+	names := map[string]bool{}
+	for _, n := range d.Clusters() {
+		names[n] = true
+	}
+	byName := map[string]status.ClusterStatus{}
+	var del []string
+	for _, c := range base.Clusters {
+		switch {
+		case names[c.Cluster] || len(names) == 0: // none: no revision in force yet
+			byName[c.Cluster] = c
+		case !strings.ContainsAny(c.Cluster, "/\\"):
+			del = append(del, status.ClusterFile(c.Cluster))
+		}
+	}
+	for _, c := range own.Clusters {
+		byName[c.Cluster] = c
+	}
+	out := status.Snapshot{Fleet: own.Fleet}
+	for _, c := range byName {
+		out.Clusters = append(out.Clusters, c)
+	}
+	return out, del
+}
