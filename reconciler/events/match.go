@@ -1,0 +1,72 @@
+package events
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/regatta-dev/regatta/lua"
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// Matching returns the resources of src that match on the cluster now,
+// sorted, each a copy of the watch cache's: the objects every resource
+// selector selects and its evaluate() accepts, all or none of them as the
+// aggregated selection says. It starts the watch on first use and returns
+// ErrNotSynced until it has listed (the Manager notifies then).
+func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client, src *spec.EventSource) ([]map[string]any, error) {
+	w, err := m.ensure(cluster, cl, src)
+	if err != nil {
+		return nil, err
+	}
+	if !w.synced() {
+		return nil, ErrNotSynced
+	}
+	var all []map[string]any
+	for i, rs := range src.Spec.ResourceSelectors {
+		name := fmt.Sprintf("%s spec.resourceSelectors[%d].evaluate", src.Source.File, i)
+		selected, err := m.selectObjects(ctx, name, rs, w.informers[i].GetStore().List())
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, selected...)
+	}
+	sortObjects(all)
+	if src.Spec.AggregatedSelection == "" {
+		return all, nil
+	}
+	script := lua.Script{Name: src.Source.File + " spec.aggregatedSelection", Source: src.Spec.AggregatedSelection}
+	res, err := m.opts.Lua.EvaluateAggregated(ctx, script, all)
+	if err != nil {
+		return nil, err
+	}
+	if !res.Matching {
+		return nil, nil
+	}
+	return all, nil
+}
+
+func (m *Manager) selectObjects(ctx context.Context, name string, rs spec.ResourceSelector, items []any) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, it := range items {
+		u, ok := it.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		obj := runtime.DeepCopyJSON(u.Object)
+		if rs.Evaluate != "" {
+			res, err := m.opts.Lua.EvaluateObject(ctx, lua.Script{Name: name, Source: rs.Evaluate}, obj)
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s: %w", u.GetNamespace(), u.GetName(), err)
+			}
+			if !res.Matching {
+				continue
+			}
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
