@@ -3,9 +3,11 @@ package events
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler/apply"
@@ -15,15 +17,15 @@ import (
 // Matching returns the resources of src that match on the cluster now,
 // sorted, each a copy of the watch cache's: the objects every resource
 // selector selects and its evaluate() accepts, all or none of them as the
-// aggregated selection says. It starts the watch on first use and returns
-// ErrNotSynced until it has listed (the Manager notifies then).
+// aggregated selection says. It starts the watch on first use and waits
+// for it to list, returning ErrNotSynced when ctx ends first.
 func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client, src *spec.EventSource) ([]map[string]any, error) {
 	w, err := m.ensure(cluster, cl, src)
 	if err != nil {
 		return nil, err
 	}
-	if !w.synced() {
-		return nil, ErrNotSynced
+	if err := w.waitSynced(ctx); err != nil {
+		return nil, err
 	}
 	var all []map[string]any
 	for i, rs := range src.Spec.ResourceSelectors {
@@ -69,4 +71,17 @@ func (m *Manager) selectObjects(ctx context.Context, name string, rs spec.Resour
 		out = append(out, obj)
 	}
 	return out, nil
+}
+
+func (w *watch) waitSynced(ctx context.Context) error {
+	if w.synced() {
+		return nil
+	}
+	err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
+		return w.synced(), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSynced, err)
+	}
+	return nil
 }
