@@ -178,3 +178,165 @@ func TestEventServicesGetNetworkPolicies(t *testing.T) {
 		t.Errorf("pair after its events went: %+v", rec)
 	}
 }
+
+// readyNode creates a Node through the API and marks it Ready (or not)
+// in its status, as a kubelet would; it is deleted when the test ends.
+func readyNode(t *testing.T, cluster, name string, ready bool) {
+	t.Helper()
+	cs := clientset(t, cluster)
+	ctx := context.Background()
+	n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		n, err = cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{"regatta-test": "events"}}}, metav1.CreateOptions{})
+		t.Cleanup(func() { cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cond := corev1.ConditionFalse
+	if ready {
+		cond = corev1.ConditionTrue
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: cond, Reason: "Test",
+		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const readyNodes = `apiVersion: regatta.dev/v1alpha1
+kind: EventSource
+metadata: {name: five-ready-nodes}
+spec:
+  resourceSelectors:
+  - version: v1
+    kind: Node
+    labelFilters: [{key: regatta-test, operation: Equal, value: events}]
+  aggregatedSelection: |
+    function evaluate()
+      local ready = 0
+      for _, n in ipairs(resources) do
+        for _, c in ipairs((n.status or {}).conditions or {}) do
+          if c.type == "Ready" and c.status == "True" then ready = ready + 1 end
+        end
+      end
+      return {matching = ready >= 5, message = ready .. " Ready nodes"}
+    end
+`
+
+const monitoringStack = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: monitoring-prometheus, namespace: default}
+data: {cluster: "{{ .Event.SourceCluster }}"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: monitoring-grafana, namespace: default}
+data: {cluster: "{{ .Event.SourceCluster }}"}
+`
+
+// TestEventReadyNodesDeployMonitoring is the second example: a cluster
+// with at least 5 Ready Nodes gets a heavy monitoring stack (two
+// ConfigMaps stand for it), removed when it falls below.
+func TestEventReadyNodesDeployMonitoring(t *testing.T) {
+	h := eventFleet(t, map[string]string{
+		"events/five-ready-nodes.yaml": readyNodes,
+		"profiles/monitoring.yaml": profileYAML("monitoring", "events: nodes",
+			"  eventTrigger: {eventSourceName: five-ready-nodes}\n  addons:\n  - name: stack\n    template: true\n    manifests: {path: monitoring}\n"),
+		"monitoring/stack.yaml": monitoringStack,
+	}, map[string]string{"c36": "events: nodes"})
+	for i := range 4 {
+		readyNode(t, "c36", fmt.Sprintf("node-%d", i), true)
+	}
+	readyNode(t, "c36", "node-4", false)
+	waitFor(t, 30*time.Second, "the pair applied with no instance", func() bool {
+		rec := h.pairRecord("c36", "monitoring")
+		return rec.State == status.StateApplied && len(rec.EventInstances) == 0
+	})
+	if configMap(t, "c36", "default", "monitoring-prometheus") != nil {
+		t.Fatal("monitoring deployed with 4 Ready nodes")
+	}
+
+	start := time.Now()
+	readyNode(t, "c36", "node-4", true)
+	waitFor(t, 30*time.Second, "the monitoring stack", func() bool {
+		return configMap(t, "c36", "default", "monitoring-prometheus")["cluster"] == "c36" &&
+			configMap(t, "c36", "default", "monitoring-grafana") != nil
+	})
+	t.Logf("event to applied: %s", time.Since(start))
+	if got := instanceResources(h, "c36", "monitoring"); got != "c36:5 resources" {
+		t.Errorf("instances %q", got)
+	}
+
+	start = time.Now()
+	readyNode(t, "c36", "node-2", false)
+	waitFor(t, 30*time.Second, "the monitoring stack withdrawn", func() bool {
+		return configMap(t, "c36", "default", "monitoring-prometheus") == nil &&
+			configMap(t, "c36", "default", "monitoring-grafana") == nil
+	})
+	t.Logf("below 5 to withdrawn: %s", time.Since(start))
+}
+
+// TestEventCrossCluster: a Service labelled export=true in the cluster
+// labelled role=shared produces a ConfigMap describing it in every
+// cluster labelled role=app, and nowhere else; it goes when the Service
+// does.
+func TestEventCrossCluster(t *testing.T) {
+	h := eventFleet(t, map[string]string{
+		"events/exported.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: EventSource\nmetadata: {name: exported}\nspec:\n  resourceSelectors:\n  - version: v1\n    kind: Service\n    labelFilters: [{key: export, operation: Equal, value: \"true\"}]\n",
+		"profiles/exports.yaml": `apiVersion: regatta.dev/v1alpha1
+kind: Profile
+metadata: {name: exports}
+spec:
+  eventTrigger:
+    eventSourceName: exported
+    oneForEvent: true
+    sourceClusterSelector: {matchLabels: {xrole: shared}}
+    destinationClusterSelector: {matchLabels: {xrole: app}}
+  addons:
+  - name: describe
+    template: true
+    manifests: {path: exports}
+`,
+		"exports/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata: {name: "exported-{{ .Event.Name }}", namespace: default, labels: {exported: "yes"}}
+data:
+  cluster: "{{ .Event.SourceCluster }}"
+  service: "{{ .Event.Resource.metadata.namespace }}/{{ .Event.Resource.metadata.name }}"
+  ports: '{{ toJson .Event.Resource.spec.ports }}'
+`,
+	}, map[string]string{"c35": "xrole: shared", "c36": "xrole: app", "c37": "xrole: app"})
+	exported := func(cluster string) []string {
+		l, err := clientset(t, cluster).CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{LabelSelector: "exported=yes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, cm := range l.Items {
+			out = append(out, cm.Data["cluster"]+":"+cm.Data["service"])
+		}
+		return out
+	}
+	waitFor(t, 30*time.Second, "the app clusters applied", func() bool {
+		return h.pairRecord("c36", "exports").State == status.StateApplied && h.pairRecord("c37", "exports").State == status.StateApplied
+	})
+	start := time.Now()
+	createService(t, "c35", "default", "shared-db", map[string]string{"export": "true"}, 5432)
+	createService(t, "c35", "default", "internal", nil, 5433)
+	waitFor(t, 30*time.Second, "the ConfigMap in both app clusters", func() bool {
+		return strings.Join(exported("c36"), ",") == "c35:default/shared-db" && strings.Join(exported("c37"), ",") == "c35:default/shared-db"
+	})
+	t.Logf("event to applied on 2 clusters: %s", time.Since(start))
+	if got := exported("c35"); len(got) != 0 || h.pairRecord("c35", "exports").Name != "" {
+		t.Errorf("the shared cluster got %v (pair %+v)", got, h.pairRecord("c35", "exports"))
+	}
+	start = time.Now()
+	deleteService(t, "c35", "default", "shared-db")
+	waitFor(t, 30*time.Second, "the ConfigMaps withdrawn", func() bool {
+		return len(exported("c36")) == 0 && len(exported("c37")) == 0
+	})
+	t.Logf("gone to withdrawn on 2 clusters: %s", time.Since(start))
+	deleteService(t, "c35", "default", "internal")
+}
