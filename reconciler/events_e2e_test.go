@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
@@ -339,4 +341,102 @@ data:
 	})
 	t.Logf("gone to withdrawn on 2 clusters: %s", time.Since(start))
 	deleteService(t, "c35", "default", "internal")
+}
+
+// createConfigMaps creates n labelled ConfigMaps in ns at once, from 8
+// goroutines, with a client that is not rate limited.
+func createConfigMaps(t *testing.T, cluster, ns string, n int) {
+	t.Helper()
+	cfg := env.Cluster(cluster).RESTConfig()
+	cfg.QPS, cfg.Burst = 2000, 2000
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range n {
+		g.Go(func() error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("src-%04d", i), Namespace: ns,
+				Labels: map[string]string{"burst": "yes"}}}
+			_, err := cs.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func countConfigMaps(t *testing.T, cluster, ns, selector string) int {
+	t.Helper()
+	l, err := clientset(t, cluster).CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(l.Items)
+}
+
+const burstSource = "apiVersion: regatta.dev/v1alpha1\nkind: EventSource\nmetadata: {name: burst}\nspec:\n  resourceSelectors:\n  - version: v1\n    kind: ConfigMap\n    namespace: %s\n    labelFilters: [{key: burst, operation: Equal, value: \"yes\"}]\n"
+
+const burstCopy = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: "copy-{{ .Event.Name }}", namespace: %s, labels: {copy: "yes"}}
+data: {of: "{{ .Event.Resource.metadata.name }}"}
+`
+
+// TestEventBurstIsBatched: 1,000 matching resources created at once are
+// deployed by a few apply requests of the pair, not 1,000.
+func TestEventBurstIsBatched(t *testing.T) {
+	createNamespace(t, "c35", "burst-in")
+	createNamespace(t, "c35", "burst-out")
+	h := eventFleet(t, map[string]string{
+		"events/burst.yaml": fmt.Sprintf(burstSource, "burst-in"),
+		"profiles/burst.yaml": profileYAML("burst", "events: burst",
+			"  eventTrigger: {eventSourceName: burst, oneForEvent: true, maxInstances: 2000}\n  addons:\n  - name: copies\n    template: true\n    manifests: {path: burst}\n"),
+		"burst/cm.yaml": fmt.Sprintf(burstCopy, "burst-out"),
+	}, map[string]string{"c35": "events: burst"})
+	waitFor(t, 30*time.Second, "the pair applied with no instance", func() bool {
+		return h.pairRecord("c35", "burst").State == status.StateApplied
+	})
+	before := applies(h, "c35", "burst")
+	start := time.Now()
+	createConfigMaps(t, "c35", "burst-in", 1000)
+	created := time.Since(start)
+	waitFor(t, 120*time.Second, "1,000 copies", func() bool {
+		return countConfigMaps(t, "c35", "burst-out", "copy=yes") == 1000 && len(h.pairRecord("c35", "burst").EventInstances) == 1000
+	})
+	n := applies(h, "c35", "burst") - before
+	t.Logf("1,000 resources created in %s, all applied after %s by %v apply requests", created, time.Since(start), n)
+	if n > 20 {
+		t.Errorf("%v apply requests for a burst of 1,000 resources, want a few", n)
+	}
+}
+
+// TestEventInstanceCap: more instances than maxInstances fail the pair
+// with a clear error and deploy none of them; back under the cap, all are
+// deployed.
+func TestEventInstanceCap(t *testing.T) {
+	createNamespace(t, "c36", "cap-in")
+	createNamespace(t, "c36", "cap-out")
+	h := eventFleet(t, map[string]string{
+		"events/burst.yaml": fmt.Sprintf(burstSource, "cap-in"),
+		"profiles/capped.yaml": profileYAML("capped", "events: cap",
+			"  eventTrigger: {eventSourceName: burst, oneForEvent: true, maxInstances: 3}\n  addons:\n  - name: copies\n    template: true\n    manifests: {path: capped}\n"),
+		"capped/cm.yaml": fmt.Sprintf(burstCopy, "cap-out"),
+	}, map[string]string{"c36": "events: cap"})
+	createConfigMaps(t, "c36", "cap-in", 4)
+	waitFor(t, 30*time.Second, "the pair to fail over the cap", func() bool {
+		rec := h.pairRecord("c36", "capped")
+		return rec.State == status.StateFailed && rec.Error != nil && strings.Contains(rec.Error.Message, "4 event instances exceed the cap of 3")
+	})
+	if n := countConfigMaps(t, "c36", "cap-out", "copy=yes"); n != 0 {
+		t.Errorf("%d copies deployed over the cap, want none", n)
+	}
+	if err := clientset(t, "c36").CoreV1().ConfigMaps("cap-in").Delete(context.Background(), "src-0000", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "3 copies once under the cap", func() bool {
+		return countConfigMaps(t, "c36", "cap-out", "copy=yes") == 3 && h.pairRecord("c36", "capped").State == status.StateApplied
+	})
 }
