@@ -30,13 +30,18 @@ func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client
 	var all []map[string]any
 	for i, rs := range src.Spec.ResourceSelectors {
 		name := fmt.Sprintf("%s spec.resourceSelectors[%d].evaluate", src.Source.File, i)
-		selected, err := m.selectObjects(ctx, name, rs, w.informers[i].GetStore().List())
+		selected, err := m.evaluate(ctx, name, rs, storeObjects(w.informers[i].GetStore().List()))
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, selected...)
 	}
 	sortObjects(all)
+	return m.aggregate(ctx, src, all)
+}
+
+// aggregate applies the aggregated selection: all or nothing.
+func (m *Manager) aggregate(ctx context.Context, src *spec.EventSource, all []map[string]any) ([]map[string]any, error) {
 	if src.Spec.AggregatedSelection == "" {
 		return all, nil
 	}
@@ -51,24 +56,31 @@ func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client
 	return all, nil
 }
 
-func (m *Manager) selectObjects(ctx context.Context, name string, rs spec.ResourceSelector, items []any) ([]map[string]any, error) {
-	var out []map[string]any
+// storeObjects copies the objects of a watch cache.
+func storeObjects(items []any) []map[string]any {
+	out := make([]map[string]any, 0, len(items))
 	for _, it := range items {
-		u, ok := it.(*unstructured.Unstructured)
-		if !ok {
-			continue
+		if u, ok := it.(*unstructured.Unstructured); ok {
+			out = append(out, runtime.DeepCopyJSON(u.Object))
 		}
-		obj := runtime.DeepCopyJSON(u.Object)
-		if rs.Evaluate != "" {
-			res, err := m.opts.Lua.EvaluateObject(ctx, lua.Script{Name: name, Source: rs.Evaluate}, obj)
-			if err != nil {
-				return nil, fmt.Errorf("%s/%s: %w", u.GetNamespace(), u.GetName(), err)
-			}
-			if !res.Matching {
-				continue
-			}
+	}
+	return out
+}
+
+// evaluate keeps the objects a selector's evaluate() accepts.
+func (m *Manager) evaluate(ctx context.Context, name string, rs spec.ResourceSelector, objs []map[string]any) ([]map[string]any, error) {
+	if rs.Evaluate == "" {
+		return objs, nil
+	}
+	var out []map[string]any
+	for _, obj := range objs {
+		res, err := m.opts.Lua.EvaluateObject(ctx, lua.Script{Name: name, Source: rs.Evaluate}, obj)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", resourceName(obj), err)
 		}
-		out = append(out, obj)
+		if res.Matching {
+			out = append(out, obj)
+		}
 	}
 	return out, nil
 }
