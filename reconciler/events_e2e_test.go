@@ -440,3 +440,46 @@ func TestEventInstanceCap(t *testing.T) {
 		return countConfigMaps(t, "c36", "cap-out", "copy=yes") == 3 && h.pairRecord("c36", "capped").State == status.StateApplied
 	})
 }
+
+// TestEventInstancesDriftAndWithdrawal: an event instance of a
+// drift-detected profile is restored when deleted out of band, and the
+// profile's instances go with the profile when the cluster stops
+// matching it (stopMatchingBehavior WithdrawPolicies).
+func TestEventInstancesDriftAndWithdrawal(t *testing.T) {
+	createNamespace(t, "c36", "drift-in")
+	createNamespace(t, "c36", "drift-out")
+	f := newFleetRepo(t)
+	files := map[string]string{
+		"events/burst.yaml": fmt.Sprintf(burstSource, "drift-in"),
+		"profiles/drifty.yaml": profileYAML("drifty", "events: drift",
+			"  syncMode: ContinuousWithDriftDetection\n  eventTrigger: {eventSourceName: burst, oneForEvent: true}\n  addons:\n  - name: copies\n    template: true\n    manifests: {path: drifty}\n"),
+		"drifty/cm.yaml": fmt.Sprintf(burstCopy, "drift-out"),
+	}
+	for k, v := range clusterFiles(t, "c36", "events: drift") {
+		files[k] = v
+	}
+	f.commit("fleet", files)
+	h := newHarness(t, f, func(o *DaemonOptions) {
+		o.StatusBranch = ""
+		o.Watch.Interval, o.Watch.DisableFSNotify = time.Hour, true
+	})
+	t.Cleanup(h.d.Close)
+	runDaemon(t, h)
+	createConfigMaps(t, "c36", "drift-in", 2)
+	waitFor(t, 30*time.Second, "2 copies", func() bool { return countConfigMaps(t, "c36", "drift-out", "copy=yes") == 2 })
+	rec := h.pairRecord("c36", "drifty")
+	if len(rec.EventInstances) != 2 || len(rec.EventInstances[0].Objects) != 1 {
+		t.Fatalf("instances %+v", rec.EventInstances)
+	}
+	name := strings.TrimPrefix(rec.EventInstances[0].Objects[0], "ConfigMap/drift-out/")
+	if err := clientset(t, "c36").CoreV1().ConfigMaps("drift-out").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the deleted copy restored", func() bool { return configMap(t, "c36", "drift-out", name) != nil })
+
+	f.commit("c36 leaves the profile", clusterFiles(t, "c36", "events: none"))
+	h.d.Trigger()
+	waitFor(t, 30*time.Second, "the copies withdrawn with the profile", func() bool {
+		return countConfigMaps(t, "c36", "drift-out", "copy=yes") == 0
+	})
+}
