@@ -209,3 +209,17 @@ func (p *clusterPass) sourceClient(ctx context.Context, c *spec.Cluster) (*apply
 	}
 	return cl.Client(), nil
 }
+
+// retainEventWatches stops the event watches a new revision in force no
+// longer needs.
+func (d *Daemon) retainEventWatches(repo *spec.Repository) {
+	used := map[string]bool{}
+	for _, p := range repo.Profiles {
+		if t := p.Spec.EventTrigger; t != nil {
+			used[t.EventSourceName] = true
+		}
+	}
+	d.r.events.Retain(func(cluster, source string) bool {
+		return used[source] && repo.Cluster(cluster) != nil
+	})
+}

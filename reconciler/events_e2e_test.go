@@ -482,4 +482,10 @@ func TestEventInstancesDriftAndWithdrawal(t *testing.T) {
 	waitFor(t, 30*time.Second, "the copies withdrawn with the profile", func() bool {
 		return countConfigMaps(t, "c36", "drift-out", "copy=yes") == 0
 	})
+	if n := h.r.events.Watches(); n != 1 {
+		t.Errorf("%d event watches while the profile exists, want 1", n)
+	}
+	f.commit("the event profile goes", map[string]string{"profiles/drifty.yaml": "", "events/burst.yaml": ""})
+	h.d.Trigger()
+	waitFor(t, 30*time.Second, "the event watch stopped", func() bool { return h.r.events.Watches() == 0 })
 }

@@ -282,3 +282,23 @@ func sortObjects(objs []map[string]any) {
 		return objectKey(objs[i]) < objectKey(objs[j])
 	})
 }
+
+// Retain stops the watches that keep returns false for: an event source
+// no profile reads any more, or a cluster that left the fleet.
+func (m *Manager) Retain(keep func(cluster, source string) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, w := range m.watches {
+		if !keep(k.cluster, k.source) {
+			w.stop()
+			delete(m.watches, k)
+		}
+	}
+}
+
+// Watches returns how many watches run.
+func (m *Manager) Watches() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.watches)
+}
