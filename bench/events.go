@@ -225,7 +225,7 @@ func eventTargets(r *Results) []target {
 		{name: "event to applied < 2 s p50", how: how, figure: secs(applied) + " p50"},
 		{name: "resource gone to withdrawn < 2 s p50", how: how, figure: secs(gone) + " p50"},
 		{name: "a burst of 1,000 matching resources is batched into few reconciliations", how: how,
-			figure: fmt.Sprintf("%s to all applied, at most %v apply requests of the pair", secs(burst), reqs)},
+			figure: fmt.Sprintf("%s to all applied, %s apply requests of the pair at most", secs(burst), count(reqs))},
 	}
 	if !math.IsNaN(applied) {
 		ts[0].met = met(applied < 2)
@@ -244,4 +244,11 @@ func zeroIfNaN(x float64) float64 {
 		return 0
 	}
 	return x
+}
+
+func count(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return fmt.Sprint(x)
 }
