@@ -112,6 +112,7 @@ func rolloutTargets(r *Results) []target {
 	}
 	ts = append(ts, restartTargets(r, reg)...)
 	ts = append(ts, stuckTargets(r, chg)...)
+	ts = append(ts, eventTargets(r)...)
 	if !math.IsNaN(reg) && !math.IsNaN(lim) {
 		ts[0].met = met(reg/lim <= 1.10)
 	}

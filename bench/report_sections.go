@@ -11,7 +11,7 @@ func reportRollout(b *strings.Builder, r *Results) {
 	b.WriteString("| method | runs | p50 | p95 | min | max | p50 / minimal program |\n|---|---|---|---|---|---|---|\n")
 	lim := Quantile(r.Secs(MethodLimit), .5)
 	for _, m := range []string{MethodRegatta, MethodLimit, MethodXargs, MethodSerial, MethodChange, MethodRestart,
-		MethodStuckOthers, MethodStuckOwn, MethodStuckStatus} {
+		MethodStuckOthers, MethodStuckOwn, MethodStuckStatus, MethodEventApplied, MethodEventWithdrawn, MethodEventBurst} {
 		xs := r.Secs(m)
 		if len(xs) == 0 {
 			continue
@@ -42,7 +42,9 @@ func methodLabel(m string) string {
 		MethodXargs: "script, `xargs -P 10`", MethodSerial: "script, serial",
 		MethodChange: "regatta, one overlay changed", MethodRestart: "regatta restarted on the unchanged fleet",
 		MethodStuckOthers: "one cluster stuck: change on the 9 others", MethodStuckOwn: "one cluster stuck: change on the stuck cluster",
-		MethodStuckStatus: "one cluster stuck: change on the status branch",
+		MethodStuckStatus:  "one cluster stuck: change on the status branch",
+		MethodEventApplied: "event: matching Service created to instance applied", MethodEventWithdrawn: "event: Service deleted to instance withdrawn",
+		MethodEventBurst: "event: 1,000 matching resources to all instances applied",
 	}[m]
 }
 
@@ -66,7 +68,11 @@ ContinuousWithDriftDetection.
   profile whose Deployment never becomes healthy (health timeout 5m) is added on the first cluster,
   with a probe profile on all ten; a commit changing the probe is timed, from the trigger, until each
   cluster holds it (polled every 50 ms) and until the status branch records the new revision for
-  every cluster (status interval 1 s, polled every 200 ms).
+  every cluster (status interval 1 s, polled every 200 ms). Events (issue 13), on the same daemon: an
+  event profile on every cluster (one ConfigMap per labelled Service of a namespace); a Service is
+  created on all ten clusters at once and timed until its ConfigMap exists, then deleted and timed until
+  it is gone (polled every 20 ms); then 1,000 matching ConfigMaps are created at once (8 in flight) on the
+  first cluster and timed until all 1,000 instances are applied, counting the pair's apply requests.
 - **script**: one shell command per (cluster, profile): ` + "`kubectl apply --server-side -f DIR`" + ` (plain),
   ` + "`kubectl apply --server-side -k OVERLAY`" + ` (Kustomize), ` + "`regatta render --cluster C --profile P DIR | kubectl apply --server-side -f -`" + `
   (Helm: regatta's renderer stands in for ` + "`helm template`" + `, no helm binary here), run by

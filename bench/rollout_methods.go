@@ -75,7 +75,12 @@ func (r *rolloutRound) regatta(ctx context.Context) ([]Sample, error) {
 	if err != nil {
 		return samples, fmt.Errorf("one cluster stuck: %w", err)
 	}
-	return append(samples, stuck...), nil
+	samples = append(samples, stuck...)
+	ev, err := r.events(ctx, g, d2, f)
+	if err != nil {
+		return append(samples, ev...), fmt.Errorf("event-driven add-ons: %w", err)
+	}
+	return append(samples, ev...), nil
 }
 
 // profile starts a CPU profile of regatta's first rollout in round 0.

@@ -78,8 +78,7 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 			return waiting(name, fmt.Sprintf("waiting for %s (%s)", d, orPending(dep.State)))
 		}
 	}
-	res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: p.rev.tree, Revision: p.rev.sha, Profile: prof,
-		Cluster: p.renderFacts(), TreeHash: treeHasher(p.rev.tree)})
+	res, instances, err := p.render(ctx, prof)
 	if err != nil {
 		p.log.Error("render failed; nothing applied or deleted for the pair", "profile", name, "error", err)
 		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: renderError(err)}
@@ -101,7 +100,20 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 	}
 	s := toStatus(out)
 	s.Objects = len(res.Objects())
+	s.EventInstances = instances
 	return s
+}
+
+// render renders a profile for the cluster; an event profile renders
+// every instance (renderEvents).
+func (p *clusterPass) render(ctx context.Context, prof *spec.Profile) (*render.Result, []status.EventInstance, error) {
+	if prof.IsEventProfile() {
+		er, err := p.renderEvents(ctx, prof)
+		return er.res, er.instances, err
+	}
+	res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: p.rev.tree, Revision: p.rev.sha, Profile: prof,
+		Cluster: p.renderFacts(), TreeHash: treeHasher(p.rev.tree)})
+	return res, nil, err
 }
 
 func waiting(name, msg string) status.Profile {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/events"
 	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/reconciler/plan"
@@ -61,6 +62,7 @@ type Reconciler struct {
 	good      *revision                      // last revision that loaded and validated
 	known     map[string]knownCluster        // last facts per cluster
 	lastPairs map[string]map[string]struct{} // pairs reported, for metrics clean-up
+	events    *events.Manager                // watches of event profiles
 	// render cache counts at the last pass, to export deltas
 	cacheHits, cacheMisses uint64
 }
@@ -99,7 +101,8 @@ func New(opts Options) *Reconciler {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
-	return &Reconciler{opts: opts, log: opts.Log, known: map[string]knownCluster{}, lastPairs: map[string]map[string]struct{}{}}
+	return &Reconciler{opts: opts, log: opts.Log, known: map[string]knownCluster{}, lastPairs: map[string]map[string]struct{}{},
+		events: events.NewManager(events.Options{Lua: opts.Lua, Log: opts.Log})}
 }
 
 // allStates lists the pair states, for the pair-state metric.

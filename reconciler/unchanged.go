@@ -65,7 +65,9 @@ func (d *Daemon) unchanged(ctx context.Context, rev *revision, c *spec.Cluster) 
 	for _, prof := range matched {
 		p, ok := records[prof.Metadata.Name]
 		old := prev.repo.Profile(prof.Metadata.Name)
-		if !ok || old == nil || old.Source.File != prof.Source.File || !sameTree(prev.tree, rev.tree, prof.Source.File) {
+		if !ok || old == nil || old.Source.File != prof.Source.File || !sameTree(prev.tree, rev.tree, prof.Source.File) ||
+			prof.IsEventProfile() { // its instances come from the cluster, not the tree
+
 			return status.ClusterStatus{}, false
 		}
 		res, err := d.r.opts.Renderer.Render(ctx, render.Request{FS: rev.tree, Revision: rev.sha, Profile: prof,

@@ -53,5 +53,8 @@ func (d *Daemon) Metrics() *metrics.Metrics { return d.r.opts.Metrics }
 // Renderer returns the daemon's renderer.
 func (d *Daemon) Renderer() *render.Renderer { return d.r.opts.Renderer }
 
-// Close stops the apply Manager's drift watchers.
-func (d *Daemon) Close() { d.r.opts.Apply.Close() }
+// Close stops the apply Manager's drift watchers and the event watches.
+func (d *Daemon) Close() {
+	d.r.events.Close()
+	d.r.opts.Apply.Close()
+}

@@ -145,6 +145,7 @@ func dataOf(req Request) templateData {
 			KubernetesVersion: c.KubernetesVersion},
 		Profile:  profileData{Name: req.Profile.Metadata.Name},
 		Revision: req.Revision,
+		Event:    eventDataOf(req.Event),
 	}
 }
 

@@ -43,6 +43,8 @@ type Request struct {
 	// making cache keys cheap; without it file contents are hashed. It
 	// must fail for a path that does not exist.
 	TreeHash func(path string) (string, error)
+	// Event is the event of one instance of an event profile (.Event).
+	Event *EventData
 }
 
 // Object is one rendered object and where it came from.

@@ -19,10 +19,12 @@ import (
 //
 //	.Cluster.Name .Cluster.Labels .Cluster.Values .Cluster.KubernetesVersion
 //	.Profile.Name .Revision
+//	.Event.Name .Event.SourceCluster .Event.Resource .Event.Resources (event profiles)
 type templateData struct {
 	Cluster  clusterData
 	Profile  profileData
 	Revision string
+	Event    eventData
 }
 
 type clusterData struct {
@@ -130,6 +132,7 @@ func (t *templater) dataCopy() templateData {
 	if !t.copied {
 		t.data.Cluster.Labels = maps.Clone(t.data.Cluster.Labels)
 		t.data.Cluster.Values, _ = deepCopyValue(t.data.Cluster.Values).(map[string]any)
+		t.data.Event = copyEvent(t.data.Event)
 		t.copied = true
 	}
 	return t.data

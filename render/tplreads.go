@@ -333,6 +333,8 @@ func dataField(data templateData, path []string) (any, int, bool) {
 	switch path[0] {
 	case "Revision":
 		return data.Revision, 1, true
+	case "Event":
+		return eventField(data.Event, path)
 	case "Profile":
 		if len(path) == 1 {
 			return data.Profile, 1, true

@@ -81,8 +81,11 @@ type Profile struct {
 	Spec     ProfileSpec `yaml:"spec"`
 
 	Source Source `yaml:"-"`
-	// selector is Spec.ClusterSelector compiled by Load.
+	// selector is Spec.ClusterSelector compiled by Load (for an event
+	// profile, the selector of its destinations: see checkEventTrigger).
 	selector labels.Selector
+	// ownSelector is Spec.ClusterSelector compiled by Load.
+	ownSelector labels.Selector
 }
 
 // Sync modes of a profile.
@@ -116,6 +119,8 @@ type ProfileSpec struct {
 	Overlays             []Overlay        `yaml:"overlays,omitempty"`
 	HealthChecks         []HealthCheck    `yaml:"healthChecks,omitempty"`
 	DriftExclusions      []DriftExclusion `yaml:"driftExclusions,omitempty"`
+	// EventTrigger makes the profile's add-ons event-driven (events/).
+	EventTrigger *EventTrigger `yaml:"eventTrigger,omitempty"`
 }
 
 // Addon is one unit of a profile, rendered from exactly one source.

@@ -17,6 +17,9 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 	for _, c := range r.Classifiers {
 		validateClassifier(c, report{src: &c.Source, diags: diags})
 	}
+	for _, e := range r.EventSources {
+		validateEventSource(e, report{src: &e.Source, diags: diags})
+	}
 	for _, p := range r.Profiles {
 		rep := report{src: &p.Source, diags: diags}
 		defaultProfile(p)

@@ -36,8 +36,9 @@ func validateProfile(r *Repository, p *Profile, rep report) {
 	checkLabels(rep, "metadata.labels", p.Metadata.Labels)
 	checkSelector(rep, "spec.clusterSelector", s.ClusterSelector)
 	if sel, err := s.ClusterSelector.Compile(); err == nil {
-		p.selector = sel
+		p.selector, p.ownSelector = sel, sel
 	}
+	checkEventTrigger(r, p, rep)
 	for i, ref := range s.ClusterRefs {
 		if r.Cluster(ref) == nil {
 			rep.warnf(fmt.Sprintf("spec.clusterRefs[%d]", i), "cluster %q does not exist", ref)

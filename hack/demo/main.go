@@ -59,12 +59,12 @@ func run(ctx context.Context) error {
 		return err
 	}
 	go markDeploymentsAvailable(ctx, env)
-	return runRegatta(ctx, filepath.Join(root, "bin", "regatta"), repoDir, keyFile)
+	return runRegatta(ctx, filepath.Join(root, "bin", "regatta"), repoDir, keyFile, env)
 }
 
 // runRegatta runs the daemon until ctx ends, shows the dashboard once the
 // first pass is done, then tells the user what to try.
-func runRegatta(ctx context.Context, bin, repoDir, keyFile string) error {
+func runRegatta(ctx context.Context, bin, repoDir, keyFile string, env *testenv.Env) error {
 	logFile := filepath.Join(filepath.Dir(repoDir), "regatta.log")
 	log, err := os.Create(logFile)
 	if err != nil {
@@ -82,6 +82,7 @@ func runRegatta(ctx context.Context, bin, repoDir, keyFile string) error {
 	say("regatta run is following %s (log: %s)", repoDir, logFile)
 	if waitForStatus(ctx, bin, repoDir) {
 		show(bin, repoDir)
+		showEvent(ctx, env)
 		instructions(repoDir, logFile)
 	}
 	err = cmd.Wait()

@@ -174,3 +174,36 @@ func TestCompareLeavesCachedRendersUnchanged(t *testing.T) {
 	}
 	guard.check(t)
 }
+
+// TestCompareEventProfile: plan does not render an event profile's
+// instances; it says the pair changes when its definition does, and
+// nothing otherwise.
+func TestCompareEventProfile(t *testing.T) {
+	base := edit(fleetFiles(2), map[string]string{
+		"events/svc.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: EventSource\nmetadata: {name: svc}\nspec:\n  resourceSelectors: [{version: v1, kind: Service}]\n",
+		"profiles/ev.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: ev}\nspec:\n  clusterSelector: {matchLabels: {env: prod}}\n" +
+			"  eventTrigger: {eventSourceName: svc, oneForEvent: true}\n  addons:\n  - name: ev\n    template: true\n    manifests: {path: ev}\n",
+		"ev/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"ev-{{ .Event.Name }}\", namespace: default}\n",
+	})
+	if rep := compare(t, nil, base, edit(base, map[string]string{"ops/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: ops2}\n"})); rep.Failed() {
+		t.Fatalf("errors: %+v", rep.Errors)
+	} else {
+		for _, g := range rep.Groups {
+			for _, pc := range g.Profiles {
+				if pc.Profile == "ev" {
+					t.Errorf("unchanged event profile reported: %+v", pc)
+				}
+			}
+		}
+	}
+	rep := compare(t, nil, base, edit(base, map[string]string{"ev/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"x-{{ .Event.Name }}\", namespace: default}\n"}))
+	found := false
+	for _, g := range rep.Groups {
+		for _, pc := range g.Profiles {
+			found = found || (pc.Profile == "ev" && len(pc.Notes) == 1 && strings.HasPrefix(pc.Notes[0], "event profile:"))
+		}
+	}
+	if rep.Failed() || !found {
+		t.Errorf("changed event profile: failed %v, groups %+v", rep.Failed(), rep.Groups)
+	}
+}

@@ -32,6 +32,9 @@ func (c *comparison) renderAll(ctx context.Context, entries []*entry) error {
 // changes. Equal render keys (equal inputs) or equal output hashes mean
 // nothing changes, and no object is compared.
 func (c *comparison) renderPair(ctx context.Context, p *pair) error {
+	if c.eventPair(p) {
+		return nil
+	}
 	var b, h *render.Result
 	if p.change != ProfileGained {
 		b, p.baseErr = c.render(ctx, c.base, p)

@@ -80,6 +80,18 @@ type Profile struct {
 	DriftCorrections int64 `json:"driftCorrections,omitempty" yaml:"driftCorrections,omitempty"`
 	// Changes lists what a DryRun profile would do.
 	Changes []Change `json:"changes,omitempty" yaml:"changes,omitempty"`
+	// EventInstances lists the instances of an event profile deployed on
+	// the cluster.
+	EventInstances []EventInstance `json:"eventInstances,omitempty" yaml:"eventInstances,omitempty"`
+}
+
+// EventInstance is one instance of an event profile: where its event
+// happened, the resource (or how many resources) and the objects it made.
+type EventInstance struct {
+	Name          string   `json:"name" yaml:"name"`
+	SourceCluster string   `json:"sourceCluster" yaml:"sourceCluster"`
+	Resource      string   `json:"resource" yaml:"resource"`
+	Objects       []string `json:"objects,omitempty" yaml:"objects,omitempty"`
 }
 
 // Error is a failure, placed at an object or a repository file when known.

@@ -29,6 +29,8 @@ type renderFlags struct {
 	kubeVersion string
 	showSecrets bool
 	render      renderOptionFlags
+	// eventResources are files of resources an event profile reacts to.
+	eventResources []string
 }
 
 func newRenderCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -46,11 +48,17 @@ flags: --labels adds or overrides labels, --kubernetes-version sets the version
 that Helm's .Capabilities and version classifiers see (classifiers that look at
 deployed resources cannot be evaluated offline and are reported).
 
+An event profile (spec.eventTrigger) renders one instance per resource of
+the --event-resource files its event source selects (kind, namespace, label
+filters and Lua evaluated offline), as if they were in the cluster; without
+such files it renders no instance.
+
 With --revision, the repository is read at that commit straight from Git
 (no checkout); otherwise the working tree is read as it is.
 
 Exit codes: 0 rendered, 1 invalid repository or failed render, 2 usage error.`,
 		Example: `  regatta render --cluster production-eu-1
+  regatta render --cluster prod-1 --profile netpol --event-resource svc.yaml
   regatta render --cluster staging-1 --profile apps --revision HEAD~1
   regatta render --cluster new-1 --labels env=prod,region=us --kubernetes-version v1.36.3`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -68,6 +76,8 @@ Exit codes: 0 rendered, 1 invalid repository or failed render, 2 usage error.`,
 	fl.StringToStringVar(&f.labels, "labels", nil, "labels to add or override, k=v,k2=v2")
 	fl.StringVar(&f.kubeVersion, "kubernetes-version", DefaultKubernetesVersion, "Kubernetes version of the cluster")
 	fl.BoolVar(&f.showSecrets, "show-secrets", false, "print Secret data instead of redacting it")
+	fl.StringArrayVar(&f.eventResources, "event-resource", nil,
+		"a YAML file of resources (multi-document) that event profiles react to, as if in the cluster; repeatable")
 	f.render.register(fl)
 	return cmd
 }
@@ -97,7 +107,17 @@ func runRender(ctx context.Context, f *renderFlags, dir string, stdout, stderr i
 	if err != nil {
 		return err
 	}
+	events, err := readEventResources(f.eventResources)
+	if err != nil {
+		return err
+	}
 	for _, p := range profiles {
+		if p.IsEventProfile() {
+			if err := renderEventProfile(ctx, r, eventRequest{fleet: fleet, tree: tree, f: f, p: p, facts: facts, objs: events}, stdout, stderr); err != nil {
+				return err
+			}
+			continue
+		}
 		res, err := r.Render(ctx, render.Request{FS: tree, Revision: f.revision, Profile: p, Cluster: facts})
 		if err != nil {
 			return &ExitError{Code: ExitFailed, Err: err}

@@ -213,3 +213,25 @@ func TestRenderTemplateBombFails(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderEventResource renders an event profile offline: one instance
+// per resource of --event-resource its event source selects.
+func TestRenderEventResource(t *testing.T) {
+	code, stdout, stderr := run(t, "render", "--cluster", "staging-1", "--profile", "https-netpol",
+		"--event-resource", "testdata/event-services.yaml", example)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"# event instance: web-", "(Service/eng/web on staging-1)", "name: https-web-", "port: 443"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "plain") {
+		t.Errorf("the Service without 443 got an instance:\n%s", stdout)
+	}
+	code, stdout, stderr = run(t, "render", "--cluster", "staging-1", "--profile", "https-netpol", example)
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "no instance rendered") {
+		t.Errorf("without resources: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,225 @@
+package reconciler
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/events"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
+	"github.com/regatta-dev/regatta/reconciler/plan"
+	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// Event profiles
+//
+// A profile with an eventTrigger renders one instance per matching
+// resource (or one for all the resources of a source cluster) and applies
+// all its instances as one apply request: the pair's inventory holds every
+// instance's objects, so an instance whose resource went away or stopped
+// matching is pruned like any object a revision dropped, and the pair is
+// withdrawn as any other when the profile stops selecting the cluster. A
+// change of the watched resources queues only the destination clusters.
+
+// onClusterEvent is the event watches' notification: the resources of an event
+// source on a cluster may have changed. It queues the clusters whose event
+// profiles read that source there, and no other.
+func (d *Daemon) onClusterEvent(s *session) func(cluster, source string) {
+	return func(cluster, source string) {
+		rev := d.r.current()
+		if rev == nil {
+			return
+		}
+		for _, name := range d.eventDestinations(rev, cluster, source) {
+			s.q.add(name, false)
+		}
+	}
+}
+
+// eventDestinations lists the clusters that receive instances of source's
+// events on cluster.
+func (d *Daemon) eventDestinations(rev *revision, cluster, source string) []string {
+	set := map[string]bool{}
+	for _, prof := range rev.repo.Profiles {
+		t := prof.Spec.EventTrigger
+		if t == nil || t.EventSourceName != source {
+			continue
+		}
+		if !t.CrossCluster() {
+			set[cluster] = true
+			continue
+		}
+		for _, c := range rev.repo.Clusters {
+			if prof.Matches(c.Metadata.Name, d.r.knownLabels(c)) {
+				set[c.Metadata.Name] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// knownLabels are a cluster's effective labels by its last classification.
+func (r *Reconciler) knownLabels(c *spec.Cluster) map[string]string {
+	r.mu.Lock()
+	k := r.known[c.Metadata.Name]
+	r.mu.Unlock()
+	labels, _ := plan.EffectiveLabels(c.Metadata.Labels, sortedClassified(k.classified))
+	return labels
+}
+
+// eventRender is an event profile rendered for one cluster: the merged
+// result of every instance, and the instances for the status.
+type eventRender struct {
+	res       *render.Result
+	instances []status.EventInstance
+}
+
+// renderEvents renders every instance of an event profile for the
+// cluster. Any failure (a source cluster unreachable, a script error, a
+// render error, too many instances, two instances making one object)
+// returns an error, and nothing of the pair changes.
+func (p *clusterPass) renderEvents(ctx context.Context, prof *spec.Profile) (eventRender, error) {
+	t := prof.Spec.EventTrigger
+	src := p.rev.repo.EventSource(t.EventSourceName)
+	matches, err := p.eventMatches(ctx, prof, src)
+	if err != nil {
+		return eventRender{}, err
+	}
+	insts := events.Instances(t.OneForEvent, matches)
+	if len(insts) > t.Cap() {
+		return eventRender{}, fmt.Errorf("%d event instances exceed the cap of %d (spec.eventTrigger.maxInstances); nothing of the pair changed", len(insts), t.Cap())
+	}
+	out := eventRender{res: &render.Result{Profile: prof.Metadata.Name}}
+	owners := map[string]string{}
+	hash := sha256.New()
+	for _, in := range insts {
+		res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: p.rev.tree, Revision: p.rev.sha, Profile: prof,
+			Cluster: p.renderFacts(), TreeHash: treeHasher(p.rev.tree), Event: eventDataOf(in)})
+		if err != nil {
+			return eventRender{}, fmt.Errorf("event instance %s (%s on %s): %w", in.Name, in.Resource, in.SourceCluster, err)
+		}
+		rec, err := mergeInstance(out.res, res, in, owners)
+		if err != nil {
+			return eventRender{}, err
+		}
+		out.instances = append(out.instances, rec)
+		fmt.Fprintf(hash, "%s=%s\n", in.Name, res.Hash)
+	}
+	out.res.Hash = "events:" + hex.EncodeToString(hash.Sum(nil))
+	return out, nil
+}
+
+func eventDataOf(in events.Instance) *render.EventData {
+	return &render.EventData{Name: in.Name, SourceCluster: in.SourceCluster, Resource: in.Object, Resources: in.Resources}
+}
+
+// mergeInstance adds an instance's steps to the pair's result, step by
+// step (same add-on, phase and weight), and refuses an object another
+// instance already made.
+func mergeInstance(dst, res *render.Result, in events.Instance, owners map[string]string) (status.EventInstance, error) {
+	rec := status.EventInstance{Name: in.Name, SourceCluster: in.SourceCluster, Resource: in.Resource}
+	for _, st := range res.Steps {
+		i := stepIndex(dst, st)
+		for _, o := range st.Objects {
+			ref := apply.RefOf(o.Unstructured).String()
+			if prev, ok := owners[ref]; ok {
+				return rec, fmt.Errorf("event instances %s and %s both render %s: name objects with {{ .Event.Name }}", prev, in.Name, ref)
+			}
+			owners[ref] = in.Name
+			rec.Objects = append(rec.Objects, ref)
+			dst.Steps[i].Objects = append(dst.Steps[i].Objects, o)
+		}
+	}
+	return rec, nil
+}
+
+func stepIndex(dst *render.Result, st render.Step) int {
+	for i, s := range dst.Steps {
+		if s.Addon == st.Addon && s.Phase == st.Phase && s.Weight == st.Weight {
+			return i
+		}
+	}
+	st.Objects = nil
+	dst.Steps = append(dst.Steps, st)
+	return len(dst.Steps) - 1
+}
+
+// eventMatches reads the matching resources of every source cluster of
+// the pair: the cluster itself, or, for a cross-cluster profile, every
+// cluster its source selector selects by their last known labels.
+func (p *clusterPass) eventMatches(ctx context.Context, prof *spec.Profile, src *spec.EventSource) ([]events.Matches, error) {
+	var sources []*spec.Cluster
+	if prof.Spec.EventTrigger.CrossCluster() {
+		for _, c := range p.rev.repo.Clusters {
+			if prof.WatchesCluster(c.Metadata.Name, p.labelsOf(c)) {
+				sources = append(sources, c)
+			}
+		}
+	} else if prof.WatchesCluster(p.spec.Metadata.Name, p.st.Labels) {
+		sources = append(sources, p.spec)
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.r.opts.ClusterTimeout)
+	defer cancel()
+	out := make([]events.Matches, 0, len(sources))
+	for _, c := range sources {
+		cl, err := p.sourceClient(cctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("source cluster %s: %w", c.Metadata.Name, err)
+		}
+		objs, err := p.r.events.Matching(cctx, c.Metadata.Name, cl, src)
+		if err != nil {
+			return nil, fmt.Errorf("source cluster %s: event source %s: %w", c.Metadata.Name, src.Metadata.Name, err)
+		}
+		out = append(out, events.Matches{Cluster: c.Metadata.Name, Objects: objs})
+	}
+	return out, nil
+}
+
+func (p *clusterPass) labelsOf(c *spec.Cluster) map[string]string {
+	if c == p.spec {
+		return p.st.Labels
+	}
+	return p.r.knownLabels(c)
+}
+
+// sourceClient is the client of a source cluster: this pass's, or the
+// apply Manager's for another cluster (shared with its own reconciliation
+// and drift detection).
+func (p *clusterPass) sourceClient(ctx context.Context, c *spec.Cluster) (*apply.Client, error) {
+	if c == p.spec {
+		return p.cl.Client(), nil
+	}
+	kc, err := kubeconfig.Find(ctx, p.rev.tree, p.r.opts.Keys, p.r.opts.Management, c)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cl, err := p.r.opts.Apply.Cluster(c.Metadata.Name, kc)
+	if err != nil {
+		return nil, err
+	}
+	return cl.Client(), nil
+}
+
+// retainEventWatches stops the event watches a new revision in force no
+// longer needs.
+func (d *Daemon) retainEventWatches(repo *spec.Repository) {
+	used := map[string]bool{}
+	for _, p := range repo.Profiles {
+		if t := p.Spec.EventTrigger; t != nil {
+			used[t.EventSourceName] = true
+		}
+	}
+	d.r.events.Retain(func(cluster, source string) bool {
+		return used[source] && repo.Cluster(cluster) != nil
+	})
+}

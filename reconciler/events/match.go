@@ -1,0 +1,99 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/regatta-dev/regatta/lua"
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// Matching returns the resources of src that match on the cluster now,
+// sorted, each a copy of the watch cache's: the objects every resource
+// selector selects and its evaluate() accepts, all or none of them as the
+// aggregated selection says. It starts the watch on first use and waits
+// for it to list, returning ErrNotSynced when ctx ends first.
+func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client, src *spec.EventSource) ([]map[string]any, error) {
+	w, err := m.ensure(cluster, cl, src)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.waitSynced(ctx); err != nil {
+		return nil, err
+	}
+	var all []map[string]any
+	for i, rs := range src.Spec.ResourceSelectors {
+		name := fmt.Sprintf("%s spec.resourceSelectors[%d].evaluate", src.Source.File, i)
+		selected, err := m.evaluate(ctx, name, rs, storeObjects(w.informers[i].GetStore().List()))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, selected...)
+	}
+	sortObjects(all)
+	return m.aggregate(ctx, src, all)
+}
+
+// aggregate applies the aggregated selection: all or nothing.
+func (m *Manager) aggregate(ctx context.Context, src *spec.EventSource, all []map[string]any) ([]map[string]any, error) {
+	if src.Spec.AggregatedSelection == "" {
+		return all, nil
+	}
+	script := lua.Script{Name: src.Source.File + " spec.aggregatedSelection", Source: src.Spec.AggregatedSelection}
+	res, err := m.opts.Lua.EvaluateAggregated(ctx, script, all)
+	if err != nil {
+		return nil, err
+	}
+	if !res.Matching {
+		return nil, nil
+	}
+	return all, nil
+}
+
+// storeObjects copies the objects of a watch cache.
+func storeObjects(items []any) []map[string]any {
+	out := make([]map[string]any, 0, len(items))
+	for _, it := range items {
+		if u, ok := it.(*unstructured.Unstructured); ok {
+			out = append(out, runtime.DeepCopyJSON(u.Object))
+		}
+	}
+	return out
+}
+
+// evaluate keeps the objects a selector's evaluate() accepts.
+func (m *Manager) evaluate(ctx context.Context, name string, rs spec.ResourceSelector, objs []map[string]any) ([]map[string]any, error) {
+	if rs.Evaluate == "" {
+		return objs, nil
+	}
+	var out []map[string]any
+	for _, obj := range objs {
+		res, err := m.opts.Lua.EvaluateObject(ctx, lua.Script{Name: name, Source: rs.Evaluate}, obj)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", resourceName(obj), err)
+		}
+		if res.Matching {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+func (w *watch) waitSynced(ctx context.Context) error {
+	if w.synced() {
+		return nil
+	}
+	err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
+		return w.synced(), nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSynced, err)
+	}
+	return nil
+}

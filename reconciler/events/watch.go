@@ -1,0 +1,304 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/regatta-dev/regatta/lua"
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// DefaultBatch is how long changes are gathered before one notification.
+const DefaultBatch = 100 * time.Millisecond
+
+// ErrNotSynced is returned while a new watch has not listed yet; the
+// watch notifies once it has.
+var ErrNotSynced = errors.New("event watch not synced yet")
+
+// Options configures a Manager.
+type Options struct {
+	Lua *lua.Runner
+	Log *slog.Logger
+	// Batch gathers changes of one watch for this long before Notify
+	// (DefaultBatch when 0).
+	Batch time.Duration
+	// Notify is called, off the watch, when the resources an event source
+	// selects on a cluster may have changed, or its watch just synced.
+	Notify func(cluster, source string)
+}
+
+// Manager holds the event watches of the fleet, one per (cluster, event
+// source). Safe for concurrent use.
+type Manager struct {
+	opts   Options
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	watches map[watchKey]*watch
+}
+
+type watchKey struct{ cluster, source string }
+
+// NewManager returns a Manager whose watches live until Close.
+func NewManager(opts Options) *Manager {
+	if opts.Batch <= 0 {
+		opts.Batch = DefaultBatch
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Lua == nil {
+		opts.Lua = lua.NewRunner(lua.Options{})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{opts: opts, ctx: ctx, cancel: cancel, watches: map[watchKey]*watch{}}
+}
+
+// SetNotify replaces the notification function (the daemon's queue of the
+// session being run).
+func (m *Manager) SetNotify(fn func(cluster, source string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.opts.Notify = fn
+}
+
+func (m *Manager) notify(cluster, source string) {
+	m.mu.Lock()
+	fn := m.opts.Notify
+	m.mu.Unlock()
+	if fn != nil {
+		fn(cluster, source)
+	}
+}
+
+// Close stops every watch.
+func (m *Manager) Close() {
+	m.cancel()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, w := range m.watches {
+		w.stop()
+		delete(m.watches, k)
+	}
+}
+
+// Forget stops the watches of a cluster that left the fleet or is paused.
+func (m *Manager) Forget(cluster string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, w := range m.watches {
+		if k.cluster == cluster {
+			w.stop()
+			delete(m.watches, k)
+		}
+	}
+}
+
+// watch is the informers of one event source on one cluster, one per
+// resource selector.
+type watch struct {
+	key       watchKey
+	src       *spec.EventSource
+	client    *apply.Client
+	cancel    context.CancelFunc
+	informers []cache.SharedIndexInformer
+	factories []dynamicinformer.DynamicSharedInformerFactory
+
+	mu      sync.Mutex
+	pending bool
+}
+
+func (w *watch) stop() {
+	w.cancel()
+	for _, f := range w.factories {
+		f.Shutdown()
+	}
+}
+
+func (w *watch) synced() bool {
+	for _, inf := range w.informers {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// ensure returns the watch of src on the cluster, started on first use and
+// restarted when the event source or the cluster's client changed.
+func (m *Manager) ensure(cluster string, cl *apply.Client, src *spec.EventSource) (*watch, error) {
+	key := watchKey{cluster: cluster, source: src.Metadata.Name}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.watches[key]; w != nil {
+		if w.client == cl && sameSource(w.src, src) {
+			return w, nil
+		}
+		w.stop()
+		delete(m.watches, key)
+	}
+	w, err := m.start(key, cl, src)
+	if err != nil {
+		return nil, err
+	}
+	m.watches[key] = w
+	return w, nil
+}
+
+func (m *Manager) start(key watchKey, cl *apply.Client, src *spec.EventSource) (*watch, error) {
+	ctx, cancel := context.WithCancel(m.ctx)
+	w := &watch{key: key, src: src, client: cl, cancel: cancel}
+	for i, rs := range src.Spec.ResourceSelectors {
+		inf, f, err := m.informer(cl, rs, w)
+		if err != nil {
+			w.stop()
+			return nil, fmt.Errorf("event source %s: spec.resourceSelectors[%d]: %w", src.Metadata.Name, i, err)
+		}
+		w.informers = append(w.informers, inf)
+		w.factories = append(w.factories, f)
+		f.Start(ctx.Done())
+	}
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), w.informersSynced()...) {
+			m.changed(w)
+		}
+	}()
+	return w, nil
+}
+
+func (w *watch) informersSynced() []cache.InformerSynced {
+	out := make([]cache.InformerSynced, len(w.informers))
+	for i, inf := range w.informers {
+		out[i] = inf.HasSynced
+	}
+	return out
+}
+
+// informer builds the informer of one resource selector: its namespace
+// and label filters go to the server as the watch's namespace and label
+// selector.
+func (m *Manager) informer(cl *apply.Client, rs spec.ResourceSelector, w *watch) (cache.SharedIndexInformer, dynamicinformer.DynamicSharedInformerFactory, error) {
+	gk := schema.GroupKind{Group: rs.Group, Kind: rs.Kind}
+	mapping, err := cl.Mapper.RESTMapping(gk, rs.Version)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kind %s/%s %s: %w", rs.Group, rs.Version, rs.Kind, err)
+	}
+	sel, err := labelSelector(rs.LabelFilters)
+	if err != nil {
+		return nil, nil, err
+	}
+	tweak := func(o *metav1.ListOptions) { o.LabelSelector = sel }
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Watch, 0, rs.Namespace, tweak)
+	inf := f.ForResource(mapping.Resource).Informer()
+	if err := inf.SetTransform(slim); err != nil {
+		return nil, nil, err
+	}
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { m.changed(w) },
+		UpdateFunc: func(any, any) { m.changed(w) },
+		DeleteFunc: func(any) { m.changed(w) },
+	}
+	if _, err := inf.AddEventHandler(h); err != nil {
+		return nil, nil, err
+	}
+	return inf, f, nil
+}
+
+// changed batches the changes of a watch: the first one of a window
+// schedules one notification at its end.
+func (m *Manager) changed(w *watch) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pending {
+		return
+	}
+	w.pending = true
+	time.AfterFunc(m.opts.Batch, func() {
+		w.mu.Lock()
+		w.pending = false
+		w.mu.Unlock()
+		m.notify(w.key.cluster, w.key.source)
+	})
+}
+
+// labelSelector turns Sveltos label filters into a server-side selector:
+// Equal is key=value, Different key!=value (which a missing label meets).
+func labelSelector(filters []spec.LabelFilter) (string, error) {
+	sel := labels.NewSelector()
+	for _, lf := range filters {
+		op := selection.Equals
+		if lf.Operation == spec.LabelFilterDifferent {
+			op = selection.NotEquals
+		}
+		r, err := labels.NewRequirement(lf.Key, op, []string{lf.Value})
+		if err != nil {
+			return "", fmt.Errorf("labelFilters %s: %w", lf.Key, err)
+		}
+		sel = sel.Add(*r)
+	}
+	return sel.String(), nil
+}
+
+// slim drops what templates never need and every write changes: managed
+// fields and the last-applied annotation.
+func slim(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	u.SetManagedFields(nil)
+	if a := u.GetAnnotations(); a != nil {
+		delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+		u.SetAnnotations(a)
+	}
+	return u, nil
+}
+
+func sameSource(a, b *spec.EventSource) bool {
+	if a == b {
+		return true
+	}
+	return fmt.Sprintf("%#v", a.Spec) == fmt.Sprintf("%#v", b.Spec)
+}
+
+// sortObjects orders objects by namespace and name.
+func sortObjects(objs []map[string]any) {
+	sort.Slice(objs, func(i, j int) bool {
+		return objectKey(objs[i]) < objectKey(objs[j])
+	})
+}
+
+// Retain stops the watches that keep returns false for: an event source
+// no profile reads any more, or a cluster that left the fleet.
+func (m *Manager) Retain(keep func(cluster, source string) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, w := range m.watches {
+		if !keep(k.cluster, k.source) {
+			w.stop()
+			delete(m.watches, k)
+		}
+	}
+}
+
+// Watches returns how many watches run.
+func (m *Manager) Watches() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.watches)
+}
