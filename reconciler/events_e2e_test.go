@@ -466,7 +466,9 @@ func TestEventInstancesDriftAndWithdrawal(t *testing.T) {
 	t.Cleanup(h.d.Close)
 	runDaemon(t, h)
 	createConfigMaps(t, "c36", "drift-in", 2)
-	waitFor(t, 30*time.Second, "2 copies", func() bool { return countConfigMaps(t, "c36", "drift-out", "copy=yes") == 2 })
+	waitFor(t, 30*time.Second, "2 copies, recorded", func() bool {
+		return countConfigMaps(t, "c36", "drift-out", "copy=yes") == 2 && len(h.pairRecord("c36", "drifty").EventInstances) == 2
+	})
 	rec := h.pairRecord("c36", "drifty")
 	if len(rec.EventInstances) != 2 || len(rec.EventInstances[0].Objects) != 1 {
 		t.Fatalf("instances %+v", rec.EventInstances)

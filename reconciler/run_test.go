@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/regatta-dev/regatta/reconciler/webhook"
 )
 
@@ -97,7 +99,11 @@ func TestRunWebhookAndShutdown(t *testing.T) {
 	// wait keeps the pass in flight when the context is cancelled.
 	rev3 := f.commit("slow", map[string]string{"hooked/deploy.yaml": slowDeployment})
 	h.d.Trigger()
-	time.Sleep(2 * time.Second)
+	cs := clientset(t, "c37")
+	waitFor(t, 30*time.Second, "the slow Deployment applied (its health wait in flight)", func() bool {
+		_, err := cs.AppsV1().Deployments("default").Get(context.Background(), "slow", metav1.GetOptions{})
+		return err == nil
+	})
 	stopped := time.Now()
 	cancel()
 	select {
