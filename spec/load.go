@@ -19,6 +19,8 @@ type Repository struct {
 	Clusters    []*Cluster
 	Profiles    []*Profile
 	Classifiers []*Classifier
+	// Rollouts are the rollouts/<profile>.yaml control files.
+	Rollouts []*RolloutControl
 
 	// FS is the tree the repository was loaded from; add-on paths are
 	// relative to its root.
@@ -75,6 +77,7 @@ func Load(fsys fs.FS) (*Repository, Diagnostics) {
 			repo.Classifiers = append(repo.Classifiers, c)
 		}
 	}
+	loadRolloutControls(repo, &diags)
 	sortByName(repo)
 	validateRepository(repo, &diags)
 	diags.Sort()

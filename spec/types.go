@@ -116,6 +116,9 @@ type ProfileSpec struct {
 	Overlays             []Overlay        `yaml:"overlays,omitempty"`
 	HealthChecks         []HealthCheck    `yaml:"healthChecks,omitempty"`
 	DriftExclusions      []DriftExclusion `yaml:"driftExclusions,omitempty"`
+	// Rollout, when set, moves a change across the profile's clusters in
+	// health-gated steps (spec/rollout.go).
+	Rollout *Rollout `yaml:"rollout,omitempty"`
 }
 
 // Addon is one unit of a profile, rendered from exactly one source.
