@@ -84,7 +84,9 @@ func NewDaemon(r *Reconciler, opts DaemonOptions) *Daemon {
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = 10 * time.Second
 	}
-	return &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore()}
+	d := &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore()}
+	r.rollouts.load = d.loadRevision
+	return d
 }
 
 // Trigger asks for an immediate fetch (a push webhook); it never blocks.

@@ -77,6 +77,8 @@ type Profile struct {
 	DriftCorrections int64 `json:"driftCorrections,omitempty" yaml:"driftCorrections,omitempty"`
 	// Changes lists what a DryRun profile would do.
 	Changes []Change `json:"changes,omitempty" yaml:"changes,omitempty"`
+	// Rollout is where the pair stands in its profile's rollout.
+	Rollout *PairRollout `json:"rollout,omitempty" yaml:"rollout,omitempty"`
 }
 
 // Error is a failure, placed at an object or a repository file when known.
