@@ -210,3 +210,14 @@ func (b *budget) take(s *stageSet) bool {
 	}
 	return true
 }
+
+// Plan returns the stages a rollout takes the given clusters through, in
+// order, each with its clusters and cap: what `regatta plan` prints.
+func Plan(ro *spec.Rollout, clusters []Cluster) []Stage {
+	stages := assign(Input{Rollout: ro, Clusters: clusters})
+	out := make([]Stage, 0, len(stages))
+	for _, s := range stages {
+		out = append(out, s.summary())
+	}
+	return out
+}
