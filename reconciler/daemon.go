@@ -85,7 +85,7 @@ func NewDaemon(r *Reconciler, opts DaemonOptions) *Daemon {
 		opts.StatusInterval = 10 * time.Second
 	}
 	d := &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore()}
-	r.rollouts.load = d.loadRevision
+	r.rollouts.load, r.rollouts.record = d.loadRevision, d.store.setRollout
 	return d
 }
 

@@ -29,10 +29,12 @@ type rollouts struct {
 	// load reads an older revision (for pinned pairs); set by the Daemon.
 	load func(ctx context.Context, sha string) (*revision, error)
 	// wake queues a cluster; set by the daemon's session (setWake).
-	wake    atomic.Pointer[func(cluster string)]
-	oldMu   sync.Mutex
-	old     map[string]*revision // older revisions read for pinned pairs
-	now     func() time.Time
+	wake  atomic.Pointer[func(cluster string)]
+	oldMu sync.Mutex
+	old   map[string]*revision // older revisions read for pinned pairs
+	now   func() time.Time
+	// record receives every decision's status; set by the Daemon.
+	record  func(status.RolloutStatus)
 	metrics *metrics.Metrics
 	log     *slog.Logger
 }
@@ -176,6 +178,9 @@ func (ro *rollouts) decide(pr *profileRollout, prof *spec.Profile, members []rol
 		counts[string(c.State)]++
 	}
 	ro.metrics.Rollout.SetRolloutCounts(prof.Metadata.Name, counts, d.Halted)
+	if ro.record != nil {
+		ro.record(rolloutStatus(prof.Metadata.Name, pr.target, d))
+	}
 	pr.stopTimer()
 	if !d.Recheck.IsZero() {
 		pending := pendingOf(in.Clusters)

@@ -73,6 +73,7 @@ func runGit(t *testing.T, dir string, args ...string) string {
 type fleetRepo struct {
 	t    *testing.T
 	url  string
+	bare string
 	work string
 }
 
@@ -85,8 +86,8 @@ func newFleetRepo(t *testing.T) *fleetRepo {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.StopHTTP)
-	f := &fleetRepo{t: t, url: srv.HTTPAddress() + "/fleet.git", work: t.TempDir()}
 	bare := filepath.Join(root, "fleet.git")
+	f := &fleetRepo{t: t, url: srv.HTTPAddress() + "/fleet.git", bare: bare, work: t.TempDir()}
 	runGit(t, root, "init", "-q", "--bare", "-b", "main", bare)
 	runGit(t, f.work, "init", "-q", "-b", "main")
 	runGit(t, f.work, "remote", "add", "origin", bare)
@@ -109,6 +110,17 @@ func (f *fleetRepo) commit(msg string, files map[string]string) string {
 	runGit(f.t, f.work, "commit", "-q", "--allow-empty", "-m", msg)
 	runGit(f.t, f.work, "push", "-q", "origin", "HEAD:main")
 	return runGit(f.t, f.work, "rev-parse", "HEAD")
+}
+
+// status returns a file of the status branch ("" when there is none yet).
+func (f *fleetRepo) status(name string) string {
+	cmd := exec.Command("git", "show", "regatta/status:"+name)
+	cmd.Dir, cmd.Env = f.bare, gitEnv(f.bare)
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
 }
 
 // clusterFiles is a cluster folder with a plain kubeconfig Secret.
@@ -140,9 +152,12 @@ func startDaemon(t *testing.T, f *fleetRepo) *reconciler.Daemon {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := reconciler.Build(ctx, reconciler.Setup{
 		Daemon: reconciler.DaemonOptions{
-			Source:        src,
-			Watch:         repo.WatchOptions{Interval: 200 * time.Millisecond},
-			ShutdownGrace: 5 * time.Second,
+			Source:         src,
+			Watch:          repo.WatchOptions{Interval: 200 * time.Millisecond},
+			ShutdownGrace:  5 * time.Second,
+			StatusBranch:   "regatta/status",
+			StatusAuthor:   repo.Signature{Name: "regatta", Email: "regatta@example.com"},
+			StatusInterval: 500 * time.Millisecond,
 		},
 		Apply: ao,
 		Reconciler: reconciler.Options{

@@ -3,6 +3,7 @@ package rolloute2e
 import (
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,15 @@ func TestProgressiveRollout(t *testing.T) {
 		others := append(append([]string(nil), staging...), production...)
 		holdsFor(t, 4*time.Second, "the 8 others keep v2", func() bool {
 			return len(obs.everSaw("3", others)) == 0
+		})
+		waitFor(t, 20*time.Second, "the status branch says the rollout halted and why", func() bool {
+			fleet := f.status("status/fleet.yaml")
+			return strings.Contains(fleet, "halted: true") && strings.Contains(fleet, "canary-1 failed") &&
+				strings.Contains(f.status("status/README.md"), "```mermaid")
+		})
+		waitFor(t, 20*time.Second, "prod-1's record says it waits, pinned", func() bool {
+			st := f.status("status/clusters/prod-1.yaml")
+			return strings.Contains(st, "stage: production") && strings.Contains(st, "state: Pending")
 		})
 	})
 

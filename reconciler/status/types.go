@@ -107,6 +107,8 @@ type Fleet struct {
 	AppliedRevision string `json:"appliedRevision,omitempty" yaml:"appliedRevision,omitempty"`
 	// Errors are why SourceRevision is not in force (file, line, field).
 	Errors []Error `json:"errors,omitempty" yaml:"errors,omitempty"`
+	// Rollouts are the progressive rollouts of profiles with spec.rollout.
+	Rollouts []RolloutStatus `json:"rollouts,omitempty" yaml:"rollouts,omitempty"`
 }
 
 // KindFleetStatus is the kind of status/fleet.yaml.
