@@ -22,7 +22,8 @@ check ./reconciler/plan spec
 check ./reconciler/apply spec
 check ./reconciler/kubeconfig spec render/sops
 check ./reconciler/events spec lua reconciler/apply
-check ./reconciler/diff spec render repo reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig lua
+check ./reconciler/rollout spec
+check ./reconciler/diff spec render repo reconciler/rollout reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig lua
 if go list -deps ./... | grep -q '^k8s.io/kubernetes/'; then
   echo "deps-check: the product must not depend on k8s.io/kubernetes"; fail=1
 fi

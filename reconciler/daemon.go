@@ -90,7 +90,9 @@ func NewDaemon(r *Reconciler, opts DaemonOptions) *Daemon {
 	if opts.StatusInterval <= 0 {
 		opts.StatusInterval = 10 * time.Second
 	}
-	return &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore(), owner: make(chan struct{}, 1)}
+	d := &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore(), owner: make(chan struct{}, 1)}
+	r.rollouts.load, r.rollouts.record = d.loadRevision, d.store.setRollout
+	return d
 }
 
 // Trigger asks for an immediate fetch (a push webhook); it never blocks.

@@ -88,9 +88,9 @@ type eventRender struct {
 // cluster. Any failure (a source cluster unreachable, a script error, a
 // render error, too many instances, two instances making one object)
 // returns an error, and nothing of the pair changes.
-func (p *clusterPass) renderEvents(ctx context.Context, prof *spec.Profile) (eventRender, error) {
+func (p *clusterPass) renderEvents(ctx context.Context, rev *revision, prof *spec.Profile) (eventRender, error) {
 	t := prof.Spec.EventTrigger
-	src := p.rev.repo.EventSource(t.EventSourceName)
+	src := rev.repo.EventSource(t.EventSourceName)
 	matches, err := p.eventMatches(ctx, prof, src)
 	if err != nil {
 		return eventRender{}, err
@@ -103,8 +103,8 @@ func (p *clusterPass) renderEvents(ctx context.Context, prof *spec.Profile) (eve
 	owners := map[string]string{}
 	hash := sha256.New()
 	for _, in := range insts {
-		res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: p.rev.tree, Revision: p.rev.sha, Profile: prof,
-			Cluster: p.renderFacts(), TreeHash: treeHasher(p.rev.tree), Event: eventDataOf(in)})
+		res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: rev.tree, Revision: rev.sha, Profile: prof,
+			Cluster: p.renderFacts(), TreeHash: treeHasher(rev.tree), Event: eventDataOf(in)})
 		if err != nil {
 			return eventRender{}, fmt.Errorf("event instance %s (%s on %s): %w", in.Name, in.Resource, in.SourceCluster, err)
 		}

@@ -78,18 +78,29 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 			return waiting(name, fmt.Sprintf("waiting for %s (%s)", d, orPending(dep.State)))
 		}
 	}
-	res, instances, err := p.render(ctx, prof)
+	pick := p.pick(ctx, prof)
+	if pick.skip != nil {
+		return p.reportRollout(prof, pick, *pick.skip)
+	}
+	return p.reportRollout(prof, pick, p.applyProfile(ctx, pick.rev, pick.prof, releasing))
+}
+
+// applyProfile renders prof at rev (the revision in force, or the one a
+// pair is pinned to by its rollout) and applies it.
+func (p *clusterPass) applyProfile(ctx context.Context, rev *revision, prof *spec.Profile, releasing []string) status.Profile {
+	name := prof.Metadata.Name
+	res, instances, err := p.render(ctx, rev, prof)
 	if err != nil {
 		p.log.Error("render failed; nothing applied or deleted for the pair", "profile", name, "error", err)
-		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: renderError(err)}
+		return status.Profile{Name: name, State: status.StateFailed, Revision: rev.sha, Error: renderError(err)}
 	}
-	req, err := p.request(prof, res)
+	req, err := p.request(rev, prof, res)
 	req.Releasing = releasing
 	if p.inventories != nil {
 		req.Listed, req.Inventory = true, p.inventories[name]
 	}
 	if err != nil {
-		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: &status.Error{File: prof.Source.File, Message: err.Error()}}
+		return status.Profile{Name: name, State: status.StateFailed, Revision: rev.sha, Error: &status.Error{File: prof.Source.File, Message: err.Error()}}
 	}
 	out := p.cl.Apply(ctx, req)
 	p.r.countApply(out)
@@ -104,15 +115,15 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 	return s
 }
 
-// render renders a profile for the cluster; an event profile renders
-// every instance (renderEvents).
-func (p *clusterPass) render(ctx context.Context, prof *spec.Profile) (*render.Result, []status.EventInstance, error) {
+// render renders a profile for the cluster at rev; an event profile
+// renders every instance (renderEvents).
+func (p *clusterPass) render(ctx context.Context, rev *revision, prof *spec.Profile) (*render.Result, []status.EventInstance, error) {
 	if prof.IsEventProfile() {
-		er, err := p.renderEvents(ctx, prof)
+		er, err := p.renderEvents(ctx, rev, prof)
 		return er.res, er.instances, err
 	}
-	res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: p.rev.tree, Revision: p.rev.sha, Profile: prof,
-		Cluster: p.renderFacts(), TreeHash: treeHasher(p.rev.tree)})
+	res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: rev.tree, Revision: rev.sha, Profile: prof,
+		Cluster: p.renderFacts(), TreeHash: treeHasher(rev.tree)})
 	return res, nil, err
 }
 
@@ -142,8 +153,8 @@ func treeHasher(tree fs.FS) func(string) (string, error) {
 // request builds the apply request of a rendered profile. Its objects are
 // the render cache's, shared and read-only: apply copies them before it
 // sets labels or applies (apply.Request.prepare).
-func (p *clusterPass) request(prof *spec.Profile, res *render.Result) (apply.Request, error) {
-	hc, err := newHealthChecker(p.r.opts.Lua, p.rev.tree, prof)
+func (p *clusterPass) request(rev *revision, prof *spec.Profile, res *render.Result) (apply.Request, error) {
+	hc, err := newHealthChecker(p.r.opts.Lua, rev.tree, prof)
 	if err != nil {
 		return apply.Request{}, err
 	}
@@ -151,7 +162,7 @@ func (p *clusterPass) request(prof *spec.Profile, res *render.Result) (apply.Req
 	if prof.Spec.HealthTimeout != "" {
 		timeout, _ = time.ParseDuration(prof.Spec.HealthTimeout) // validated by spec
 	}
-	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: p.rev.sha, RenderHash: res.Hash,
+	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: rev.sha, RenderHash: res.Hash,
 		SyncMode: prof.Spec.SyncMode, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,
 		ContinueOnError: prof.Spec.ContinueOnError, HealthTimeout: timeout,
 		DriftExclusions: prof.Spec.DriftExclusions, Health: hc, Async: true, Stop: p.stopped}

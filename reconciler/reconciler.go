@@ -63,6 +63,7 @@ type Reconciler struct {
 	known     map[string]knownCluster        // last facts per cluster
 	lastPairs map[string]map[string]struct{} // pairs reported, for metrics clean-up
 	events    *events.Manager                // watches of event profiles
+	rollouts  *rollouts                      // progressive rollouts, by profile
 	// render cache counts at the last pass, to export deltas
 	cacheHits, cacheMisses uint64
 }
@@ -101,12 +102,19 @@ func New(opts Options) *Reconciler {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
-	return &Reconciler{opts: opts, log: opts.Log, known: map[string]knownCluster{}, lastPairs: map[string]map[string]struct{}{},
-		events: events.NewManager(events.Options{Lua: opts.Lua, Log: opts.Log})}
+	return &Reconciler{
+		opts:      opts,
+		log:       opts.Log,
+		known:     map[string]knownCluster{},
+		lastPairs: map[string]map[string]struct{}{},
+		events:    events.NewManager(events.Options{Lua: opts.Lua, Log: opts.Log}),
+		rollouts:  newRollouts(opts.Metrics, opts.Log),
+	}
 }
 
 // allStates lists the pair states, for the pair-state metric.
 var allStates = []string{
 	status.StateApplied, status.StateProgressing, status.StateWaitingForDependency, status.StateFailed,
 	status.StateConflict, status.StateDryRun, status.StateWithdrawn, status.StatePaused,
+	status.StateWaitingForRollout,
 }

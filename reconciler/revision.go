@@ -79,6 +79,7 @@ func (d *Daemon) load(ctx context.Context, sha string, s *session, every bool) e
 	if good != before {
 		d.forgetRemoved(good.repo)
 		d.retainEventWatches(good.repo)
+		d.pruneRollouts(good.repo)
 	}
 	if good != before || every {
 		s.queueAll(false)

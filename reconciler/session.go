@@ -26,6 +26,7 @@ type session struct {
 func (d *Daemon) startSession(ctx, parent context.Context, once bool) *session {
 	s := &session{d: d, q: newClusterQueue(), once: once, parent: parent, stopCh: make(chan struct{})}
 	d.r.events.SetNotify(d.onClusterEvent(s))
+	d.r.rollouts.setWake(func(cluster string) { s.q.add(cluster, false) })
 	for range d.r.opts.Concurrency {
 		s.wg.Go(func() { s.work(ctx) })
 	}

@@ -16,11 +16,12 @@ type statusStore struct {
 	mu       sync.Mutex
 	fleet    status.Fleet
 	clusters map[string]status.ClusterStatus
-	version  uint64 // bumped on every change
+	rollouts map[string]status.RolloutStatus // by profile
+	version  uint64                          // bumped on every change
 }
 
 func newStatusStore() *statusStore {
-	return &statusStore{clusters: map[string]status.ClusterStatus{}}
+	return &statusStore{clusters: map[string]status.ClusterStatus{}, rollouts: map[string]status.RolloutStatus{}}
 }
 
 // seed loads the records of an earlier daemon.
@@ -69,6 +70,7 @@ func (s *statusStore) snapshot() (status.Snapshot, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := status.Snapshot{Fleet: s.fleet, Clusters: make([]status.ClusterStatus, 0, len(s.clusters))}
+	out.Fleet.Rollouts = s.rolloutList()
 	for _, c := range s.clusters {
 		out.Clusters = append(out.Clusters, c)
 	}

@@ -30,6 +30,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	if isNull(n) {
 		return
 	}
+	if u, ok := scalarOf(v); ok {
+		if msg := u.decodeScalar(n); msg != "" {
+			d.typeErr(n, path, msg)
+		}
+		return
+	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {

@@ -21,6 +21,8 @@ type Repository struct {
 	Classifiers []*Classifier
 	// EventSources are the documents of events/, by name.
 	EventSources []*EventSource
+	// Rollouts are the rollouts/<profile>.yaml control files.
+	Rollouts []*RolloutControl
 
 	// FS is the tree the repository was loaded from; add-on paths are
 	// relative to its root.
@@ -78,6 +80,7 @@ func Load(fsys fs.FS) (*Repository, Diagnostics) {
 		}
 	}
 	loadEventSources(fsys, repo, &diags)
+	loadRolloutControls(repo, &diags)
 	sortByName(repo)
 	validateRepository(repo, &diags)
 	diags.Sort()

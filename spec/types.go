@@ -121,6 +121,9 @@ type ProfileSpec struct {
 	DriftExclusions      []DriftExclusion `yaml:"driftExclusions,omitempty"`
 	// EventTrigger makes the profile's add-ons event-driven (events/).
 	EventTrigger *EventTrigger `yaml:"eventTrigger,omitempty"`
+	// Rollout, when set, moves a change across the profile's clusters in
+	// health-gated steps (spec/rollout.go).
+	Rollout *Rollout `yaml:"rollout,omitempty"`
 }
 
 // Addon is one unit of a profile, rendered from exactly one source.

@@ -25,6 +25,9 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 		defaultProfile(p)
 		validateProfile(r, p, rep)
 	}
+	for _, c := range r.Rollouts {
+		validateRolloutControl(r, c, report{src: &c.Source, diags: diags})
+	}
 	checkDuplicateNames(r, diags)
 	checkDependencyCycles(r, diags)
 	checkClassifierConflicts(r, diags)

@@ -55,6 +55,7 @@ func validateProfile(r *Repository, p *Profile, rep report) {
 	checkOverlays(r, p, rep)
 	checkHealthChecks(r, s.HealthChecks, rep)
 	checkDriftExclusions(s.DriftExclusions, rep)
+	checkRollout(s.Rollout, rep)
 }
 
 func fileStem(file string) string {

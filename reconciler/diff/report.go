@@ -30,6 +30,7 @@ func (c *comparison) report(entries []*entry) *Report {
 	r.Summary.Changed = len(r.Groups) > 0
 	r.Errors = renderProblems(entries, func(p *pair) error { return p.headErr })
 	r.Warnings = c.warnings(entries, r)
+	r.Rollouts = c.rollouts(entries)
 	return r
 }
 

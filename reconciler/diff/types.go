@@ -19,6 +19,9 @@ type Report struct {
 	// Groups hold the changes, one group per set of clusters with
 	// identical changes, ordered by their first cluster.
 	Groups []Group `json:"groups"`
+	// Rollouts are the stages the change goes through, for the profiles
+	// with spec.rollout it affects.
+	Rollouts []RolloutPlan `json:"rollouts,omitempty"`
 	// Live is the comparison with the clusters (--live only).
 	Live *LiveReport `json:"live,omitempty"`
 	// Renders counts the renders the comparison asked for.

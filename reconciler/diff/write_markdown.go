@@ -55,6 +55,7 @@ func writeMarkdownProblems(b *strings.Builder, r *Report) {
 			fmt.Fprintf(b, "- %s\n", mdEscape(warningText(w)))
 		}
 	}
+	writeMarkdownRollouts(b, r)
 }
 
 // writeMarkdownGroup writes a group as full as the budget allows and

@@ -29,6 +29,7 @@ type Metrics struct {
 	SourceRevision   *prometheus.GaugeVec   // revision: 1 for the current one
 	GitFetchErrors   prometheus.Counter
 	StatusCommits    prometheus.Counter
+	Rollout          *Rollout
 
 	ready atomic.Bool
 }
@@ -50,6 +51,7 @@ func New() *Metrics {
 	m.SourceRevision = f.gaugeVec("regatta_source_revision", "1 for the fleet repository revision in force.", "revision")
 	m.GitFetchErrors = f.counter("regatta_git_fetch_errors_total", "Failed fetches of the fleet repository.")
 	m.StatusCommits = f.counter("regatta_status_commits_total", "Status commits pushed to the repository.")
+	m.Rollout = newRollout(f)
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -27,6 +27,7 @@ var stateMarks = map[string]string{
 	StateDryRun:               "🔍",
 	StateWithdrawn:            "➖",
 	StatePaused:               "⏸️",
+	StateWaitingForRollout:    "🚦",
 }
 
 // RenderDashboard renders the fleet as Markdown: a clusters × profiles table
@@ -50,6 +51,7 @@ func RenderDashboard(s Snapshot) string {
 		writeClusterRow(&b, c, profiles)
 	}
 	writeProblems(&b, s.Clusters)
+	writeRollouts(&b, s.Fleet.Rollouts)
 	return b.String()
 }
 

@@ -80,6 +80,8 @@ type Profile struct {
 	DriftCorrections int64 `json:"driftCorrections,omitempty" yaml:"driftCorrections,omitempty"`
 	// Changes lists what a DryRun profile would do.
 	Changes []Change `json:"changes,omitempty" yaml:"changes,omitempty"`
+	// Rollout is where the pair stands in its profile's rollout.
+	Rollout *PairRollout `json:"rollout,omitempty" yaml:"rollout,omitempty"`
 	// EventInstances lists the instances of an event profile deployed on
 	// the cluster.
 	EventInstances []EventInstance `json:"eventInstances,omitempty" yaml:"eventInstances,omitempty"`
@@ -120,6 +122,8 @@ type Fleet struct {
 	AppliedRevision string `json:"appliedRevision,omitempty" yaml:"appliedRevision,omitempty"`
 	// Errors are why SourceRevision is not in force (file, line, field).
 	Errors []Error `json:"errors,omitempty" yaml:"errors,omitempty"`
+	// Rollouts are the progressive rollouts of profiles with spec.rollout.
+	Rollouts []RolloutStatus `json:"rollouts,omitempty" yaml:"rollouts,omitempty"`
 }
 
 // KindFleetStatus is the kind of status/fleet.yaml.

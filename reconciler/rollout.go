@@ -1,0 +1,239 @@
+package reconciler
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/regatta-dev/regatta/reconciler/metrics"
+	"github.com/regatta-dev/regatta/reconciler/plan"
+	"github.com/regatta-dev/regatta/reconciler/rollout"
+	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// rollouts tracks the rollout of every profile with spec.rollout: which
+// revision it brings, where each of its clusters stands, and asks
+// reconciler/rollout which clusters may take the revision. A cluster the
+// rollout has not reached keeps the profile as rendered at the revision
+// it last applied (its inventory says which); other profiles move on.
+type rollouts struct {
+	mu       sync.Mutex
+	profiles map[string]*profileRollout
+	// load reads an older revision (for pinned pairs); set by the Daemon.
+	load func(ctx context.Context, sha string) (*revision, error)
+	// wake queues a cluster; set by the daemon's session (setWake).
+	wake  atomic.Pointer[func(cluster string)]
+	oldMu sync.Mutex
+	old   map[string]*revision // older revisions read for pinned pairs
+	now   func() time.Time
+	// record receives every decision's status; set by the Daemon.
+	record  func(status.RolloutStatus)
+	metrics *metrics.Metrics
+	log     *slog.Logger
+}
+
+// profileRollout is one profile's rollout of one revision.
+type profileRollout struct {
+	target string // the revision the rollout brings
+	fp     string // the profile's inputs at target
+	pairs  map[string]*pairRollout
+	last   rollout.Decision
+	timer  *time.Timer
+}
+
+type pairRollout struct {
+	state   rollout.State
+	since   time.Time
+	touched bool
+}
+
+func newRollouts(m *metrics.Metrics, log *slog.Logger) *rollouts {
+	return &rollouts{profiles: map[string]*profileRollout{}, old: map[string]*revision{}, now: time.Now, metrics: m, log: log}
+}
+
+// fingerprint identifies what a profile renders from at a revision: its
+// spec (without spec.rollout) and every shared folder of the tree (all but
+// clusters/, profiles/, classifiers/, rollouts/ and status/). A commit that
+// changes it starts a new rollout; clusters it leaves unchanged pass
+// through at once (see gate).
+func fingerprint(rev *revision, prof *spec.Profile) string {
+	h := sha256.New()
+	s := prof.Spec
+	s.Rollout = nil
+	b, _ := json.Marshal(s)
+	h.Write(b)
+	entries, _ := fs.ReadDir(rev.tree, ".")
+	for _, e := range entries {
+		switch e.Name() {
+		case spec.ClustersDir, spec.ProfilesDir, spec.ClassifiersDir, spec.RolloutsDir, status.Dir:
+			continue
+		}
+		th, ok := treeHash(rev.tree, e.Name())
+		if !ok {
+			th = rev.sha // cannot tell: every revision is new
+		}
+		h.Write([]byte(e.Name() + "\x00" + th + "\x00"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// observe starts a new rollout of prof when rev changes what it renders
+// from. Clusters an unfinished rollout had reached are marked touched: the
+// new revision (a fix, a revert) reaches them first.
+func (ro *rollouts) observe(rev *revision, prof *spec.Profile) *profileRollout {
+	name := prof.Metadata.Name
+	fp := fingerprint(rev, prof)
+	ro.mu.Lock()
+	defer ro.mu.Unlock()
+	old := ro.profiles[name]
+	if old != nil && old.fp == fp {
+		return old
+	}
+	pr := &profileRollout{target: rev.sha, fp: fp, pairs: map[string]*pairRollout{}}
+	if old != nil {
+		old.stopTimer()
+		for c, p := range old.pairs {
+			touched := p.touched || (!old.last.Complete && p.state != rollout.Pending)
+			pr.pairs[c] = &pairRollout{state: rollout.Pending, touched: touched}
+		}
+	}
+	ro.profiles[name] = pr
+	ro.metrics.Rollout.Started.WithLabelValues(name).Inc()
+	ro.log.Info("rollout started", "profile", name, "revision", status.ShortRevision(rev.sha))
+	return pr
+}
+
+func (pr *profileRollout) stopTimer() {
+	if pr.timer != nil {
+		pr.timer.Stop()
+	}
+}
+
+func (pr *profileRollout) pair(cluster string) *pairRollout {
+	p := pr.pairs[cluster]
+	if p == nil {
+		p = &pairRollout{state: rollout.Pending}
+		pr.pairs[cluster] = p
+	}
+	return p
+}
+
+// reached reports whether the rollout reached the cluster already.
+func (ro *rollouts) reached(profile, cluster string) bool {
+	ro.mu.Lock()
+	defer ro.mu.Unlock()
+	pr := ro.profiles[profile]
+	return pr != nil && pr.pairs[cluster] != nil && pr.pairs[cluster].state != rollout.Pending
+}
+
+// admit decides whether the cluster may take the rollout's revision now;
+// an admitted cluster counts as updating from here on.
+func (ro *rollouts) admit(prof *spec.Profile, cluster string, members []rollout.Cluster, control *spec.RolloutControl) bool {
+	ro.mu.Lock()
+	defer ro.mu.Unlock()
+	pr := ro.profiles[prof.Metadata.Name]
+	if pr == nil {
+		return false
+	}
+	d := ro.decide(pr, prof, members, control)
+	if !d.Allowed(rollout.Input{Clusters: pr.input(members)}, cluster) {
+		return false
+	}
+	pr.pair(cluster).state = rollout.Updating
+	ro.metrics.Rollout.Admitted.WithLabelValues(prof.Metadata.Name).Inc()
+	ro.log.Info("rollout admits cluster", "profile", prof.Metadata.Name, "cluster", cluster,
+		"revision", status.ShortRevision(pr.target), "stage", stageOfCluster(d, cluster))
+	return true
+}
+
+// input merges the known pair states into the profile's clusters.
+func (pr *profileRollout) input(members []rollout.Cluster) []rollout.Cluster {
+	out := make([]rollout.Cluster, len(members))
+	for i, m := range members {
+		if p := pr.pairs[m.Name]; p != nil {
+			m.State, m.Since, m.Touched = p.state, p.since, p.touched
+		} else {
+			m.State = rollout.Pending
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// decide runs the decision, remembers it, exports it and arms a timer for
+// when it changes by itself (a soak ends, a window opens).
+func (ro *rollouts) decide(pr *profileRollout, prof *spec.Profile, members []rollout.Cluster, control *spec.RolloutControl) rollout.Decision {
+	in := rollout.Input{Rollout: prof.Spec.Rollout, Control: control, Revision: pr.target, Clusters: pr.input(members), Now: ro.now()}
+	d := rollout.Decide(in)
+	pr.last = d
+	counts := map[string]int{}
+	for _, c := range in.Clusters {
+		counts[string(c.State)]++
+	}
+	ro.metrics.Rollout.SetRolloutCounts(prof.Metadata.Name, counts, d.Halted)
+	if ro.record != nil {
+		ro.record(rolloutStatus(prof.Metadata.Name, pr.target, d))
+	}
+	pr.stopTimer()
+	if !d.Recheck.IsZero() {
+		pending := pendingOf(in.Clusters)
+		pr.timer = time.AfterFunc(time.Until(d.Recheck)+10*time.Millisecond, func() { ro.wakeAll(pending) })
+	}
+	return d
+}
+
+func pendingOf(cs []rollout.Cluster) []string {
+	var out []string
+	for _, c := range cs {
+		if c.State == rollout.Pending {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+func (ro *rollouts) wakeAll(names []string) {
+	wake := ro.wake.Load()
+	if wake == nil {
+		return
+	}
+	for _, n := range names {
+		(*wake)(n)
+	}
+}
+
+func (ro *rollouts) setWake(fn func(cluster string)) { ro.wake.Store(&fn) }
+
+func stageOfCluster(d rollout.Decision, cluster string) string {
+	for _, s := range d.Stages {
+		for _, c := range s.Clusters {
+			if c == cluster {
+				return s.Name
+			}
+		}
+	}
+	return ""
+}
+
+// members returns the clusters of rev that prof selects, with their last
+// known effective labels.
+func (r *Reconciler) members(rev *revision, prof *spec.Profile) []rollout.Cluster {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []rollout.Cluster
+	for _, c := range rev.repo.Clusters {
+		k := r.known[c.Metadata.Name]
+		labels, _ := plan.EffectiveLabels(c.Metadata.Labels, sortedClassified(k.classified))
+		if prof.Matches(c.Metadata.Name, labels) {
+			out = append(out, rollout.Cluster{Name: c.Metadata.Name, Labels: labels})
+		}
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/rollout"
+	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// rolloutPick is what one pair renders from: the revision in force, or,
+// for a cluster its profile's rollout has not reached, the revision the
+// pair last applied (pinned). skip, when set, is the pair's record when
+// nothing is to be applied at all.
+type rolloutPick struct {
+	rev     *revision
+	prof    *spec.Profile
+	rolling bool
+	pinned  bool
+	skip    *status.Profile
+}
+
+// pick decides what the pair of prof renders from on this cluster.
+func (p *clusterPass) pick(ctx context.Context, prof *spec.Profile) rolloutPick {
+	cur := rolloutPick{rev: p.rev, prof: prof}
+	if prof.Spec.Rollout == nil || prof.Spec.SyncMode == spec.SyncModeDryRun {
+		return cur
+	}
+	cur.rolling = true
+	ro, name, cluster := p.r.rollouts, prof.Metadata.Name, p.spec.Metadata.Name
+	if p.stopped() { // a newer revision is in force: it decides, not this one
+		return rolloutPick{skip: &status.Profile{Name: name, State: status.StateWaitingForRollout, Message: "superseded"}}
+	}
+	ro.observe(p.rev, prof)
+	if ro.reached(name, cluster) {
+		return cur
+	}
+	inv, listed := p.inventoryOf(name)
+	if listed && inv != nil && (inv.Revision == p.rev.sha || p.rendersSame(ctx, prof, inv)) {
+		ro.markReached(name, cluster) // nothing for the rollout to bring here
+		return cur
+	}
+	if listed && ro.admit(prof, cluster, p.r.members(p.rev, prof), p.rev.repo.RolloutControl(name)) {
+		return cur
+	}
+	return p.pinned(ctx, prof, inv, listed)
+}
+
+// pinned returns the pick of a pair the rollout has not reached: the
+// profile as it was at the revision the pair last applied.
+func (p *clusterPass) pinned(ctx context.Context, prof *spec.Profile, inv *apply.Inventory, listed bool) rolloutPick {
+	name := prof.Metadata.Name
+	wait := func(msg string) rolloutPick {
+		return rolloutPick{rolling: true, pinned: true, skip: &status.Profile{Name: name, State: status.StateWaitingForRollout, Message: msg}}
+	}
+	switch {
+	case !listed:
+		return wait("the cluster's inventories could not be read; the rollout waits")
+	case inv == nil || inv.Revision == "":
+		return wait("the profile's rollout has not reached this cluster; nothing applied yet")
+	}
+	old, err := p.r.rollouts.loadRevision(ctx, inv.Revision)
+	var oldProf *spec.Profile
+	if err == nil {
+		oldProf = old.repo.Profile(name)
+	}
+	if oldProf == nil {
+		msg := fmt.Sprintf("the rollout has not reached this cluster and revision %s it last applied cannot be read (%v); nothing changed", status.ShortRevision(inv.Revision), err)
+		return wait(msg)
+	}
+	return rolloutPick{rev: old, prof: oldProf, rolling: true, pinned: true}
+}
+
+func (p *clusterPass) inventoryOf(profile string) (*apply.Inventory, bool) {
+	if p.inventories == nil {
+		return nil, false
+	}
+	return p.inventories[profile], true
+}
+
+// rendersSame reports whether the revision in force renders the pair as
+// it is applied: the rollout has nothing to bring to this cluster.
+func (p *clusterPass) rendersSame(ctx context.Context, prof *spec.Profile, inv *apply.Inventory) bool {
+	res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: p.rev.tree, Revision: p.rev.sha, Profile: prof,
+		Cluster: p.renderFacts(), TreeHash: treeHasher(p.rev.tree)})
+	return err == nil && inv.RenderHash != "" && res.Hash == inv.RenderHash
+}
+
+// loadRevision reads an older revision for pinned pairs.
+func (ro *rollouts) loadRevision(ctx context.Context, sha string) (*revision, error) {
+	if ro.load == nil {
+		return nil, fmt.Errorf("no repository to read revision %s from", status.ShortRevision(sha))
+	}
+	return ro.load(ctx, sha)
+}
+
+// markReached records that the rollout reached the cluster without an
+// admission: the cluster already renders as the revision wants.
+func (ro *rollouts) markReached(profile, cluster string) {
+	ro.mu.Lock()
+	defer ro.mu.Unlock()
+	if pr := ro.profiles[profile]; pr != nil {
+		pr.pair(cluster).state = rollout.Updating
+	}
+}
+
+// reportRollout records the pair's outcome in its profile's rollout and
+// its rollout in the pair's record.
+func (p *clusterPass) reportRollout(prof *spec.Profile, pick rolloutPick, s status.Profile) status.Profile {
+	if !pick.rolling {
+		return s
+	}
+	state := rollout.Pending
+	if !pick.pinned {
+		state = rolloutState(s.State)
+	}
+	members := p.r.members(p.rev, prof)
+	s.Rollout = p.r.rollouts.report(prof, p.spec.Metadata.Name, state, members, p.rev.repo.RolloutControl(prof.Metadata.Name))
+	return s
+}
+
+func rolloutState(pairState string) rollout.State {
+	switch pairState {
+	case status.StateApplied, status.StateDryRun, status.StatePaused:
+		return rollout.Done
+	case status.StateFailed, status.StateConflict:
+		return rollout.Failed
+	}
+	return rollout.Updating
+}
+
+// report sets a pair's rollout state; a change re-decides the rollout and
+// wakes its waiting clusters.
+func (ro *rollouts) report(prof *spec.Profile, cluster string, state rollout.State, members []rollout.Cluster, control *spec.RolloutControl) *status.PairRollout {
+	ro.mu.Lock()
+	defer ro.mu.Unlock()
+	pr := ro.profiles[prof.Metadata.Name]
+	if pr == nil {
+		return nil
+	}
+	p := pr.pair(cluster)
+	changed := p.state != state
+	switch {
+	case state == rollout.Done && p.state != rollout.Done:
+		p.since = ro.now()
+	case state != rollout.Done:
+		p.since = time.Time{}
+	}
+	p.state = state
+	d := pr.last
+	if changed || len(d.Stages) == 0 {
+		d = ro.decide(pr, prof, members, control)
+	}
+	if changed {
+		in := pr.input(members)
+		ro.wakeAll(pendingOf(in))
+	}
+	out := &status.PairRollout{Revision: pr.target, Stage: stageOfCluster(d, cluster), State: string(state)}
+	if state == rollout.Pending || d.Halted {
+		out.Reason = d.Reason
+	}
+	return out
+}

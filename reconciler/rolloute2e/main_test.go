@@ -1,0 +1,188 @@
+// Package rolloute2e tests progressive rollouts end to end: a daemon, a
+// Git server and nine real kube-apiservers in three stages.
+package rolloute2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/gittestserver"
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/regatta-dev/regatta/internal/testenv"
+	"github.com/regatta-dev/regatta/reconciler"
+	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/repo"
+)
+
+var env *testenv.Env
+
+// The fleet: one canary, two staging and six production clusters.
+var (
+	canary     = []string{"canary-1"}
+	staging    = []string{"staging-1", "staging-2"}
+	production = []string{"prod-1", "prod-2", "prod-3", "prod-4", "prod-5", "prod-6"}
+)
+
+func allClusters() []string {
+	return append(append(append([]string(nil), canary...), staging...), production...)
+}
+
+func stageOf(name string) string { return name[:strings.IndexByte(name, '-')] }
+
+func TestMain(m *testing.M) {
+	log.SetOutput(io.Discard)
+	ctrllog.SetLogger(logr.Discard())
+	var cs []testenv.ClusterOptions
+	for _, n := range allClusters() {
+		cs = append(cs, testenv.ClusterOptions{Name: n})
+	}
+	testenv.Main(m, testenv.Options{Clusters: cs, EtcdPerCluster: true, APIServerEnv: []string{"GOGC=50"}}, &env)
+}
+
+func gitEnv(home string) []string {
+	return append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.com",
+		"GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.com")
+}
+
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, gitEnv(dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// fleetRepo is a fleet repository on a loopback Git server with a
+// working clone to commit in.
+type fleetRepo struct {
+	t    *testing.T
+	url  string
+	bare string
+	work string
+}
+
+func newFleetRepo(t *testing.T) *fleetRepo {
+	t.Helper()
+	root := t.TempDir()
+	srv := gittestserver.NewGitServer(root)
+	srv.Auth("fleet", "s3cret")
+	if err := srv.StartHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.StopHTTP)
+	bare := filepath.Join(root, "fleet.git")
+	f := &fleetRepo{t: t, url: srv.HTTPAddress() + "/fleet.git", bare: bare, work: t.TempDir()}
+	runGit(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	runGit(t, f.work, "init", "-q", "-b", "main")
+	runGit(t, f.work, "remote", "add", "origin", bare)
+	return f
+}
+
+// commit writes files, commits and pushes; it returns the commit.
+func (f *fleetRepo) commit(msg string, files map[string]string) string {
+	f.t.Helper()
+	for name, content := range files {
+		p := filepath.Join(f.work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			f.t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	runGit(f.t, f.work, "add", "-A")
+	runGit(f.t, f.work, "commit", "-q", "--allow-empty", "-m", msg)
+	runGit(f.t, f.work, "push", "-q", "origin", "HEAD:main")
+	return runGit(f.t, f.work, "rev-parse", "HEAD")
+}
+
+// status returns a file of the status branch ("" when there is none yet).
+func (f *fleetRepo) status(name string) string {
+	cmd := exec.Command("git", "show", "regatta/status:"+name)
+	cmd.Dir, cmd.Env = f.bare, gitEnv(f.bare)
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// clusterFiles is a cluster folder with a plain kubeconfig Secret.
+func clusterFiles(name string) map[string]string {
+	kc := env.Cluster(name).Kubeconfig()
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(string(kc), "\n"), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	return map[string]string{
+		"clusters/" + name + "/cluster.yaml": fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {env: prod, stage: %s}\nspec: {}\n",
+			name, stageOf(name)),
+		"clusters/" + name + "/kubeconfig.yaml": fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s-kubeconfig\n  namespace: regatta-system\nstringData:\n  value: |\n%s",
+			name, b.String()),
+	}
+}
+
+// startDaemon runs a daemon on the repository until the test ends.
+func startDaemon(t *testing.T, f *fleetRepo) *reconciler.Daemon {
+	t.Helper()
+	src, err := repo.NewSource(repo.Options{URL: f.url, Auth: repo.Auth{Username: "fleet", Password: "s3cret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ao := apply.DefaultOptions()
+	ao.Client.Timeout, ao.Client.DialTimeout = 5*time.Second, 2*time.Second
+	ao.HealthTimeout, ao.HealthPollInterval = 20*time.Second, 200*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	d := reconciler.Build(ctx, reconciler.Setup{
+		Daemon: reconciler.DaemonOptions{
+			Source:         src,
+			Watch:          repo.WatchOptions{Interval: 200 * time.Millisecond},
+			ShutdownGrace:  5 * time.Second,
+			StatusBranch:   "regatta/status",
+			StatusAuthor:   repo.Signature{Name: "regatta", Email: "regatta@example.com"},
+			StatusInterval: 500 * time.Millisecond,
+		},
+		Apply: ao,
+		Reconciler: reconciler.Options{
+			Renderer:       render.New(render.Options{}),
+			Log:            logger,
+			Concurrency:    9,
+			ClusterTimeout: 5 * time.Second,
+			HealthTimeout:  20 * time.Second,
+		},
+	})
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		d.Close()
+	})
+	return d
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
