@@ -21,7 +21,8 @@ check ./render spec
 check ./reconciler/plan spec
 check ./reconciler/apply spec
 check ./reconciler/kubeconfig spec render/sops
-check ./reconciler/diff spec render repo reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig lua
+check ./reconciler/tenancy spec render
+check ./reconciler/diff spec render repo reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig reconciler/tenancy lua
 if go list -deps ./... | grep -q '^k8s.io/kubernetes/'; then
   echo "deps-check: the product must not depend on k8s.io/kubernetes"; fail=1
 fi

@@ -19,6 +19,7 @@ type Repository struct {
 	Clusters    []*Cluster
 	Profiles    []*Profile
 	Classifiers []*Classifier
+	Tenants     []*Tenant
 
 	// FS is the tree the repository was loaded from; add-on paths are
 	// relative to its root.
@@ -69,6 +70,7 @@ func Load(fsys fs.FS) (*Repository, Diagnostics) {
 			repo.Profiles = append(repo.Profiles, p)
 		}
 	}
+	loadTenants(fsys, repo, &diags)
 	for _, f := range listYAML(fsys, ClassifiersDir, &diags) {
 		c := &Classifier{}
 		if loadDocument(fsys, f, KindClassifier, c, &c.Source, &diags) {

@@ -83,6 +83,8 @@ type Profile struct {
 	Source Source `yaml:"-"`
 	// selector is Spec.ClusterSelector compiled by Load.
 	selector labels.Selector
+	// tenant is the tenant whose folder holds the profile, or nil.
+	tenant *Tenant
 }
 
 // Sync modes of a profile.

@@ -17,15 +17,20 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 	for _, c := range r.Classifiers {
 		validateClassifier(c, report{src: &c.Source, diags: diags})
 	}
+	for _, t := range r.Tenants {
+		defaultTenant(t)
+		validateTenant(r, t, report{src: &t.Source, diags: diags})
+	}
 	for _, p := range r.Profiles {
 		rep := report{src: &p.Source, diags: diags}
 		defaultProfile(p)
-		validateProfile(r, p, rep)
+		validateProfile(confinedTo(r, p), p, rep)
 	}
 	checkDuplicateNames(r, diags)
 	checkDependencyCycles(r, diags)
 	checkClassifierConflicts(r, diags)
 	checkProfilesSelectSomething(r, diags)
+	checkTenantProfiles(r, diags)
 }
 
 // DefaultKubeconfigNamespace is where a kubeconfig Secret is looked up when
@@ -147,6 +152,9 @@ func checkDuplicateNames(r *Repository, diags *Diagnostics) {
 	}
 	for _, c := range r.Classifiers {
 		check(KindClassifier, c.Metadata.Name, &c.Source)
+	}
+	for _, t := range r.Tenants {
+		check(KindTenant, t.Metadata.Name, &t.Source)
 	}
 }
 
