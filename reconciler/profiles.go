@@ -84,8 +84,15 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 		p.log.Error("render failed; nothing applied or deleted for the pair", "profile", name, "error", err)
 		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: renderError(err)}
 	}
+	if err := p.guardTenant(ctx, prof, res); err != nil {
+		p.log.Error("tenant profile refused; nothing applied or deleted for the pair", "profile", name, "error", err)
+		return status.Profile{Name: name, State: status.StateFailed, Revision: p.rev.sha, Error: tenantError(prof, err)}
+	}
 	req, err := p.request(prof, res)
 	req.Releasing = releasing
+	if t := prof.Tenant(); t != nil {
+		req.Impersonate = t.Spec.ServiceAccount.Username()
+	}
 	if p.inventories != nil {
 		req.Listed, req.Inventory = true, p.inventories[name]
 	}

@@ -105,6 +105,10 @@ type Request struct {
 	// as Progressing, with nothing pruned (a newer revision superseded the
 	// request).
 	Stop func() bool
+	// Impersonate, when set, is the user (a tenant's ServiceAccount,
+	// system:serviceaccount:ns:name) the objects are applied and pruned
+	// as; inventories and reads stay regatta's own.
+	Impersonate string
 }
 
 // releases reports whether profile is being withdrawn in this pass.
