@@ -26,9 +26,9 @@ func tenantConfigMap(ns, name, value string) string {
 func tenantFleetFiles(t *testing.T, prefix string) map[string]string {
 	a, b := prefix+"-a", prefix+"-b"
 	files := map[string]string{
-		"profiles/" + prefix + "-platform.yaml": profileYAML(prefix+"-platform", "fleet: demo", "  tier: 10\n  addons:\n  - name: ns\n    manifests: {path: platform}\n"),
-		"platform/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + a + "}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: " + b + "}\n",
-		"tenants/" + a + "/tenant.yaml": tenantYAML(a, "{names: [c35, c36]}", "["+a+"]", "[{kind: ConfigMap}]"),
+		"profiles/" + prefix + "-platform.yaml":         profileYAML(prefix+"-platform", "fleet: demo", "  tier: 10\n  addons:\n  - name: ns\n    manifests: {path: platform}\n"),
+		"platform/ns.yaml":                              "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + a + "}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: " + b + "}\n",
+		"tenants/" + a + "/tenant.yaml":                 tenantYAML(a, "{names: [c35, c36]}", "["+a+"]", "[{kind: ConfigMap}]"),
 		"tenants/" + a + "/profiles/" + a + "-app.yaml": profileYAML(a+"-app", "fleet: demo", "  dependsOn: ["+prefix+"-platform]\n  addons:\n  - name: app\n    manifests: {path: tenants/"+a+"/app}\n"),
 		"tenants/" + a + "/app/cm.yaml":                 tenantConfigMap(a, "app", "one"),
 		"tenants/" + b + "/tenant.yaml":                 tenantYAML(b, "{selector: {matchLabels: {team-b: \"yes\"}}}", "["+b+"]", "[{kind: ConfigMap}]"),
