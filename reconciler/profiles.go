@@ -91,7 +91,7 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 	req, err := p.request(prof, res)
 	req.Releasing = releasing
 	if t := prof.Tenant(); t != nil {
-		req.Impersonate = t.Spec.ServiceAccount.Username()
+		req.Impersonate, req.Owner = t.Spec.ServiceAccount.Username(), t.Name()
 	}
 	if p.inventories != nil {
 		req.Listed, req.Inventory = true, p.inventories[name]

@@ -56,13 +56,25 @@ func forbiddenObjects(prefix string) string {
 func TestTenantRefusedByDaemon(t *testing.T) {
 	ctx := context.Background()
 	f := newFleetRepo(t)
-	f.commit("fleet", tenantFleetFiles(t, "tr"))
+	files := tenantFleetFiles(t, "tr")
+	// the platform owns a ConfigMap in team a's namespace; team a's
+	// profile of a lower tier renders it too, and must not take it over
+	files["platform/owned.yaml"] = tenantConfigMap("tr-a", "owned", "platform")
+	files["tenants/tr-a/profiles/tr-a-grab.yaml"] = profileYAML("tr-a-grab", "fleet: demo", "  tier: 1\n  dependsOn: [tr-platform]\n  addons:\n  - name: grab\n    manifests: {path: tenants/tr-a/grab}\n")
+	files["tenants/tr-a/grab/cm.yaml"] = tenantConfigMap("tr-a", "owned", "tenant")
+	f.commit("fleet", files)
 	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
 	res, _ := h.d.RunOnce(ctx)
 	for _, c := range []string{"c35", "c36"} {
 		if p := pairs(res, c)["tr-a-app"]; p.State != status.StateApplied {
 			t.Fatalf("%s: tr-a-app %s %+v", c, p.State, p.Error)
 		}
+	}
+	if got := configMapObj(t, "c35", "tr-a", "owned"); got.Data["v"] != "platform" || got.Labels["regatta.dev/profile"] != "tr-platform" {
+		t.Errorf("a tenant's lower tier took over the platform's object: %v %v", got.Data, got.Labels)
+	}
+	if g := pairs(res, "c35")["tr-a-grab"]; g.State == status.StateApplied && !strings.Contains(g.Message, "tr-platform") {
+		t.Errorf("tr-a-grab: %s %q %+v", g.State, g.Message, g.Error)
 	}
 	if _, ok := pairs(res, "c37")["tr-a-app"]; ok || configMap(t, "c37", "tr-a", "app") != nil {
 		t.Fatal("team a's profile reached c37, outside its tenant")
