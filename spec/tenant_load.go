@@ -158,6 +158,20 @@ func checkTenantKinds(kinds []TenantKind, rep report) {
 	}
 }
 
+// outsideTenantOnly reports whether a tenant profile selects clusters,
+// all outside its tenant (checkTenantProfiles warns of those).
+func outsideTenantOnly(r *Repository, p *Profile) bool {
+	if p.tenant == nil {
+		return false
+	}
+	for _, c := range r.Clusters {
+		if p.selects(c.Metadata.Name, c.Metadata.Labels) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkTenantProfiles warns of tenant profiles whose selector matches
 // clusters the tenant may not reach: they are not deployed there.
 func checkTenantProfiles(r *Repository, diags *Diagnostics) {
@@ -173,7 +187,11 @@ func checkTenantProfiles(r *Repository, diags *Diagnostics) {
 			}
 		}
 		if len(refused) > 0 {
-			report{src: &p.Source, diags: diags}.warnf("spec.clusterSelector",
+			field := "spec.clusterSelector"
+			if p.Spec.ClusterSelector.IsEmpty() {
+				field = "spec.clusterRefs"
+			}
+			report{src: &p.Source, diags: diags}.warnf(field,
 				"selects %s, which tenant %s may not reach: the profile is not deployed there", strings.Join(refused, ", "), t.Metadata.Name)
 		}
 	}

@@ -166,7 +166,7 @@ func checkProfilesSelectSomething(r *Repository, diags *Diagnostics) {
 		}
 	}
 	for _, p := range r.Profiles {
-		if p.selector == nil || anyClusterMatches(r, p) {
+		if p.selector == nil || anyClusterMatches(r, p) || outsideTenantOnly(r, p) {
 			continue
 		}
 		rep := report{src: &p.Source, diags: diags}
