@@ -99,6 +99,7 @@ REGATTA_FOO_BAR. Flags on the command line win.`,
 		newRunCommand(stdout, stderr),
 		newPlanCommand(stdout, stderr),
 		newImportCommand(stdout, stderr),
+		newCodeownersCommand(stdout, stderr),
 	)
 	return root
 }
