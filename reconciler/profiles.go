@@ -54,6 +54,9 @@ func matchedProfiles(repo *spec.Repository, labels map[string]string, cluster st
 }
 
 func (p *clusterPass) setResult(s status.Profile) {
+	if prof := p.rev.repo.Profile(s.Name); prof != nil && prof.Tenant() != nil {
+		s.Tenant = prof.Tenant().Name()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.results[s.Name] = s

@@ -63,8 +63,13 @@ func TestTenantRefusedByDaemon(t *testing.T) {
 	files["tenants/tr-a/profiles/tr-a-grab.yaml"] = profileYAML("tr-a-grab", "fleet: demo", "  tier: 1\n  dependsOn: [tr-platform]\n  addons:\n  - name: grab\n    manifests: {path: tenants/tr-a/grab}\n")
 	files["tenants/tr-a/grab/cm.yaml"] = tenantConfigMap("tr-a", "owned", "tenant")
 	f.commit("fleet", files)
-	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
+	h := newHarness(t, f, nil)
 	res, _ := h.d.RunOnce(ctx)
+	page := f.show("regatta/status", "status/tenants/tr-a.md")
+	if !strings.Contains(page, "# Status of tenant tr-a") || !strings.Contains(page, "tr-a-app") ||
+		strings.Contains(page, "tr-b-app") || strings.Contains(page, "c37") {
+		t.Errorf("tenant tr-a's status page:\n%s", page)
+	}
 	for _, c := range []string{"c35", "c36"} {
 		if p := pairs(res, c)["tr-a-app"]; p.State != status.StateApplied {
 			t.Fatalf("%s: tr-a-app %s %+v", c, p.State, p.Error)
@@ -73,7 +78,7 @@ func TestTenantRefusedByDaemon(t *testing.T) {
 	if got := configMapObj(t, "c35", "tr-a", "owned"); got.Data["v"] != "platform" || got.Labels["regatta.dev/profile"] != "tr-platform" {
 		t.Errorf("a tenant's lower tier took over the platform's object: %v %v", got.Data, got.Labels)
 	}
-	if g := pairs(res, "c35")["tr-a-grab"]; g.State == status.StateApplied && !strings.Contains(g.Message, "tr-platform") {
+	if g := pairs(res, "c35")["tr-a-grab"]; g.State != status.StateConflict {
 		t.Errorf("tr-a-grab: %s %q %+v", g.State, g.Message, g.Error)
 	}
 	if _, ok := pairs(res, "c37")["tr-a-app"]; ok || configMap(t, "c37", "tr-a", "app") != nil {
