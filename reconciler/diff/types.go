@@ -19,6 +19,9 @@ type Report struct {
 	// Groups hold the changes, one group per set of clusters with
 	// identical changes, ordered by their first cluster.
 	Groups []Group `json:"groups"`
+	// Tenants are the changes by owner of their profiles, the platform
+	// ("") first, when the repository has tenants.
+	Tenants []TenantChanges `json:"tenants,omitempty"`
 	// Live is the comparison with the clusters (--live only).
 	Live *LiveReport `json:"live,omitempty"`
 	// Renders counts the renders the comparison asked for.

@@ -72,6 +72,7 @@ func text(r *Report, c colors) string {
 			fmt.Fprintf(&b, "  ! %s\n", warningText(w))
 		}
 	}
+	writeTenantsText(&b, r.Tenants, c)
 	for _, g := range r.Groups {
 		writeTextGroup(&b, g, c)
 	}

@@ -187,3 +187,52 @@ func TestCodeowners(t *testing.T) {
 		t.Errorf("REGATTA_PLATFORM_OWNER not read:\n%s", stdout)
 	}
 }
+
+// tenantPlanRepo commits the tenants example, then edits as a second commit.
+func tenantPlanRepo(t *testing.T, edits map[string]string) string {
+	t.Helper()
+	dir := tenantFleet(t, nil)
+	planGit(t, dir, "init", "-q", "-b", "main")
+	planGit(t, dir, "add", "-A")
+	planGit(t, dir, "commit", "-qm", "base")
+	for p, content := range edits {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	planGit(t, dir, "add", "-A")
+	planGit(t, dir, "commit", "-q", "--allow-empty", "-m", "head")
+	return dir
+}
+
+func TestPlanGroupsByTenant(t *testing.T) {
+	dir := tenantPlanRepo(t, map[string]string{
+		"tenants/team-a/apps/web/web.yaml": strings.Replace(readFile(t, tenantsExample+"/tenants/team-a/apps/web/web.yaml"), "greeting: hello", "greeting: bonjour", 1),
+		"tenants/team-b/api/config.yaml":   strings.Replace(readFile(t, tenantsExample+"/tenants/team-b/api/config.yaml"), "8080", "9090", 1),
+	})
+	code, stdout, stderr := run(t, "plan", "--base", "HEAD~1", "-o", "markdown", dir)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2 (changes)\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"#### Changes by tenant",
+		"| tenant team-a | @example/team-a | team-a-web | east, west | +0 ~2 -0 |",
+		"| tenant team-b | @example/team-b lead@example.com | team-b-api | north, west | +0 ~2 -0 |",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("missing %q in:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = run(t, "plan", "--base", "HEAD~1", dir)
+	if code != 2 || !strings.Contains(stdout, "Changes by tenant:\n  tenant team-a (+0 ~2 -0)\n    team-a-web on east, west: +0 ~2 -0\n") {
+		t.Errorf("text plan, exit %d:\n%s", code, stdout)
+	}
+}
+
+func TestPlanRefusesTenantObjects(t *testing.T) {
+	dir := tenantPlanRepo(t, map[string]string{"tenants/team-a/apps/web/bad.yaml": badObjects})
+	code, stdout, stderr := run(t, "plan", "--base", "HEAD~1", dir)
+	if code != 1 || !strings.Contains(stdout, "tenants/team-a/apps/web/bad.yaml:1: ClusterRole/evil") {
+		t.Errorf("exit %d, want 1 with the refused object:\n%s%s", code, stdout, stderr)
+	}
+}
