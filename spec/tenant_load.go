@@ -14,7 +14,7 @@ import (
 // tenants/<name>/profiles/*.yaml, which join the repository's profiles
 // bound to their tenant.
 func loadTenants(fsys fs.FS, repo *Repository, diags *Diagnostics) {
-	for _, f := range listFolderFiles(fsys, TenantsDir, TenantFile, diags) {
+	for _, f := range listTenantFiles(fsys, diags) {
 		t := &Tenant{}
 		if !loadDocument(fsys, f, KindTenant, t, &t.Source, diags) {
 			continue
@@ -30,30 +30,34 @@ func loadTenants(fsys fs.FS, repo *Repository, diags *Diagnostics) {
 	}
 }
 
-// listFolderFiles returns dir/<name>/file for every folder of dir.
-func listFolderFiles(fsys fs.FS, dir, file string, diags *Diagnostics) []string {
-	entries, err := fs.ReadDir(fsys, dir)
+// listTenantFiles returns tenants/<name>/tenant.yaml for every folder of
+// tenants/ that has one. Other files and folders are left alone: a
+// tenants/ folder may hold other things (Flux's multi-tenancy layout); a
+// folder with profiles/ but no tenant.yaml is a warning, since its
+// profiles are not read.
+func listTenantFiles(fsys fs.FS, diags *Diagnostics) []string {
+	entries, err := fs.ReadDir(fsys, TenantsDir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			*diags = append(*diags, Diagnostic{File: dir, Message: err.Error()})
+			*diags = append(*diags, Diagnostic{File: TenantsDir, Message: err.Error()})
 		}
 		return nil
 	}
 	var out []string
 	for _, e := range entries {
-		p := path.Join(dir, e.Name())
+		p := path.Join(TenantsDir, e.Name())
 		if !e.IsDir() {
-			if isYAML(e.Name()) {
-				*diags = append(*diags, Diagnostic{File: p, Message: fmt.Sprintf("files belong in their own folder: %s/<name>/%s", dir, file)})
-			}
 			continue
 		}
-		f := path.Join(p, file)
-		if _, err := fs.Stat(fsys, f); err != nil {
-			*diags = append(*diags, Diagnostic{File: p, Message: "folder has no " + file})
+		f := path.Join(p, TenantFile)
+		if _, err := fs.Stat(fsys, f); err == nil {
+			out = append(out, f)
 			continue
 		}
-		out = append(out, f)
+		if _, err := fs.Stat(fsys, path.Join(p, TenantProfilesDir)); err == nil {
+			*diags = append(*diags, Diagnostic{File: p, Severity: SeverityWarning,
+				Message: "folder has " + TenantProfilesDir + "/ but no " + TenantFile + ": its profiles are not read"})
+		}
 	}
 	return out
 }
