@@ -103,3 +103,47 @@ func TestTenantReadsStayInItsFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestTenantDecryptsOnlyWithItsRecipients: a tenant's SOPS file decrypts
+// only when its declaration lists the recipient of a key the daemon holds;
+// the platform's keys alone are not enough.
+func TestTenantDecryptsOnlyWithItsRecipients(t *testing.T) {
+	keys := testKeyring(t, "age.key")
+	secret := string(sopsFixture(t, "secret.enc.yaml"))
+	for name, tc := range map[string]struct {
+		recipients []string
+		ok         bool
+	}{
+		"no recipients":    {nil, false},
+		"other recipient":  {testKeyring(t, "other.key").Recipients(), false},
+		"listed recipient": {keys.Recipients(), true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			decl := tenantDecl
+			if len(tc.recipients) > 0 {
+				decl += "  decryption: {ageRecipients: [" + strings.Join(tc.recipients, ", ") + "]}\n"
+			}
+			dir := tenantTree(t, map[string]string{
+				"tenants/t/app/secret.yaml":  secret,
+				"tenants/t/profiles/tp.yaml": tenantProfile("    manifests: {path: tenants/t/app}\n"),
+			})
+			if err := os.WriteFile(filepath.Join(dir, "tenants/t/tenant.yaml"), []byte(decl), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			repo, diags := spec.Load(root.FS())
+			if err := diags.Err(); err != nil {
+				t.Fatal(err)
+			}
+			r := New(Options{Keys: keys})
+			_, err = r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile("tp"), Cluster: prodCluster()})
+			if tc.ok != (err == nil) {
+				t.Fatalf("decrypted %v, want %v: %v", err == nil, tc.ok, err)
+			}
+		})
+	}
+}
