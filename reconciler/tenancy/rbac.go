@@ -123,9 +123,12 @@ func rules(mapper meta.RESTMapper, t *spec.Tenant) (namespaced, cluster []any) {
 		if err != nil {
 			continue
 		}
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		switch {
+		case m.Scope.Name() == meta.RESTScopeNameNamespace:
 			namespaced = append(namespaced, rule(k.Group, m.Resource.Resource))
-		} else {
+		case k.Group == "" && k.Kind == "Namespace":
+			cluster = append(cluster, namespaceRules(t)...)
+		default:
 			cluster = append(cluster, rule(k.Group, m.Resource.Resource))
 		}
 	}
@@ -134,6 +137,24 @@ func rules(mapper meta.RESTMapper, t *spec.Tenant) (namespaced, cluster []any) {
 
 func rule(group, resource string) any {
 	return map[string]any{"apiGroups": []any{group}, "resources": []any{resource}, "verbs": writeVerbs}
+}
+
+// namespaceRules let the tenant create namespaces (RBAC cannot restrict a
+// create by name: the guard does) and change or delete only those it names
+// exactly.
+func namespaceRules(t *spec.Tenant) []any {
+	out := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"namespaces"}, "verbs": []any{"create", "list", "watch"}}}
+	var names []any
+	for _, ns := range t.Spec.Namespaces {
+		if !spec.IsNamespacePattern(ns) {
+			names = append(names, ns)
+		}
+	}
+	if len(names) > 0 {
+		out = append(out, map[string]any{"apiGroups": []any{""}, "resources": []any{"namespaces"},
+			"resourceNames": names, "verbs": []any{"get", "update", "patch", "delete"}})
+	}
+	return out
 }
 
 func objectName(t *spec.Tenant) string { return "regatta-tenant-" + t.Name() }
