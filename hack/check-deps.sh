@@ -23,7 +23,8 @@ check ./reconciler/apply spec
 check ./reconciler/kubeconfig spec render/sops
 check ./reconciler/events spec lua reconciler/apply
 check ./reconciler/rollout spec
-check ./reconciler/diff spec render repo reconciler/rollout reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig lua
+check ./reconciler/tenancy spec render
+check ./reconciler/diff spec render repo reconciler/rollout reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig reconciler/tenancy lua
 if go list -deps ./... | grep -q '^k8s.io/kubernetes/'; then
   echo "deps-check: the product must not depend on k8s.io/kubernetes"; fail=1
 fi

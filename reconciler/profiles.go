@@ -54,6 +54,9 @@ func matchedProfiles(repo *spec.Repository, labels map[string]string, cluster st
 }
 
 func (p *clusterPass) setResult(s status.Profile) {
+	if prof := p.rev.repo.Profile(s.Name); prof != nil && prof.Tenant() != nil {
+		s.Tenant = prof.Tenant().Name()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.results[s.Name] = s
@@ -94,8 +97,15 @@ func (p *clusterPass) applyProfile(ctx context.Context, rev *revision, prof *spe
 		p.log.Error("render failed; nothing applied or deleted for the pair", "profile", name, "error", err)
 		return status.Profile{Name: name, State: status.StateFailed, Revision: rev.sha, Error: renderError(err)}
 	}
+	if err := p.guardTenant(ctx, rev, prof, res); err != nil {
+		p.log.Error("tenant profile refused; nothing applied or deleted for the pair", "profile", name, "error", err)
+		return status.Profile{Name: name, State: status.StateFailed, Revision: rev.sha, Error: tenantError(prof, err)}
+	}
 	req, err := p.request(rev, prof, res)
 	req.Releasing = releasing
+	if t := prof.Tenant(); t != nil {
+		req.Impersonate, req.Owner = t.Spec.ServiceAccount.Username(), t.Name()
+	}
 	if p.inventories != nil {
 		req.Listed, req.Inventory = true, p.inventories[name]
 	}

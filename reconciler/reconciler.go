@@ -43,6 +43,10 @@ type Options struct {
 	ClusterTimeout time.Duration
 	// HealthTimeout is the default per-add-on health timeout.
 	HealthTimeout time.Duration
+
+	// skipTenantGuard lets tests send a tenant's forbidden objects to the
+	// cluster, to show its RBAC refuses them under impersonation.
+	skipTenantGuard bool
 }
 
 // DefaultOptions returns 10 clusters at a time, a 30 s cluster timeout and

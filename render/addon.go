@@ -3,6 +3,8 @@ package render
 import (
 	"context"
 	"fmt"
+
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // renderPlan renders every add-on of p in order and returns the result
@@ -49,12 +51,12 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 	a := &addonRender{
 		ctx:           ctx,
 		r:             r,
-		fs:            newRepoFS(p.req.FS),
+		fs:            newRepoFS(spec.Confine(p.req.FS, p.req.Profile.Root())),
 		tpl:           newTemplater(ctx, r, p.data),
 		keys:          r.opts.Keys,
-		recipients:    p.req.Cluster.AgeRecipients,
+		recipients:    decryptionRecipients(p.req),
 		templateFiles: ap.addon.Template,
-		allowRemote:   r.opts.AllowRemoteBases,
+		allowRemote:   r.opts.AllowRemoteBases && p.req.Profile.Tenant() == nil, // a tenant reads its folder only
 		profile:       p.req.Profile,
 		plan:          p,
 	}

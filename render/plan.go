@@ -64,7 +64,7 @@ func (r *Renderer) newPlan(ctx context.Context, req Request) (*plan, error) {
 		}
 		ap := addonPlan{index: i, addon: ad, overlay: ov, overlayIndex: oi}
 		fields := p.templateFields(tpl, &ap)
-		ap.memoKey = hashJSON(memoInputs(prof.Metadata.Name, &ap, req.Cluster, fields))
+		ap.memoKey = hashJSON(memoInputs(prof, &ap, req.Cluster, fields))
 		p.addons = append(p.addons, ap)
 	}
 	return p, nil
@@ -150,10 +150,13 @@ func dataOf(req Request) templateData {
 }
 
 // memoInputs are the inputs hashed into an add-on's memo key.
-func memoInputs(profile string, ap *addonPlan, c ClusterFacts, fields map[string]string) any {
-	in := map[string]any{"v": 2, "profile": profile, "index": ap.index, "addon": ap.addon}
+func memoInputs(prof *spec.Profile, ap *addonPlan, c ClusterFacts, fields map[string]string) any {
+	in := map[string]any{"v": 2, "profile": prof.Metadata.Name, "index": ap.index, "addon": ap.addon}
 	if ap.overlay != nil {
 		in["overlay"] = ap.overlay
+	}
+	if t := prof.Tenant(); t != nil {
+		in["tenant"] = map[string]any{"root": t.Root(), "recipients": t.AgeRecipients()}
 	}
 	if len(fields) > 0 {
 		in["fields"] = fields
@@ -177,7 +180,7 @@ func (p *plan) factsKey(reads []dataRead, usedKeys bool) string {
 	}
 	if usedKeys {
 		if p.keysHash == "" {
-			p.keysHash = hashJSON(sortedCopy(p.req.Cluster.AgeRecipients))
+			p.keysHash = hashJSON(sortedCopy(decryptionRecipients(p.req)))
 		}
 		b.WriteString("keys=" + p.keysHash)
 	}

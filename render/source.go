@@ -56,6 +56,9 @@ func (a *addonRender) decrypt(p string, data []byte) ([]byte, error) {
 		return data, nil
 	}
 	a.usedKeys.Store(true)
+	if a.tenantDenied() {
+		return nil, &Error{File: p, Err: ErrTenantNoKeys}
+	}
 	if a.keys == nil {
 		return nil, &Error{File: p, Err: errNoKeyring}
 	}

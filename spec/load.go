@@ -23,6 +23,7 @@ type Repository struct {
 	EventSources []*EventSource
 	// Rollouts are the rollouts/<profile>.yaml control files.
 	Rollouts []*RolloutControl
+	Tenants  []*Tenant
 
 	// FS is the tree the repository was loaded from; add-on paths are
 	// relative to its root.
@@ -73,6 +74,7 @@ func Load(fsys fs.FS) (*Repository, Diagnostics) {
 			repo.Profiles = append(repo.Profiles, p)
 		}
 	}
+	loadTenants(fsys, repo, &diags)
 	for _, f := range listYAML(fsys, ClassifiersDir, &diags) {
 		c := &Classifier{}
 		if loadDocument(fsys, f, KindClassifier, c, &c.Source, &diags) {

@@ -18,7 +18,13 @@ const maxLinkHops = 40
 // inside fsys, returning the resolved path. A path that is absolute, climbs
 // out with "..", or reaches outside through a symlink fails with
 // ErrPathEscapes. The path need not exist.
+//
+// On a tree returned by Confine the resolved path must also lie inside the
+// confining folder, or it fails with ErrOutsideTenant.
 func ResolvePath(fsys fs.FS, p string) (string, error) {
+	if c, ok := fsys.(*confinedFS); ok {
+		return c.resolve(p)
+	}
 	if path.IsAbs(p) || strings.HasPrefix(p, "\\") {
 		return "", fmt.Errorf("%q: absolute paths are not allowed: %w", p, ErrPathEscapes)
 	}

@@ -79,6 +79,14 @@ func (s LabelSelector) Keys() []string {
 // name and effective labels: listed in clusterRefs, or matched by
 // clusterSelector. It must be called on a profile returned by Load.
 func (p *Profile) Matches(cluster string, lbls map[string]string) bool {
+	if p.tenant != nil && !p.tenant.AllowsCluster(cluster, lbls) {
+		return false // a tenant's profile never reaches another's cluster
+	}
+	return p.selects(cluster, lbls)
+}
+
+// selects is Matches without the tenant's restriction.
+func (p *Profile) selects(cluster string, lbls map[string]string) bool {
 	for _, r := range p.Spec.ClusterRefs {
 		if r == cluster {
 			return true

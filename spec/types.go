@@ -86,6 +86,8 @@ type Profile struct {
 	selector labels.Selector
 	// ownSelector is Spec.ClusterSelector compiled by Load.
 	ownSelector labels.Selector
+	// tenant is the tenant whose folder holds the profile, or nil.
+	tenant *Tenant
 }
 
 // Sync modes of a profile.

@@ -20,10 +20,14 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 	for _, e := range r.EventSources {
 		validateEventSource(e, report{src: &e.Source, diags: diags})
 	}
+	for _, t := range r.Tenants {
+		defaultTenant(t)
+		validateTenant(r, t, report{src: &t.Source, diags: diags})
+	}
 	for _, p := range r.Profiles {
 		rep := report{src: &p.Source, diags: diags}
 		defaultProfile(p)
-		validateProfile(r, p, rep)
+		validateProfile(confinedTo(r, p), p, rep)
 	}
 	for _, c := range r.Rollouts {
 		validateRolloutControl(r, c, report{src: &c.Source, diags: diags})
@@ -32,6 +36,7 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 	checkDependencyCycles(r, diags)
 	checkClassifierConflicts(r, diags)
 	checkProfilesSelectSomething(r, diags)
+	checkTenantProfiles(r, diags)
 }
 
 // DefaultKubeconfigNamespace is where a kubeconfig Secret is looked up when
@@ -154,6 +159,9 @@ func checkDuplicateNames(r *Repository, diags *Diagnostics) {
 	for _, c := range r.Classifiers {
 		check(KindClassifier, c.Metadata.Name, &c.Source)
 	}
+	for _, t := range r.Tenants {
+		check(KindTenant, t.Metadata.Name, &t.Source)
+	}
 }
 
 func checkProfilesSelectSomething(r *Repository, diags *Diagnostics) {
@@ -164,7 +172,7 @@ func checkProfilesSelectSomething(r *Repository, diags *Diagnostics) {
 		}
 	}
 	for _, p := range r.Profiles {
-		if p.selector == nil || anyClusterMatches(r, p) {
+		if p.selector == nil || anyClusterMatches(r, p) || outsideTenantOnly(r, p) {
 			continue
 		}
 		rep := report{src: &p.Source, diags: diags}

@@ -59,6 +59,10 @@ type Client struct {
 	Dynamic   dynamic.Interface
 	Discovery discovery.DiscoveryInterface
 	http      *http.Client
+	// base and opts rebuild the client under another identity (As).
+	base *rest.Config
+	opts ClientOptions
+	as   sync.Map // user name -> *Client
 }
 
 // NewClient builds a client from kubeconfig bytes, refusing credential
@@ -81,8 +85,8 @@ func NewClient(cluster string, kubeconfig []byte, opts ClientOptions) (*Client, 
 
 // NewClientForConfig builds a client from a REST config (in-cluster, tests).
 // The config is copied; its rate limits and timeouts are replaced by opts.
-func NewClientForConfig(cluster string, cfg *rest.Config, opts ClientOptions) (*Client, error) {
-	cfg = configure(cluster, cfg, opts)
+func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*Client, error) {
+	cfg := configure(cluster, in, opts)
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: http client: %w", cluster, err)
@@ -119,6 +123,8 @@ func NewClientForConfig(cluster string, cfg *rest.Config, opts ClientOptions) (*
 		Dynamic:   dyn,
 		Discovery: disco,
 		http:      httpClient,
+		base:      in,
+		opts:      opts,
 	}, nil
 }
 
@@ -177,7 +183,7 @@ func (cc *ClientCache) Get(cluster string, kubeconfig []byte) (c *Client, replac
 	if err != nil {
 		return nil, false, err
 	}
-	old.close()
+	old.closeAll()
 	cc.clients[cluster] = c
 	return c, old != nil, nil
 }
@@ -186,6 +192,6 @@ func (cc *ClientCache) Get(cluster string, kubeconfig []byte) (c *Client, replac
 func (cc *ClientCache) Delete(cluster string) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	cc.clients[cluster].close()
+	cc.clients[cluster].closeAll()
 	delete(cc.clients, cluster)
 }

@@ -20,6 +20,7 @@ type owner struct {
 	profile string
 	tier    int
 	fleet   string // set when another fleet owns the object
+	tenant  string // the tenant of the owning profile, "" for the platform
 	labels  map[string]string
 }
 
@@ -52,6 +53,8 @@ func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructu
 			p.takeovers[ref.key()] = relabelled(o)
 			p.labelled[ref.key()] = true
 			objs = append(objs, d.obj)
+		case o.tenant != p.req.Owner:
+			p.conflict(d.addon, ref, o) // tiers apply only within an owner
 		case p.req.tier() < o.tier:
 			p.takeovers[ref.key()] = fmt.Sprintf("taken over from profile %s (tier %d)", o.profile, o.tier)
 			p.labelled[ref.key()] = true

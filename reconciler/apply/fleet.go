@@ -79,7 +79,7 @@ func (f Fleet) label(obj *unstructured.Unstructured) {
 // ownerOf is the owner an object's labels and annotations name; fleet is
 // set when the object is another fleet's.
 func (f Fleet) ownerOf(labels, annotations map[string]string) owner {
-	o := owner{profile: labels[LabelProfile], tier: tierOf(annotations), labels: labels}
+	o := owner{profile: labels[LabelProfile], tier: tierOf(annotations), tenant: labels[LabelTenant], labels: labels}
 	if !f.owns(labels) {
 		o.fleet = foreign(labels)
 	}

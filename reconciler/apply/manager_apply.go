@@ -32,6 +32,10 @@ func (c *Cluster) Apply(ctx context.Context, req Request) (res Result) {
 		c.untrackDrift(req.Profile) // e.g. switched to DryRun: change nothing
 	}
 	p := c.newPass(req, &res)
+	if err := p.impersonate(); err != nil {
+		res.fail(err)
+		return res
+	}
 	inv, err := req.Inventory, error(nil)
 	if !req.Listed {
 		inv, err = readInventory(ctx, p.cl.Kube, c.fleet(), req.Profile)
@@ -89,8 +93,11 @@ func (c *Cluster) canRestore(req Request, inv *Inventory) bool {
 
 // pass is the state of one Apply call.
 type pass struct {
-	c        *Cluster
-	cl       *Client
+	c  *Cluster
+	cl *Client
+	// writer applies and prunes objects: cl, or cl impersonating the
+	// request's user.
+	writer   *Client
 	req      Request
 	res      *Result
 	rm       *ssa.ResourceManager
@@ -121,7 +128,7 @@ func (c *Cluster) newPass(req Request, res *Result) *pass {
 	poller := polling.NewStatusPoller(cl.Kube, cl.Mapper, polling.Options{CustomStatusReaders: []engine.StatusReader{h}})
 	rm := ssa.NewResourceManager(cl.Kube, poller, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
 	rm.SetConcurrency(c.m.opts.Concurrency)
-	return &pass{c: c, cl: cl, req: req, res: res, rm: rm, health: h,
+	return &pass{c: c, cl: cl, writer: cl, req: req, res: res, rm: rm, health: h,
 		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}, labelled: map[ObjectRef]bool{}}
 }
 

@@ -25,7 +25,7 @@ type pruner struct {
 }
 
 func (p *pass) pruner() *pruner {
-	return &pruner{kube: p.cl.Kube, mapper: p.cl.Mapper, profile: p.req.Profile, fleet: p.c.fleet()}
+	return &pruner{kube: p.writer.Kube, mapper: p.writer.Mapper, profile: p.req.Profile, fleet: p.c.fleet()}
 }
 
 // deleteOrder returns entries in reverse apply order, with Namespaces and

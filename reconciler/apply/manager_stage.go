@@ -116,7 +116,7 @@ func (p *pass) applyChunks(ctx context.Context, objs []*unstructured.Unstructure
 	errs := make([]error, chunks)
 	var wg sync.WaitGroup
 	for i := range chunks {
-		rm := ssa.NewResourceManager(p.cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
+		rm := ssa.NewResourceManager(p.writer.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
 		rm.SetConcurrency(max(1, conc/chunks))
 		wg.Go(func() { sets[i], errs[i] = rm.ApplyAll(ctx, chunk(objs, i, chunks), p.stepOpts) })
 	}
@@ -169,7 +169,7 @@ func (p *pass) applyFresh(ctx context.Context, objs []*unstructured.Unstructured
 func (p *pass) applyOne(ctx context.Context, o *unstructured.Unstructured) (*ssa.ChangeSetEntry, error) {
 	obj := o.DeepCopy()
 	utils.RemoveCABundleFromCRD(obj)
-	if err := applyObject(ctx, p.cl.Kube, obj); err != nil {
+	if err := applyObject(ctx, p.writer.Kube, obj); err != nil {
 		return nil, &ObjectError{Object: RefOf(o), Op: "apply", Err: err}
 	}
 	p.noteCurrent(ctx, obj)

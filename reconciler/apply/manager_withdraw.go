@@ -15,8 +15,8 @@ import (
 
 // releasePatch removes regatta's ownership labels and tier annotation.
 var releasePatch = []byte(fmt.Sprintf(
-	`{"metadata":{"labels":{%q:null,%q:null,%q:null,%q:null},"annotations":{%q:null}}}`,
-	LabelProfile, LabelAddon, LabelCluster, LabelFleet, AnnotationTier))
+	`{"metadata":{"labels":{%q:null,%q:null,%q:null,%q:null,%q:null},"annotations":{%q:null}}}`,
+	LabelProfile, LabelAddon, LabelCluster, LabelFleet, LabelTenant, AnnotationTier))
 
 // Withdraw removes a profile from the cluster when the cluster stops matching
 // it. behavior is spec.StopMatchingWithdrawPolicies (delete every inventoried

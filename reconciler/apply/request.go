@@ -21,6 +21,9 @@ const (
 	LabelAddon = "regatta.dev/addon"
 	// LabelCluster names the fleet cluster the object was applied for.
 	LabelCluster = "regatta.dev/cluster"
+	// LabelTenant names the tenant whose profile owns an object; absent
+	// on the platform's objects.
+	LabelTenant = "regatta.dev/tenant"
 	// AnnotationTier holds the owning profile's tier.
 	AnnotationTier = "regatta.dev/tier"
 	// AnnotationPrune set to "disabled" keeps an object from being deleted
@@ -105,6 +108,14 @@ type Request struct {
 	// as Progressing, with nothing pruned (a newer revision superseded the
 	// request).
 	Stop func() bool
+	// Impersonate, when set, is the user (a tenant's ServiceAccount,
+	// system:serviceaccount:ns:name) the objects are applied and pruned
+	// as; inventories and reads stay regatta's own.
+	Impersonate string
+	// Owner is the tenant the profile belongs to ("" for the platform).
+	// Tiers and withdrawals take objects over only from profiles of the
+	// same owner: a tenant never takes the platform's or another tenant's.
+	Owner string
 }
 
 // releases reports whether profile is being withdrawn in this pass.
@@ -188,6 +199,7 @@ func (r Request) prepare(cluster string, f Fleet, st Step) ([]desired, error) {
 			return nil, &ObjectError{Object: RefOf(o), Op: "normalize", Err: err}
 		}
 		setOwnership(obj, r.Profile, st.Addon, cluster, r.tier())
+		setTenant(obj, r.Owner)
 		f.label(obj)
 		out = append(out, desired{addon: st.Addon, obj: obj})
 	}
@@ -209,6 +221,18 @@ func setOwnership(obj *unstructured.Unstructured, profile, addon, cluster string
 	}
 	ann[AnnotationTier] = strconv.Itoa(tier)
 	obj.SetAnnotations(ann)
+}
+
+// setTenant labels an object with its owning tenant, and removes a label
+// the manifest may carry on the platform's objects.
+func setTenant(obj *unstructured.Unstructured, tenant string) {
+	labels := obj.GetLabels()
+	if tenant == "" {
+		delete(labels, LabelTenant)
+	} else {
+		labels[LabelTenant] = tenant
+	}
+	obj.SetLabels(labels)
 }
 
 // tierOf reads the tier annotation of an object, spec.DefaultTier when absent

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -71,9 +72,19 @@ func baseErrorNotes(p *pair) []string {
 	return []string{"the base revision fails to render this profile: its objects are shown as created"}
 }
 
+// render renders a pair at one side; a tenant's objects outside its
+// namespaces or kinds fail it as a render error does.
 func (c *comparison) render(ctx context.Context, s *side, p *pair) (*render.Result, error) {
-	return c.opts.Renderer.Render(ctx, render.Request{FS: s.Fleet.FS, Revision: s.Revision,
-		Profile: s.Fleet.Profile(p.profile), Cluster: s.facts[p.cluster], TreeHash: s.TreeHash})
+	prof := s.Fleet.Profile(p.profile)
+	res, err := c.opts.Renderer.Render(ctx, render.Request{FS: s.Fleet.FS, Revision: s.Revision,
+		Profile: prof, Cluster: s.facts[p.cluster], TreeHash: s.TreeHash})
+	if err != nil {
+		return nil, err
+	}
+	if err := tenancy.Err(prof, res, tenancy.Options{FS: s.Fleet.FS}); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // withdrawAction is what losing a profile does to its objects: the

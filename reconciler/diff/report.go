@@ -31,6 +31,9 @@ func (c *comparison) report(entries []*entry) *Report {
 	r.Errors = renderProblems(entries, func(p *pair) error { return p.headErr })
 	r.Warnings = c.warnings(entries, r)
 	r.Rollouts = c.rollouts(entries)
+	if len(c.head.Fleet.Tenants) > 0 || (c.base.Fleet != nil && len(c.base.Fleet.Tenants) > 0) {
+		r.Tenants = byTenant(r.Groups, c.head.Fleet, c.base.Fleet)
+	}
 	return r
 }
 

@@ -22,6 +22,9 @@ type Report struct {
 	// Rollouts are the stages the change goes through, for the profiles
 	// with spec.rollout it affects.
 	Rollouts []RolloutPlan `json:"rollouts,omitempty"`
+	// Tenants are the changes by owner of their profiles, the platform
+	// ("") first, when the repository has tenants.
+	Tenants []TenantChanges `json:"tenants,omitempty"`
 	// Live is the comparison with the clusters (--live only).
 	Live *LiveReport `json:"live,omitempty"`
 	// Renders counts the renders the comparison asked for.

@@ -19,6 +19,7 @@ func markdown(r *Report, maxBytes int) string {
 	}
 	fmt.Fprintf(&b, "%s  \ncluster facts: %s  \n%s\n", mdRevLine(r), factsLine(r.Facts), rendersLine(r.Renders))
 	writeMarkdownProblems(&b, r)
+	writeTenantsMarkdown(&b, r.Tenants)
 	truncated := false
 	for i, g := range r.Groups {
 		if i == 0 {

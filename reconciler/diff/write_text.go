@@ -73,6 +73,7 @@ func text(r *Report, c colors) string {
 		}
 	}
 	writeTextRollouts(&b, r, c)
+	writeTenantsText(&b, r.Tenants, c)
 	for _, g := range r.Groups {
 		writeTextGroup(&b, g, c)
 	}

@@ -32,6 +32,9 @@ func Files(s Snapshot) (map[string][]byte, error) {
 		files[ClusterFile(c.Cluster)] = b
 	}
 	files[Dashboard] = []byte(RenderDashboard(Snapshot{Fleet: s.Fleet, Clusters: clusters}))
+	for name, page := range TenantPages(Snapshot{Fleet: s.Fleet, Clusters: clusters}) {
+		files[TenantFile(name)] = page
+	}
 	return files, nil
 }
 

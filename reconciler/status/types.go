@@ -64,8 +64,10 @@ type LabelNote struct {
 
 // Profile is the result record of one (profile, cluster) pair.
 type Profile struct {
-	Name  string `json:"name" yaml:"name"`
-	State string `json:"state" yaml:"state"`
+	Name string `json:"name" yaml:"name"`
+	// Tenant is the tenant the profile belongs to; empty for the platform.
+	Tenant string `json:"tenant,omitempty" yaml:"tenant,omitempty"`
+	State  string `json:"state" yaml:"state"`
 	// Revision is the fleet repository commit whose rendering is applied.
 	Revision   string `json:"revision,omitempty" yaml:"revision,omitempty"`
 	RenderHash string `json:"renderHash,omitempty" yaml:"renderHash,omitempty"`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/regatta-dev/regatta/reconciler/classify"
 	"github.com/regatta-dev/regatta/reconciler/plan"
+	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/repo"
 	"github.com/regatta-dev/regatta/spec"
@@ -119,6 +120,9 @@ func runRender(ctx context.Context, f *renderFlags, dir string, stdout, stderr i
 			continue
 		}
 		res, err := r.Render(ctx, render.Request{FS: tree, Revision: f.revision, Profile: p, Cluster: facts})
+		if err == nil {
+			err = tenancy.Err(p, res, tenancy.Options{FS: tree})
+		}
 		if err != nil {
 			return &ExitError{Code: ExitFailed, Err: err}
 		}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,14 +35,14 @@ Exit codes: 0 valid (warnings may be printed), 1 invalid, 2 usage or I/O error.`
 			if err != nil {
 				return err
 			}
-			return runValidate(f, dir, stdout, stderr)
+			return runValidate(cmd.Context(), f, dir, stdout, stderr)
 		},
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	return cmd
 }
 
-func runValidate(f *validateFlags, dir string, stdout, stderr io.Writer) error {
+func runValidate(ctx context.Context, f *validateFlags, dir string, stdout, stderr io.Writer) error {
 	if f.output != "text" && f.output != "json" {
 		return usageError("--output must be text or json, got %q", f.output)
 	}
@@ -51,6 +52,7 @@ func runValidate(f *validateFlags, dir string, stdout, stderr io.Writer) error {
 	}
 	repo, diags := spec.Load(fsys)
 	diags = append(diags, checkTemplates(fsys, repo)...)
+	diags = append(diags, checkTenants(ctx, fsys, repo, diags)...)
 	if f.output == "json" {
 		err = writeValidateJSON(stdout, repo, diags)
 	} else {

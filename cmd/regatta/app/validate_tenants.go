@@ -1,0 +1,112 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+
+	"github.com/regatta-dev/regatta/reconciler/tenancy"
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/render/helm"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// errOffline is what a chart download meets in regatta validate.
+var errOffline = errors.New("regatta validate works offline: remote charts are checked by render, plan and the daemon")
+
+type offlineTransport struct{}
+
+func (offlineTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, errOffline }
+
+// checkTenants renders every tenant profile, offline, for each cluster it
+// reaches and reports the objects its tenant may not deploy and the paths
+// that leave the tenant's folder, as errors with file and line. Other
+// render failures are warnings: render and plan report them in full.
+func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics) spec.Diagnostics {
+	if len(repo.Tenants) == 0 {
+		return nil
+	}
+	invalid := map[string]bool{} // files with errors are not rendered
+	for _, d := range diags.Errors() {
+		invalid[d.File] = true
+	}
+	r := render.New(render.Options{Helm: helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{}}})})
+	seen := map[string]bool{}
+	var out spec.Diagnostics
+	add := func(d spec.Diagnostic) {
+		if k := d.Error(); !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	for _, p := range repo.Profiles {
+		if p.Tenant() == nil || invalid[p.Source.File] || invalid[p.Tenant().Source.File] {
+			continue
+		}
+		for _, c := range repo.Clusters {
+			if !p.Matches(c.Metadata.Name, c.Metadata.Labels) {
+				continue
+			}
+			for _, d := range checkTenantPair(ctx, r, fsys, p, c) {
+				add(d)
+			}
+		}
+	}
+	out.Sort()
+	return out
+}
+
+func checkTenantPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spec.Profile, c *spec.Cluster) spec.Diagnostics {
+	facts := render.FactsOf(c, c.Metadata.Labels, DefaultKubernetesVersion)
+	res, err := r.Render(ctx, render.Request{FS: fsys, Profile: p, Cluster: facts})
+	if err != nil {
+		return spec.Diagnostics{renderDiagnostic(p, c, err)}
+	}
+	var out spec.Diagnostics
+	for _, v := range tenancy.Check(p, res, tenancy.Options{FS: fsys}) {
+		out = append(out, spec.Diagnostic{File: v.File, Line: v.Line, Message: v.Object + ": " + v.Reason})
+	}
+	return out
+}
+
+// renderDiagnostic places a render failure at its innermost file and line:
+// an error when a path leaves the tenant's folder or the tenant may not
+// decrypt, a warning otherwise.
+func renderDiagnostic(p *spec.Profile, c *spec.Cluster, err error) spec.Diagnostic {
+	d := spec.Diagnostic{File: p.Source.File, Line: p.Source.Line, Severity: spec.SeverityWarning,
+		Message: fmt.Sprintf("does not render offline for cluster %s: %v", c.Metadata.Name, err)}
+	addon := ""
+	for e := err; e != nil; {
+		var re *render.Error
+		if !errors.As(e, &re) {
+			break
+		}
+		if re.Addon != "" {
+			addon = re.Addon
+		}
+		if re.File != "" && re.Err != nil {
+			d.File, d.Line, d.Message = re.File, re.Line, re.Err.Error()
+		}
+		e = re.Err
+	}
+	if !spec.Inside(p.Root(), d.File) && d.File != p.Source.File {
+		// a file outside the folder: say where the tenant named it
+		d.Message = fmt.Sprintf("add-on %s: %s", addon, d.Message)
+		d.File, d.Line = p.Source.File, addonLine(p, addon)
+	}
+	if errors.Is(err, spec.ErrPathEscapes) || errors.Is(err, render.ErrTenantNoKeys) || errors.Is(err, render.ErrRemoteRefused) {
+		d.Severity = spec.SeverityError
+	}
+	return d
+}
+
+func addonLine(p *spec.Profile, addon string) int {
+	for i, a := range p.Spec.Addons {
+		if a.Name == addon {
+			return p.Source.LineOf(fmt.Sprintf("spec.addons[%d]", i))
+		}
+	}
+	return p.Source.Line
+}

@@ -1,0 +1,59 @@
+package status
+
+import (
+	"path"
+	"strings"
+)
+
+// TenantsDir holds one Markdown page per tenant.
+const TenantsDir = "status/tenants"
+
+// TenantFile is the status page of one tenant.
+func TenantFile(name string) string { return path.Join(TenantsDir, name+".md") }
+
+// TenantPages renders, for each tenant with pairs in the snapshot, the
+// dashboard of its own profiles only: the clusters they reach, their
+// states and errors. Pages are keyed by tenant name.
+func TenantPages(s Snapshot) map[string][]byte {
+	out := map[string][]byte{}
+	for _, t := range tenantNames(s.Clusters) {
+		page := RenderDashboard(Snapshot{Fleet: s.Fleet, Clusters: tenantClusters(s.Clusters, t)})
+		page = strings.Replace(page, "# Fleet status\n", "# Status of tenant "+t+"\n", 1)
+		out[t] = []byte(page)
+	}
+	return out
+}
+
+func tenantNames(cs []ClusterStatus) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range cs {
+		for _, p := range c.Profiles {
+			if p.Tenant != "" && !seen[p.Tenant] {
+				seen[p.Tenant] = true
+				out = append(out, p.Tenant)
+			}
+		}
+	}
+	return out
+}
+
+// tenantClusters keeps the clusters the tenant's profiles reach, with
+// those profiles only; the cluster's error and facts are kept, its labels
+// too (the tenant's selectors are written against them).
+func tenantClusters(cs []ClusterStatus, tenant string) []ClusterStatus {
+	var out []ClusterStatus
+	for _, c := range cs {
+		var ps []Profile
+		for _, p := range c.Profiles {
+			if p.Tenant == tenant {
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) > 0 {
+			c.Profiles = ps
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+// Package tenancy enforces tenant declarations (spec.Tenant) on rendered
+// objects: namespaces, kinds and cluster-scoped kinds. regatta validate,
+// render and plan call Check on offline renders; the daemon calls it again
+// with the cluster's scopes before anything is applied, and prepares the
+// tenant's identity in the cluster (rbac.go) so that its RBAC is the last
+// line behind both.
+package tenancy
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// Scope tells whether a kind is namespaced; known is false when the scope
+// cannot be told (a custom kind offline).
+type Scope func(gk schema.GroupKind) (namespaced, known bool)
+
+// Options configure a check.
+type Options struct {
+	// FS is the repository tree, to place an object at its file's line.
+	FS fs.FS
+	// Scope tells kinds' scopes; nil treats an object without a namespace
+	// as cluster-scoped (offline, the strictest reading).
+	Scope Scope
+}
+
+// Violation is one rendered object a tenant may not deploy.
+type Violation struct {
+	Tenant  string
+	Profile string
+	Object  string
+	File    string
+	Line    int
+	Reason  string
+}
+
+// Error formats the violation as file:line: object: reason.
+func (v Violation) Error() string {
+	where := v.File
+	if v.Line > 0 {
+		where = fmt.Sprintf("%s:%d", v.File, v.Line)
+	}
+	return fmt.Sprintf("%s: %s: %s", where, v.Object, v.Reason)
+}
+
+// Error is a refused render: every violation of one profile.
+type Error struct {
+	Violations []Violation
+}
+
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Violations))
+	for i, v := range e.Violations {
+		lines[i] = v.Error()
+	}
+	return fmt.Sprintf("tenant %s: profile %s: refused, nothing applied or deleted: %s",
+		e.Violations[0].Tenant, e.Violations[0].Profile, strings.Join(lines, "; "))
+}
+
+// Unwrap exposes the violations to errors.As.
+func (e *Error) Unwrap() []error {
+	out := make([]error, len(e.Violations))
+	for i, v := range e.Violations {
+		out[i] = v
+	}
+	return out
+}
+
+// Check returns the objects of a tenant profile's render that its tenant
+// may not deploy; nil for a platform profile.
+func Check(prof *spec.Profile, res *render.Result, opts Options) []Violation {
+	t := prof.Tenant()
+	if t == nil || res == nil {
+		return nil
+	}
+	var out []Violation
+	for _, st := range res.Steps {
+		for _, o := range st.Objects {
+			reason := refusal(t, o, st.Namespace, opts.Scope)
+			if reason == "" {
+				continue
+			}
+			file, line := locate(opts.FS, prof, st.Addon, o)
+			out = append(out, Violation{
+				Tenant:  t.Name(),
+				Profile: prof.Metadata.Name,
+				Object:  describe(o),
+				File:    file,
+				Line:    line,
+				Reason:  reason,
+			})
+		}
+	}
+	return out
+}
+
+// Err returns Check's violations as an *Error, or nil.
+func Err(prof *spec.Profile, res *render.Result, opts Options) error {
+	if vs := Check(prof, res, opts); len(vs) > 0 {
+		return &Error{Violations: vs}
+	}
+	return nil
+}
+
+func describe(o render.Object) string {
+	if ns := o.GetNamespace(); ns != "" {
+		return fmt.Sprintf("%s/%s/%s", o.GetKind(), ns, o.GetName())
+	}
+	return fmt.Sprintf("%s/%s", o.GetKind(), o.GetName())
+}
+
+// refusal says why the tenant may not deploy o, or "".
+func refusal(t *spec.Tenant, o render.Object, stepNS string, scope Scope) string {
+	gk := o.GroupVersionKind().GroupKind()
+	ns := o.GetNamespace()
+	clusterScoped := ns == ""
+	if scope != nil {
+		if namespaced, known := scope(gk); known {
+			clusterScoped = !namespaced
+			if namespaced && ns == "" {
+				ns = stepNS // where the apply engine places it
+			}
+		}
+	}
+	if clusterScoped {
+		return clusterRefusal(t, gk, o.GetName())
+	}
+	if !allowsKind(t, gk, false) {
+		return fmt.Sprintf("tenant %s may not deploy kind %s (not in spec.kinds)", t.Name(), groupKind(gk))
+	}
+	if !AllowsNamespace(t, ns) {
+		return fmt.Sprintf("namespace %s is not one of tenant %s's namespaces (%s)", ns, t.Name(), strings.Join(t.Spec.Namespaces, ", "))
+	}
+	return ""
+}
+
+func clusterRefusal(t *spec.Tenant, gk schema.GroupKind, name string) string {
+	if !allowsKind(t, gk, true) {
+		return fmt.Sprintf("tenant %s may not deploy cluster-scoped kind %s (cluster-scoped kinds must be listed by name in spec.kinds)", t.Name(), groupKind(gk))
+	}
+	if gk == (schema.GroupKind{Kind: "Namespace"}) && !AllowsNamespace(t, name) {
+		return fmt.Sprintf("namespace %s is not one of tenant %s's namespaces (%s)", name, t.Name(), strings.Join(t.Spec.Namespaces, ", "))
+	}
+	return ""
+}
+
+func groupKind(gk schema.GroupKind) string {
+	if gk.Group == "" {
+		return gk.Kind + " (core)"
+	}
+	return gk.Group + "/" + gk.Kind
+}
+
+// allowsKind reports whether spec.kinds allows gk; a cluster-scoped kind
+// needs its own entry, "*" covers namespaced kinds only.
+func allowsKind(t *spec.Tenant, gk schema.GroupKind, clusterScoped bool) bool {
+	for _, k := range t.Spec.Kinds {
+		if k.Group != gk.Group {
+			continue
+		}
+		if k.Kind == gk.Kind || (k.Kind == "*" && !clusterScoped) {
+			return true
+		}
+	}
+	return false
+}
+
+// AllowsNamespace reports whether ns is one of the tenant's namespaces
+// (names or globs).
+func AllowsNamespace(t *spec.Tenant, ns string) bool {
+	if ns == "" {
+		return false
+	}
+	for _, p := range t.Spec.Namespaces {
+		if ok, _ := path.Match(p, ns); ok {
+			return true
+		}
+	}
+	return false
+}

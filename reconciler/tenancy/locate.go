@@ -1,0 +1,78 @@
+package tenancy
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// locate finds the file and line an object came from: the document of its
+// source file with its kind and name, or else the add-on in the profile.
+func locate(fsys fs.FS, prof *spec.Profile, addon string, o render.Object) (string, int) {
+	if fsys != nil && o.Source != "" {
+		if line := documentLine(fsys, o.Source, o.GetKind(), o.GetName()); line > 0 {
+			return o.Source, line
+		}
+	}
+	for i, a := range prof.Spec.Addons {
+		if a.Name == addon {
+			return prof.Source.File, prof.Source.LineOf(fmt.Sprintf("spec.addons[%d]", i))
+		}
+	}
+	return prof.Source.File, prof.Source.Line
+}
+
+// documentLine returns the first line of the document of file holding an
+// object of this kind and name, or 0.
+func documentLine(fsys fs.FS, file, kind, name string) int {
+	resolved, err := spec.ResolvePath(fsys, file)
+	if err != nil {
+		return 0
+	}
+	data, err := fs.ReadFile(fsys, resolved)
+	if err != nil {
+		return 0
+	}
+	line, start := 1, 1
+	var doc bytes.Buffer
+	check := func() int {
+		var m struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if yaml.Unmarshal(doc.Bytes(), &m) == nil && m.Kind == kind && m.Metadata.Name == name {
+			return firstContent(doc.String(), start)
+		}
+		return 0
+	}
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if strings.HasPrefix(l, "---") {
+			if n := check(); n > 0 {
+				return n
+			}
+			doc.Reset()
+			start = line + 1
+		} else {
+			doc.WriteString(l)
+		}
+		line++
+	}
+	return check()
+}
+
+func firstContent(doc string, start int) int {
+	for i, l := range strings.Split(doc, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			return start + i
+		}
+	}
+	return start
+}
