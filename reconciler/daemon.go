@@ -92,6 +92,7 @@ func NewDaemon(r *Reconciler, opts DaemonOptions) *Daemon {
 	}
 	d := &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore(), owner: make(chan struct{}, 1)}
 	r.rollouts.load, r.rollouts.record = d.loadRevision, d.store.setRollout
+	r.rollouts.sharded = opts.Ownership != nil
 	return d
 }
 

@@ -37,6 +37,9 @@ type rollouts struct {
 	record  func(status.RolloutStatus)
 	metrics *metrics.Metrics
 	log     *slog.Logger
+	// sharded is set when replicas share the fleet: rollouts then do not
+	// advance (errShardedRollout).
+	sharded bool
 }
 
 // profileRollout is one profile's rollout of one revision.

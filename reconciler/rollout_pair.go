@@ -22,6 +22,8 @@ type rolloutPick struct {
 	rolling bool
 	pinned  bool
 	skip    *status.Profile
+	// reason, when set, is the message of a pinned pair's record.
+	reason string
 }
 
 // pick decides what the pair of prof renders from on this cluster.
@@ -44,10 +46,31 @@ func (p *clusterPass) pick(ctx context.Context, prof *spec.Profile) rolloutPick 
 		ro.markReached(name, cluster) // nothing for the rollout to bring here
 		return cur
 	}
+	if ro.sharded {
+		return p.shardedPin(ctx, prof, inv, listed)
+	}
 	if listed && ro.admit(prof, cluster, p.r.members(p.rev, prof), p.rev.repo.RolloutControl(name)) {
 		return cur
 	}
 	return p.pinned(ctx, prof, inv, listed)
+}
+
+// errShardedRollout is why a rollout does not advance with several
+// replicas: a replica sees only the clusters it owns, so it could not
+// keep maxUpdate, stage order or a halt across the fleet.
+const errShardedRollout = "progressive rollouts do not advance with --replicas-mode shard (a replica sees only its own clusters); the pair keeps the revision it last applied"
+
+// shardedPin keeps a rolling pair at what it last applied, as a pair the
+// rollout has not reached, and says why in the pair's record.
+func (p *clusterPass) shardedPin(ctx context.Context, prof *spec.Profile, inv *apply.Inventory, listed bool) rolloutPick {
+	pk := p.pinned(ctx, prof, inv, listed)
+	if pk.skip != nil {
+		pk.skip.Message = errShardedRollout
+	} else {
+		pk.reason = errShardedRollout
+	}
+	p.log.Warn("rollout not advanced", "profile", prof.Metadata.Name, "reason", errShardedRollout)
+	return pk
 }
 
 // pinned returns the pick of a pair the rollout has not reached: the
@@ -117,6 +140,9 @@ func (p *clusterPass) reportRollout(prof *spec.Profile, pick rolloutPick, s stat
 	state := rollout.Pending
 	if !pick.pinned {
 		state = rolloutState(s.State)
+	}
+	if pick.reason != "" {
+		s.Message = pick.reason
 	}
 	members := p.r.members(p.rev, prof)
 	s.Rollout = p.r.rollouts.report(prof, p.spec.Metadata.Name, state, members, p.rev.repo.RolloutControl(prof.Metadata.Name))
