@@ -72,6 +72,8 @@ type driftProfile struct {
 	objects  map[ObjectRef]*desiredObject // by ref.key()
 	rules    []jsondiff.IgnoreRule
 	compiled jsondiff.CompiledIgnoreRules
+	// user is who corrections are written as (Request.Impersonate).
+	user string
 }
 
 // desiredObject is the desired state of one tracked object, kept as JSON
@@ -139,11 +141,12 @@ func (w *DriftWatcher) Stop() {
 // Track replaces the desired state of a profile and watches its kinds. Once
 // the new watches have listed (in the background), every object is compared
 // once.
-func (w *DriftWatcher) Track(profile string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) error {
+func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) error {
 	dp, err := newDriftProfile(objs, rules)
 	if err != nil {
 		return err
 	}
+	dp.user = user
 	synced, err := w.watchKinds(objs)
 	refs := slices.Collect(maps.Keys(dp.objects)) // before workers may forget some
 	w.mu.Lock()
@@ -314,7 +317,7 @@ func (w *DriftWatcher) restart(parent context.Context, cl *Client, opts Options)
 		for name, dp := range profiles {
 			objs, err := decode(desired[name])
 			if err == nil {
-				err = nw.Track(name, objs, dp.rules)
+				err = nw.Track(name, dp.user, objs, dp.rules)
 			}
 			if err != nil {
 				nw.log.Error("drift re-track failed", "profile", name, "error", err)
@@ -538,7 +541,7 @@ func (w *DriftWatcher) reconcile(ctx context.Context, key driftKey) error {
 		}
 		// else the labels drifted: restore them with the object
 	}
-	return w.correct(ctx, key, want, dp.rules)
+	return w.correct(ctx, key, want, dp)
 }
 
 // live returns the live object of a key: the informer's copy when it holds
@@ -592,9 +595,13 @@ func (w *DriftWatcher) forget(key driftKey) {
 
 // correct re-applies the desired object; ssa applies it only when its
 // dry-run differs from the live object (ignoring the exclusions).
-func (w *DriftWatcher) correct(ctx context.Context, key driftKey, want *unstructured.Unstructured, rules []jsondiff.IgnoreRule) error {
-	entry, err := w.rm.Apply(ctx, want, driftApplyOptions(rules))
+func (w *DriftWatcher) correct(ctx context.Context, key driftKey, want *unstructured.Unstructured, dp *driftProfile) error {
 	ev := DriftEvent{Cluster: w.cluster, Profile: key.profile, Object: RefOf(want), Time: time.Now()}
+	rm, err := w.writer(dp.user)
+	var entry *ssa.ChangeSetEntry
+	if err == nil {
+		entry, err = rm.Apply(ctx, want, driftApplyOptions(dp.rules))
+	}
 	if err != nil {
 		ev.Err = &ObjectError{Object: ev.Object, Op: "drift correction", Err: err}
 		w.report(ev)
@@ -609,6 +616,19 @@ func (w *DriftWatcher) correct(ctx context.Context, key driftKey, want *unstruct
 	w.mu.Unlock()
 	w.report(ev)
 	return nil
+}
+
+// writer is the resource manager corrections of a profile written as user
+// go through: the watcher's own for regatta's identity.
+func (w *DriftWatcher) writer(user string) (*ssa.ResourceManager, error) {
+	if user == "" {
+		return w.rm, nil
+	}
+	c, err := w.client.As(user)
+	if err != nil {
+		return nil, err
+	}
+	return ssa.NewResourceManager(c.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"}), nil
 }
 
 func driftApplyOptions(rules []jsondiff.IgnoreRule) ssa.ApplyOptions {

@@ -45,6 +45,10 @@ type Inventory struct {
 	// Health is the health summary of that complete pass (no Unhealthy
 	// list), what a restarted daemon reports for a pair it restores.
 	Health Health
+	// Impersonate is the user the pair's objects are written as (a
+	// tenant's ServiceAccount), so that drift corrections and a withdrawal
+	// meet the same RBAC as the apply; empty for regatta's own identity.
+	Impersonate string
 	// Objects in apply order.
 	Objects []InventoryEntry
 }
@@ -103,7 +107,7 @@ func decodeConfigMap(cm *corev1.ConfigMap, err error) (*Inventory, error) {
 func decodeInventory(profile string, data map[string]string) (*Inventory, error) {
 	inv := &Inventory{Profile: profile, Revision: data["revision"], RenderHash: data["renderHash"],
 		SyncMode: data["syncMode"], StopMatchingBehavior: data["stopMatchingBehavior"],
-		Complete: data["complete"] == "true"}
+		Complete: data["complete"] == "true", Impersonate: data["impersonate"]}
 	inv.Tier, _ = strconv.Atoi(data["tier"])
 	if h := data["health"]; h != "" {
 		if err := json.Unmarshal([]byte(h), &inv.Health); err != nil {
@@ -144,6 +148,9 @@ func (inv *Inventory) configMap(f Fleet) (*unstructured.Unstructured, error) {
 			"complete": strconv.FormatBool(inv.Complete), "objects": string(objects), "health": string(health),
 		},
 	}}
+	if inv.Impersonate != "" {
+		cm.Object["data"].(map[string]any)["impersonate"] = inv.Impersonate
+	}
 	return cm, nil
 }
 

@@ -179,7 +179,7 @@ func (p *pass) restore(ctx context.Context, inv *Inventory) {
 				objs = append(objs, o)
 			}
 		}
-		p.c.trackDrift(p.req.Profile, objs, p.rules)
+		p.c.trackDrift(p.req.Profile, p.req.Impersonate, objs, p.rules)
 	}
 	p.c.setState(p.req.Profile, &profileState{renderHash: inv.RenderHash, healthy: true, health: inv.Health})
 	p.res.State, p.res.Skipped, p.res.Health = StateApplied, true, inv.Health
@@ -276,7 +276,7 @@ func entriesOf(steps [][]desired) []InventoryEntry {
 func (p *pass) inventory(objects []InventoryEntry) *Inventory {
 	return &Inventory{Profile: p.req.Profile, Revision: p.req.Revision, RenderHash: p.req.RenderHash,
 		SyncMode: p.req.syncMode(), StopMatchingBehavior: p.req.StopMatchingBehavior, Tier: p.req.tier(),
-		Objects: objects}
+		Impersonate: p.req.Impersonate, Objects: objects}
 }
 
 // applySteps applies the steps in order, each healthy before the next; the
@@ -450,7 +450,7 @@ func (p *pass) finish(ctx context.Context, objects []InventoryEntry, pruneErr er
 	p.c.setState(p.req.Profile, &profileState{renderHash: p.req.RenderHash,
 		healthy: p.res.State == StateApplied, health: p.res.Health})
 	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
-		p.c.trackDrift(p.req.Profile, p.tracked, p.rules)
+		p.c.trackDrift(p.req.Profile, p.req.Impersonate, p.tracked, p.rules)
 	}
 }
 

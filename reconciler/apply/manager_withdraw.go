@@ -65,10 +65,23 @@ func withdrawBehavior(behavior string, inv *Inventory) string {
 	return spec.StopMatchingWithdrawPolicies
 }
 
+// writerOf is the client a pair's objects are deleted with: cl, or cl
+// impersonating the user its inventory names (a tenant's ServiceAccount).
+func writerOf(cl *Client, user string) (*Client, error) {
+	if user == "" {
+		return cl, nil
+	}
+	return cl.As(user)
+}
+
 func (c *Cluster) withdraw(ctx context.Context, cl *Client, inv *Inventory, behavior string, res *Result) {
-	pr := &pruner{kube: cl.Kube, mapper: cl.Mapper, profile: inv.Profile, fleet: c.fleet()}
+	w, err := writerOf(cl, inv.Impersonate)
+	if err != nil {
+		res.fail(fmt.Errorf("cluster %s: %w", c.name, err))
+		return
+	}
+	pr := &pruner{kube: w.Kube, mapper: w.Mapper, profile: inv.Profile, fleet: c.fleet()}
 	var kept []InventoryEntry
-	var err error
 	switch behavior {
 	case spec.StopMatchingWithdrawPolicies:
 		kept, err = pr.prune(ctx, inv.Objects, res.record)
