@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 
 	"github.com/regatta-dev/regatta/reconciler/plan"
@@ -68,7 +69,7 @@ func (d *Daemon) load(ctx context.Context, sha string, s *session, every bool) e
 		good = d.acceptInForce(ctx)
 	}
 	if good != nil {
-		fleet.AppliedRevision = good.sha
+		fleet.AppliedRevision, fleet.DependsOn = good.sha, dependenciesOf(good.repo)
 		d.r.opts.Metrics.SetRevision(good.sha)
 	}
 	d.store.setFleet(fleet)
@@ -213,4 +214,15 @@ func converged(cs []status.ClusterStatus) bool {
 		}
 	}
 	return true
+}
+
+// dependenciesOf lists the profiles with spec.dependsOn, in name order.
+func dependenciesOf(repo *spec.Repository) []status.ProfileDependency {
+	var out []status.ProfileDependency
+	for _, p := range repo.Profiles {
+		if len(p.Spec.DependsOn) > 0 {
+			out = append(out, status.ProfileDependency{Profile: p.Metadata.Name, DependsOn: slices.Clone(p.Spec.DependsOn)})
+		}
+	}
+	return out
 }

@@ -52,6 +52,7 @@ func RenderDashboard(s Snapshot) string {
 	}
 	writeProblems(&b, s.Clusters)
 	writeRollouts(&b, s.Fleet.Rollouts)
+	writeDependencies(&b, s.Fleet.DependsOn)
 	return b.String()
 }
 

@@ -59,3 +59,39 @@ func RolloutMermaid(r RolloutStatus) string {
 	b.WriteString("```\n")
 	return b.String()
 }
+
+// writeDependencies draws the profiles' dependsOn graph as a Mermaid
+// flowchart: an arrow from a profile to each profile that waits for it.
+func writeDependencies(b *strings.Builder, deps []ProfileDependency) {
+	if len(deps) == 0 {
+		return
+	}
+	b.WriteString("## Profile dependencies\n\n")
+	b.WriteString(DependencyMermaid(deps))
+	b.WriteString("\n")
+}
+
+// DependencyMermaid draws dependsOn edges; nodes are numbered in the order
+// they first appear, so the drawing is the same for the same graph.
+func DependencyMermaid(deps []ProfileDependency) string {
+	var b strings.Builder
+	b.WriteString("```mermaid\nflowchart LR\n")
+	ids := map[string]string{}
+	node := func(name string) string {
+		if id, ok := ids[name]; ok {
+			return id
+		}
+		id := fmt.Sprintf("p%d", len(ids))
+		ids[name] = id
+		fmt.Fprintf(&b, "  %s[\"%s\"]\n", id, name)
+		return id
+	}
+	for _, d := range deps {
+		to := node(d.Profile)
+		for _, from := range d.DependsOn {
+			fmt.Fprintf(&b, "  %s --> %s\n", node(from), to)
+		}
+	}
+	b.WriteString("```\n")
+	return b.String()
+}

@@ -132,3 +132,25 @@ func TestDashboardPairsOnOtherRevisions(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardDependencies: the dashboard draws the dependsOn graph, one
+// node per profile and an arrow from each dependency to its dependent.
+func TestDashboardDependencies(t *testing.T) {
+	rev := strings.Repeat("c", 40)
+	s := Snapshot{
+		Fleet: Fleet{SourceRevision: rev, AppliedRevision: rev, DependsOn: []ProfileDependency{
+			{Profile: "apps", DependsOn: []string{"cert-manager", "ingress"}},
+			{Profile: "ingress", DependsOn: []string{"cert-manager"}},
+		}},
+		Clusters: []ClusterStatus{{Cluster: "c1", Reachable: true, SourceRevision: rev}},
+	}
+	got := RenderDashboard(s)
+	want := "## Profile dependencies\n\n```mermaid\nflowchart LR\n" +
+		"  p0[\"apps\"]\n  p1[\"cert-manager\"]\n  p1 --> p0\n  p2[\"ingress\"]\n  p2 --> p0\n  p1 --> p2\n```\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("dashboard lacks the graph %q:\n%s", want, got)
+	}
+	if strings.Contains(RenderDashboard(Snapshot{Fleet: Fleet{SourceRevision: rev}, Clusters: s.Clusters}), "Profile dependencies") {
+		t.Error("a fleet without dependsOn got a dependency graph")
+	}
+}

@@ -126,6 +126,15 @@ type Fleet struct {
 	Errors []Error `json:"errors,omitempty" yaml:"errors,omitempty"`
 	// Rollouts are the progressive rollouts of profiles with spec.rollout.
 	Rollouts []RolloutStatus `json:"rollouts,omitempty" yaml:"rollouts,omitempty"`
+	// DependsOn lists the profiles of the revision in force that depend
+	// on others (spec.dependsOn), for the dashboard's graph.
+	DependsOn []ProfileDependency `json:"dependsOn,omitempty" yaml:"dependsOn,omitempty"`
+}
+
+// ProfileDependency is one profile and the profiles it waits for.
+type ProfileDependency struct {
+	Profile   string   `json:"profile" yaml:"profile"`
+	DependsOn []string `json:"dependsOn" yaml:"dependsOn"`
 }
 
 // KindFleetStatus is the kind of status/fleet.yaml.
