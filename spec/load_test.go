@@ -68,3 +68,16 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalRevisionDigits: an approval's revision written as unquoted
+// digits (a commit prefix can be all digits) is taken as the text it is.
+func TestApprovalRevisionDigits(t *testing.T) {
+	repo, diags := loadDir(t, "testdata/valid-rollout")
+	if err := diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := repo.RolloutControl("web")
+	if !c.Approved("production", "0588502862991"+strings.Repeat("a", 27)) {
+		t.Errorf("approvals %+v do not approve the all-digit commit 0588502862991…", c.Spec.Approvals)
+	}
+}

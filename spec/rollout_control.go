@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // KindRolloutControl is the kind of rollouts/<profile>.yaml.
@@ -32,8 +34,21 @@ type RolloutControlSpec struct {
 // Approval approves one revision (a commit, 7 or more hex digits of it)
 // of the profile's rollout for one stage.
 type Approval struct {
-	Stage    string `yaml:"stage"`
-	Revision string `yaml:"revision"`
+	Stage    string       `yaml:"stage"`
+	Revision CommitPrefix `yaml:"revision"`
+}
+
+// CommitPrefix is a commit, or a prefix of one, as written: unquoted
+// digits (588502862991, 1e23456) are taken as the text they are, not as
+// the number YAML would make of them.
+type CommitPrefix string
+
+func (c *CommitPrefix) decodeScalar(n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && n.Tag != "!!int" && n.Tag != "!!float") {
+		return "a commit (hex digits)"
+	}
+	*c = CommitPrefix(n.Value)
+	return ""
 }
 
 // MinRevisionPrefix is the shortest commit prefix an approval may name.
@@ -45,7 +60,7 @@ func (c *RolloutControl) Approved(stage, revision string) bool {
 		return false
 	}
 	for _, a := range c.Spec.Approvals {
-		if a.Stage == stage && len(a.Revision) >= MinRevisionPrefix && strings.HasPrefix(revision, a.Revision) {
+		if a.Stage == stage && len(a.Revision) >= MinRevisionPrefix && strings.HasPrefix(revision, string(a.Revision)) {
 			return true
 		}
 	}
@@ -84,7 +99,7 @@ func validateRolloutControl(r *Repository, c *RolloutControl, rep report) {
 	for i, a := range c.Spec.Approvals {
 		field := fmt.Sprintf("spec.approvals[%d]", i)
 		checkApprovalStage(rep, field+".stage", a.Stage, p.Spec.Rollout)
-		if !isHexPrefix(a.Revision) {
+		if !isHexPrefix(string(a.Revision)) {
 			rep.errorf(field+".revision", "%q is not a commit: give %d or more hex digits of it", a.Revision, MinRevisionPrefix)
 		}
 	}

@@ -67,7 +67,7 @@ func all(state string, names ...string) []string {
 }
 
 func approved(stage string) *spec.RolloutControl {
-	return &spec.RolloutControl{Spec: spec.RolloutControlSpec{Approvals: []spec.Approval{{Stage: stage, Revision: rev[:8]}}}}
+	return &spec.RolloutControl{Spec: spec.RolloutControlSpec{Approvals: []spec.Approval{{Stage: stage, Revision: spec.CommitPrefix(rev[:8])}}}}
 }
 
 func TestDecide(t *testing.T) {

@@ -52,7 +52,7 @@ func webConfigMap(v string) map[string]string {
 func approval(revs ...string) map[string]string {
 	s := "apiVersion: regatta.dev/v1alpha1\nkind: RolloutControl\nmetadata: {name: web}\nspec:\n  approvals:\n"
 	for _, r := range revs {
-		s += fmt.Sprintf("  - {stage: production, revision: %s}\n", r[:12])
+		s += fmt.Sprintf("  - {stage: production, revision: %s}\n", r[:12]) // unquoted, as users write it
 	}
 	return map[string]string{"rollouts/web.yaml": s}
 }
