@@ -88,8 +88,10 @@ func fingerprint(rev *revision, prof *spec.Profile) string {
 }
 
 // observe starts a new rollout of prof when rev changes what it renders
-// from. Clusters an unfinished rollout had reached are marked touched: the
-// new revision (a fix, a revert) reaches them first.
+// from. Clusters a halted rollout had reached are marked touched: the new
+// revision (a fix, a revert) reaches them first. A rollout that was still
+// going well marks none: the next change goes through the stages from the
+// first, or it would reach production before its canary.
 func (ro *rollouts) observe(rev *revision, prof *spec.Profile) *profileRollout {
 	name := prof.Metadata.Name
 	fp := fingerprint(rev, prof)
@@ -103,7 +105,7 @@ func (ro *rollouts) observe(rev *revision, prof *spec.Profile) *profileRollout {
 	if old != nil {
 		old.stopTimer()
 		for c, p := range old.pairs {
-			touched := p.touched || (!old.last.Complete && p.state != rollout.Pending)
+			touched := p.touched || (old.last.Halted && p.state != rollout.Pending)
 			pr.pairs[c] = &pairRollout{state: rollout.Pending, touched: touched}
 		}
 	}

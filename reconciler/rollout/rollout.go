@@ -39,8 +39,8 @@ type Cluster struct {
 	// Since is when the cluster became Done (for the stage's soak); zero
 	// when unknown (it counts as soaked).
 	Since time.Time
-	// Touched: a Pending cluster that applied a revision of an earlier,
-	// unfinished rollout. A new revision (a fix, a revert) reaches these
+	// Touched: a Pending cluster that applied a revision of an earlier
+	// rollout that halted. A new revision (a fix, a revert) reaches these
 	// first, before any stage order.
 	Touched bool
 }

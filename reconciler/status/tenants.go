@@ -17,7 +17,8 @@ func TenantFile(name string) string { return path.Join(TenantsDir, name+".md") }
 func TenantPages(s Snapshot) map[string][]byte {
 	out := map[string][]byte{}
 	for _, t := range tenantNames(s.Clusters) {
-		page := RenderDashboard(Snapshot{Fleet: s.Fleet, Clusters: tenantClusters(s.Clusters, t)})
+		cs := tenantClusters(s.Clusters, t)
+		page := RenderDashboard(Snapshot{Fleet: tenantFleet(s.Fleet, cs), Clusters: cs})
 		page = strings.Replace(page, "# Fleet status\n", "# Status of tenant "+t+"\n", 1)
 		out[t] = []byte(page)
 	}
@@ -56,4 +57,29 @@ func tenantClusters(cs []ClusterStatus, tenant string) []ClusterStatus {
 		}
 	}
 	return out
+}
+
+// tenantFleet keeps of the fleet-wide status what concerns the tenant's
+// profiles (those its clusters' records hold): their rollouts and
+// dependencies, nothing of the platform's or another tenant's.
+func tenantFleet(f Fleet, cs []ClusterStatus) Fleet {
+	own := map[string]bool{}
+	for _, c := range cs {
+		for _, p := range c.Profiles {
+			own[p.Name] = true
+		}
+	}
+	rollouts, deps := f.Rollouts, f.DependsOn
+	f.Rollouts, f.DependsOn = nil, nil
+	for _, r := range rollouts {
+		if own[r.Profile] {
+			f.Rollouts = append(f.Rollouts, r)
+		}
+	}
+	for _, d := range deps {
+		if own[d.Profile] {
+			f.DependsOn = append(f.DependsOn, d)
+		}
+	}
+	return f
 }
