@@ -305,22 +305,8 @@ func objectError(err error) *status.Error {
 // renderError places a render error at its file and line: the innermost
 // render.Error that names a file, with the add-on for context.
 func renderError(err error) *status.Error {
-	var found *render.Error
-	addon := ""
-	for e := err; e != nil; {
-		var re *render.Error
-		if !errors.As(e, &re) {
-			break
-		}
-		if re.Addon != "" {
-			addon = re.Addon
-		}
-		if re.File != "" {
-			found = re
-		}
-		e = re.Err
-	}
-	if found == nil || found.Err == nil {
+	found, addon := render.Innermost(err)
+	if found == nil {
 		return &status.Error{Message: err.Error()}
 	}
 	msg := found.Err.Error()

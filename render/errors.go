@@ -89,3 +89,25 @@ type wrapped struct {
 
 func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
+
+// Innermost returns the innermost *Error in err's chain that names a file
+// and a cause (nil when none does), and the innermost add-on named on the
+// way: where a render failure happened, for status and diagnostics.
+func Innermost(err error) (*Error, string) {
+	var found *Error
+	addon := ""
+	for e := err; e != nil; {
+		var re *Error
+		if !errors.As(e, &re) {
+			break
+		}
+		if re.Addon != "" {
+			addon = re.Addon
+		}
+		if re.File != "" && re.Err != nil {
+			found = re
+		}
+		e = re.Err
+	}
+	return found, addon
+}

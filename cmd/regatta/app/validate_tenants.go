@@ -77,19 +77,9 @@ func checkTenantPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spe
 func renderDiagnostic(p *spec.Profile, c *spec.Cluster, err error) spec.Diagnostic {
 	d := spec.Diagnostic{File: p.Source.File, Line: p.Source.Line, Severity: spec.SeverityWarning,
 		Message: fmt.Sprintf("does not render offline for cluster %s: %v", c.Metadata.Name, err)}
-	addon := ""
-	for e := err; e != nil; {
-		var re *render.Error
-		if !errors.As(e, &re) {
-			break
-		}
-		if re.Addon != "" {
-			addon = re.Addon
-		}
-		if re.File != "" && re.Err != nil {
-			d.File, d.Line, d.Message = re.File, re.Line, re.Err.Error()
-		}
-		e = re.Err
+	found, addon := render.Innermost(err)
+	if found != nil {
+		d.File, d.Line, d.Message = found.File, found.Line, found.Err.Error()
 	}
 	if !spec.Inside(p.Root(), d.File) && d.File != p.Source.File {
 		// a file outside the folder: say where the tenant named it
