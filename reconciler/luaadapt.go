@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/regatta-dev/regatta/lua"
+	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -63,3 +64,12 @@ func (h *healthChecker) Check(ctx context.Context, obj *unstructured.Unstructure
 	}
 	return string(hs.Status), hs.Message, true, nil
 }
+
+// Overrides reports whether a script judges objects of the kind
+// (apply.KindOverrides).
+func (h *healthChecker) Overrides(group, kind string) bool {
+	_, ok := h.scripts.Script(group, kind)
+	return ok
+}
+
+var _ apply.KindOverrides = (*healthChecker)(nil)

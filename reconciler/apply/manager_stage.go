@@ -14,7 +14,6 @@ import (
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"golang.org/x/sync/errgroup"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -167,29 +166,39 @@ func (p *pass) applyFresh(ctx context.Context, objs []*unstructured.Unstructured
 }
 
 func (p *pass) applyOne(ctx context.Context, o *unstructured.Unstructured) (*ssa.ChangeSetEntry, error) {
+	adopted, err := p.applyAndNote(ctx, o)
+	if err != nil {
+		return nil, &ObjectError{Object: RefOf(o), Op: "apply", Err: err}
+	}
+	action := ssa.CreatedAction
+	if adopted {
+		action = ssa.ConfiguredAction
+	}
+	return &ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(o),
+		GroupVersion: o.GroupVersionKind().Version, Subject: utils.FmtUnstructured(o), Action: action}, nil
+}
+
+// applyAndNote applies o, notes whether it is healthy as applied and
+// reports whether it existed before. Objects whose health their metadata
+// tells are applied for their metadata only (applyForMetadata).
+func (p *pass) applyAndNote(ctx context.Context, o *unstructured.Unstructured) (bool, error) {
+	if p.metadataOnly(o) {
+		m, err := applyForMetadata(ctx, p.writer.Kube, o)
+		if err != nil {
+			return false, err
+		}
+		if m.GetDeletionTimestamp() == nil {
+			p.current.Store(object.UnstructuredToObjMetadata(o), true)
+		}
+		return adoptedFields(m.GetManagedFields()), nil
+	}
 	obj := o.DeepCopy()
 	utils.RemoveCABundleFromCRD(obj)
 	if err := applyObject(ctx, p.writer.Kube, obj); err != nil {
-		return nil, &ObjectError{Object: RefOf(o), Op: "apply", Err: err}
+		return false, err
 	}
 	p.noteCurrent(ctx, obj)
-	action := ssa.CreatedAction
-	if adopted(obj) {
-		action = ssa.ConfiguredAction
-	}
-	return &ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(obj),
-		GroupVersion: obj.GroupVersionKind().Version, Subject: utils.FmtUnstructured(obj), Action: action}, nil
-}
-
-// adopted reports whether an applied object existed before the apply:
-// another manager, or an update, owns some of its fields.
-func adopted(obj *unstructured.Unstructured) bool {
-	for _, mf := range obj.GetManagedFields() {
-		if mf.Manager != FieldManager || mf.Operation != metav1.ManagedFieldsOperationApply {
-			return true
-		}
-	}
-	return false
+	return adoptedFields(obj.GetManagedFields()), nil
 }
 
 // compile compiles the pass's drift exclusions once.
