@@ -155,16 +155,16 @@ func (inv *Inventory) configMap(f Fleet) (*unstructured.Unstructured, error) {
 }
 
 // writeInventory stores the inventory by server-side apply, creating the
-// namespace when it is missing.
+// namespace when it is missing. Only the metadata of the answer is read.
 func writeInventory(ctx context.Context, c client.Client, f Fleet, inv *Inventory) error {
 	cm, err := inv.configMap(f)
 	if err != nil {
 		return err
 	}
-	err = applyObject(ctx, c, cm)
+	_, err = applyForMetadata(ctx, c, cm)
 	if apierrors.IsNotFound(err) {
 		if err = ensureNamespace(ctx, c, InventoryNamespace); err == nil {
-			err = applyObject(ctx, c, cm)
+			_, err = applyForMetadata(ctx, c, cm)
 		}
 	}
 	if err != nil {
@@ -177,7 +177,8 @@ func ensureNamespace(ctx context.Context, c client.Client, name string) error {
 	ns := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
 	}}
-	return applyObject(ctx, c, ns)
+	_, err := applyForMetadata(ctx, c, ns)
+	return err
 }
 
 func applyObject(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
