@@ -40,6 +40,10 @@ type rollouts struct {
 	// sharded is set when replicas share the fleet: rollouts then do not
 	// advance (errShardedRollout).
 	sharded bool
+	// resume is, by profile, the revision an earlier daemon's rollout
+	// brought (from the status branch), until the profile is first seen.
+	resumeMu sync.Mutex
+	resume   map[string]string
 }
 
 // profileRollout is one profile's rollout of one revision.
