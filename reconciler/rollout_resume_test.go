@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/reconciler/status"
@@ -37,7 +38,7 @@ func TestRolloutResumedAfterRestart(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ro := newRollouts(metrics.New(), slog.New(slog.DiscardHandler))
+			ro := newRollouts(metrics.New(), slog.New(slog.DiscardHandler), time.Now)
 			ro.load = func(_ context.Context, sha string) (*revision, error) {
 				if sha != "r1" {
 					return nil, fmt.Errorf("no commit %s", sha)

@@ -152,6 +152,12 @@ func startDaemon(t *testing.T, f *fleetRepo) *reconciler.Daemon {
 // it itself, and registers stop for the end of the test too.
 func runDaemon(t *testing.T, f *fleetRepo) (*reconciler.Daemon, func()) {
 	t.Helper()
+	return runDaemonAt(t, f, nil)
+}
+
+// runDaemonAt is runDaemon with the clock rollouts read (nil: time.Now).
+func runDaemonAt(t *testing.T, f *fleetRepo, now func() time.Time) (*reconciler.Daemon, func()) {
+	t.Helper()
 	src, err := repo.NewSource(repo.Options{URL: f.url, Auth: repo.Auth{Username: "fleet", Password: "s3cret"}})
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +183,7 @@ func runDaemon(t *testing.T, f *fleetRepo) (*reconciler.Daemon, func()) {
 			Concurrency:    9,
 			ClusterTimeout: 5 * time.Second,
 			HealthTimeout:  20 * time.Second,
+			Now:            now,
 		},
 	})
 	done := make(chan error, 1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,4 +260,65 @@ func resourceVersions(t *testing.T, name string, clusters []string) map[string]s
 		out[c] = cm.ResourceVersion
 	}
 	return out
+}
+
+// fakeClock is the clock the daemon's rollouts read: an instant the test
+// sets, moving on in real time from there.
+type fakeClock struct {
+	mu      sync.Mutex
+	at, set time.Time
+}
+
+func newFakeClock() *fakeClock {
+	now := time.Now()
+	return &fakeClock{at: now, set: now}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at.Add(time.Since(c.set))
+}
+
+func (c *fakeClock) Set(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at, c.set = at, time.Now()
+}
+
+// TestRolloutWindowOpensByTheClock: a change committed shortly before its
+// window opens (by the daemon's clock, injected) starts nowhere until
+// then, and the first stage starts when the window opens, with no commit.
+func TestRolloutWindowOpensByTheClock(t *testing.T) {
+	const name = "clock"
+	f, obs := newRollingFleet(t, name)
+	clk := newFakeClock()
+	_, stop := runDaemonAt(t, f, clk.Now)
+	t.Cleanup(stop)
+	waitAll(t, obs, "1")
+
+	loc, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opening := time.Date(2026, time.December, 2, 10, 0, 0, 0, loc)
+	window := fmt.Sprintf("[{days: [%s], hours: \"10:00-11:00\", timeZone: America/New_York}]", spec.Weekdays[opening.Weekday()])
+	clk.Set(opening.Add(-15 * time.Second))
+	opensAt := time.Now().Add(15 * time.Second) // in real time
+	files := profileFile(name, false, window)
+	maps.Copy(files, configMap(name, "2"))
+	f.commit(name+" v2 with a window from 10:00 New York time", files)
+	waitFor(t, 12*time.Second, "the canary waits for the window", func() bool {
+		p, _ := stageProgress(t, f, name, "canary")
+		return p == "OutsideWindow"
+	})
+	holdsFor(t, time.Until(opensAt.Add(-time.Second)), "no cluster gets v2 before the window opens", func() bool {
+		return len(obs.everSaw("2", allClusters())) == 0
+	})
+	waitFor(t, 20*time.Second, "the canary gets v2 once the window opens", func() bool { return obs.version("canary-1") == "2" })
+	if w, _ := obs.windowOf("canary-1", "2"); w.start.Before(opensAt) {
+		t.Errorf("the canary started at %s, before the window opened at %s", w.start.Format(time.StampMilli), opensAt.Format(time.StampMilli))
+	}
+	waitFor(t, 60*time.Second, "every cluster gets v2 within the window", func() bool { return obs.done("2", allClusters()) })
+	checkMaxUpdate(t, obs, "2")
 }
