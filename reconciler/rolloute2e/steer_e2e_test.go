@@ -80,9 +80,22 @@ func newRollingFleet(t *testing.T, name string) (*fleetRepo, *observer) {
 	return f, newObserverOf(t, 300*time.Millisecond, name)
 }
 
-func waitAll(t *testing.T, obs *observer, v string) {
+// waitAll waits for every cluster to hold v, marked ready, and for the
+// status branch to say the daemon's rollout of v completed: a pair that
+// failed on the way (a timeout on a loaded machine) and was retried has
+// then been found healthy again, so the next change is not taken for a
+// fix of a halted rollout (which would reach its clusters first).
+func waitAll(t *testing.T, f *fleetRepo, obs *observer, name, v string) {
 	t.Helper()
 	waitFor(t, 90*time.Second, "every cluster applied and healthy on v"+v, func() bool { return obs.done(v, allClusters()) })
+	waitFor(t, 30*time.Second, "the rollout of v"+v+" complete on the status branch", func() bool {
+		for _, r := range fleetStatus(t, f).Rollouts {
+			if r.Profile == name {
+				return r.Complete && !r.Halted
+			}
+		}
+		return false
+	})
 }
 
 // fleetStatus reads status/fleet.yaml of the status branch.
@@ -139,7 +152,7 @@ func TestRolloutWindowEndToEnd(t *testing.T) {
 	const name = "win"
 	f, obs := newRollingFleet(t, name)
 	startDaemon(t, f)
-	waitAll(t, obs, "1")
+	waitAll(t, f, obs, name, "1")
 
 	// A day three days from today in the window's zone: the window
 	// excludes now unless the test ran for two days.
@@ -177,7 +190,7 @@ func TestRolloutPauseEndToEnd(t *testing.T) {
 	const name = "pause"
 	f, obs := newRollingFleet(t, name)
 	startDaemon(t, f)
-	waitAll(t, obs, "1")
+	waitAll(t, f, obs, name, "1")
 
 	obs.holdOn("2", production...)
 	f.commit(name+" v2", configMap(name, "2"))
@@ -208,7 +221,7 @@ func TestRolloutApprovalAcrossRestart(t *testing.T) {
 	f, obs := newRollingFleet(t, name)
 	_, stop1 := runDaemon(t, f)
 	t.Cleanup(stop1)
-	waitAll(t, obs, "1")
+	waitAll(t, f, obs, name, "1")
 
 	files := profileFile(name, true, "")
 	maps.Copy(files, configMap(name, "2"))
@@ -295,7 +308,7 @@ func TestRolloutWindowOpensByTheClock(t *testing.T) {
 	clk := newFakeClock()
 	_, stop := runDaemonAt(t, f, clk.Now)
 	t.Cleanup(stop)
-	waitAll(t, obs, "1")
+	waitAll(t, f, obs, name, "1")
 
 	loc, err := time.LoadLocation("America/New_York")
 	if err != nil {
@@ -313,7 +326,11 @@ func TestRolloutWindowOpensByTheClock(t *testing.T) {
 		return p == "OutsideWindow"
 	})
 	holdsFor(t, time.Until(opensAt.Add(-time.Second)), "no cluster gets v2 before the window opens", func() bool {
-		return len(obs.everSaw("2", allClusters())) == 0
+		early := obs.everSaw("2", allClusters())
+		if len(early) > 0 {
+			t.Logf("%v got v2 at %s, the window opens at %s", early, time.Now().Format(time.StampMilli), opensAt.Format(time.StampMilli))
+		}
+		return len(early) == 0
 	})
 	waitFor(t, 20*time.Second, "the canary gets v2 once the window opens", func() bool { return obs.version("canary-1") == "2" })
 	if w, _ := obs.windowOf("canary-1", "2"); w.start.Before(opensAt) {
