@@ -21,4 +21,9 @@
 //   - scale: 1,000 and 10,000 simulated clusters (facts only) × 20
 //     profiles, each size in a child process for an honest peak memory.
 //   - gobench: `go test -bench` of the hot functions, for benchstat.
+//   - progressive: per round, 9 fresh kube-apiservers and an in-process
+//     daemon rolling a change out in three stages (canary 1, staging 2,
+//     production 6 with maxUpdate 2, 1 s soaks): commit to the last
+//     cluster applied and healthy minus the soaks, each stage's time and
+//     the most clusters updating at once (issue 14).
 package bench

@@ -17,6 +17,7 @@ func Report(r *Results) string {
 	}
 	reportRollout(&b, r)
 	reportSteady(&b, r)
+	reportProgressive(&b, r)
 	reportScale(&b, r)
 	reportMemory(&b, r)
 	reportGoBench(&b, r)
@@ -35,6 +36,7 @@ go run ./bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limi
 go run ./bench/cmd/regatta-bench -phases daemon              # §2 and §4
 go run ./bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
 go run ./bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
+go run ./bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive rollout (issue 14)
 go run ./bench/cmd/regatta-bench -report-only                # rewrite this file from bench/results/results.json
 benchstat bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
 go tool pprof -top bench/raw/rollout-regatta.cpu.pprof       # also .heap.pprof, bench/raw/scale/<n>/cpu.pprof

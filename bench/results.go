@@ -23,8 +23,10 @@ type Results struct {
 	// PlanCmds are `regatta plan` runs over the other fleet styles.
 	PlanCmds []*PlanCmdResult `json:"planCommands,omitempty"`
 	GoBench  []GoBench        `json:"goBench,omitempty"`
-	Profiles []ProfileTop     `json:"profiles,omitempty"`
-	Errors   []string         `json:"errors,omitempty"`
+	// Progressive are the rounds of the progressive phase (issue 14).
+	Progressive []ProgressiveResult `json:"progressive,omitempty"`
+	Profiles    []ProfileTop        `json:"profiles,omitempty"`
+	Errors      []string            `json:"errors,omitempty"`
 	// Analysis is bench/analysis.md, the hand-written reading of the
 	// committed run (why a target is missed, what would fix it).
 	Analysis string `json:"-"`

@@ -121,13 +121,26 @@ func (r *rolloutRound) waitProbe(ctx context.Context, f Fleet, gen int, start ti
 // probeTimes polls every cluster (every 50 ms) until it holds generation
 // gen of the probe ConfigMap and returns the seconds from start.
 func (r *rolloutRound) probeTimes(ctx context.Context, f Fleet, gen int, start time.Time) (map[string]float64, error) {
+	return r.probeNamed(ctx, f.Clusters, probePoll{name: "probe", key: "generation", value: fmt.Sprint(gen), every: 50 * time.Millisecond}, start)
+}
+
+// probePoll is a ConfigMap of the default namespace polled until its data
+// key holds value.
+type probePoll struct {
+	name, key, value string
+	every            time.Duration
+}
+
+// probeNamed polls every cluster until its ConfigMap holds the value and
+// returns the seconds from start, by cluster.
+func (r *rolloutRound) probeNamed(ctx context.Context, clusters []FleetCluster, p probePoll, start time.Time) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
 	out := map[string]float64{}
 	var wg sync.WaitGroup
-	errs := make(chan error, len(f.Clusters))
-	for _, c := range f.Clusters {
+	errs := make(chan error, len(clusters))
+	for _, c := range clusters {
 		wg.Go(func() {
 			cs, err := kubernetes.NewForConfig(r.cs.Cluster(c.Name).RESTConfig())
 			if err != nil {
@@ -135,8 +148,8 @@ func (r *rolloutRound) probeTimes(ctx context.Context, f Fleet, gen int, start t
 				return
 			}
 			for ctx.Err() == nil {
-				cm, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "probe", metav1.GetOptions{})
-				if err == nil && cm.Data["generation"] == fmt.Sprint(gen) {
+				cm, err := cs.CoreV1().ConfigMaps("default").Get(ctx, p.name, metav1.GetOptions{})
+				if err == nil && cm.Data[p.key] == p.value {
 					mu.Lock()
 					out[c.Name] = time.Since(start).Seconds()
 					mu.Unlock()
@@ -146,9 +159,9 @@ func (r *rolloutRound) probeTimes(ctx context.Context, f Fleet, gen int, start t
 					errs <- fmt.Errorf("cluster %s: %w", c.Name, err)
 					return
 				}
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(p.every)
 			}
-			errs <- fmt.Errorf("cluster %s: probe generation %d not applied within 2m", c.Name, gen)
+			errs <- fmt.Errorf("cluster %s: ConfigMap %s: %s=%s not applied within 2m", c.Name, p.name, p.key, p.value)
 		})
 	}
 	wg.Wait()

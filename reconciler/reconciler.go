@@ -43,6 +43,9 @@ type Options struct {
 	ClusterTimeout time.Duration
 	// HealthTimeout is the default per-add-on health timeout.
 	HealthTimeout time.Duration
+	// Now is the clock progressive rollouts read (windows, soaks); nil is
+	// time.Now. Tests set it to a known instant.
+	Now func() time.Time
 
 	// skipTenantGuard lets tests send a tenant's forbidden objects to the
 	// cluster, to show its RBAC refuses them under impersonation.
@@ -106,13 +109,16 @@ func New(opts Options) *Reconciler {
 	if opts.Metrics == nil {
 		opts.Metrics = metrics.New()
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	return &Reconciler{
 		opts:      opts,
 		log:       opts.Log,
 		known:     map[string]knownCluster{},
 		lastPairs: map[string]map[string]struct{}{},
 		events:    events.NewManager(events.Options{Lua: opts.Lua, Log: opts.Log}),
-		rollouts:  newRollouts(opts.Metrics, opts.Log),
+		rollouts:  newRollouts(opts.Metrics, opts.Log, opts.Now),
 	}
 }
 

@@ -40,6 +40,10 @@ type rollouts struct {
 	// sharded is set when replicas share the fleet: rollouts then do not
 	// advance (errShardedRollout).
 	sharded bool
+	// resume is, by profile, the revision an earlier daemon's rollout
+	// brought (from the status branch), until the profile is first seen.
+	resumeMu sync.Mutex
+	resume   map[string]string
 }
 
 // profileRollout is one profile's rollout of one revision.
@@ -57,8 +61,8 @@ type pairRollout struct {
 	touched bool
 }
 
-func newRollouts(m *metrics.Metrics, log *slog.Logger) *rollouts {
-	return &rollouts{profiles: map[string]*profileRollout{}, old: map[string]*revision{}, now: time.Now, metrics: m, log: log}
+func newRollouts(m *metrics.Metrics, log *slog.Logger, now func() time.Time) *rollouts {
+	return &rollouts{profiles: map[string]*profileRollout{}, old: map[string]*revision{}, now: now, metrics: m, log: log}
 }
 
 // fingerprint identifies what a profile renders from at a revision: its
@@ -189,7 +193,8 @@ func (ro *rollouts) decide(pr *profileRollout, prof *spec.Profile, members []rol
 	pr.stopTimer()
 	if !d.Recheck.IsZero() {
 		pending := pendingOf(in.Clusters)
-		pr.timer = time.AfterFunc(time.Until(d.Recheck)+10*time.Millisecond, func() { ro.wakeAll(pending) })
+		// By the rollout's clock, which windows and soaks are read from.
+		pr.timer = time.AfterFunc(d.Recheck.Sub(in.Now)+10*time.Millisecond, func() { ro.wakeAll(pending) })
 	}
 	return d
 }

@@ -37,7 +37,7 @@ func (p *clusterPass) pick(ctx context.Context, prof *spec.Profile) rolloutPick 
 	if p.stopped() { // a newer revision is in force: it decides, not this one
 		return rolloutPick{skip: &status.Profile{Name: name, State: status.StateWaitingForRollout, Message: "superseded"}}
 	}
-	ro.observe(p.rev, prof)
+	ro.observeResumed(ctx, p.rev, prof)
 	if ro.reached(name, cluster) {
 		return cur
 	}

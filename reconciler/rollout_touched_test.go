@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/reconciler/rollout"
@@ -16,7 +17,7 @@ import (
 // new change starts at the first stage again.
 func TestSupersededRolloutTouches(t *testing.T) {
 	for _, halted := range []bool{false, true} {
-		ro := newRollouts(metrics.New(), slog.New(slog.DiscardHandler))
+		ro := newRollouts(metrics.New(), slog.New(slog.DiscardHandler), time.Now)
 		tree := fstest.MapFS{"addons/web/cm.yaml": {Data: []byte("kind: ConfigMap\n")}}
 		v1 := &spec.Profile{Spec: spec.ProfileSpec{HealthTimeout: "1m", Rollout: &spec.Rollout{}}}
 		v1.Metadata.Name = "web"

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,6 +142,22 @@ func clusterFiles(name string) map[string]string {
 // startDaemon runs a daemon on the repository until the test ends.
 func startDaemon(t *testing.T, f *fleetRepo) *reconciler.Daemon {
 	t.Helper()
+	d, stop := runDaemon(t, f)
+	t.Cleanup(stop)
+	return d
+}
+
+// runDaemon runs a daemon on the repository until stop, which waits for it
+// to end (later calls do nothing); a test that restarts the daemon stops
+// it itself, and registers stop for the end of the test too.
+func runDaemon(t *testing.T, f *fleetRepo) (*reconciler.Daemon, func()) {
+	t.Helper()
+	return runDaemonAt(t, f, nil)
+}
+
+// runDaemonAt is runDaemon with the clock rollouts read (nil: time.Now).
+func runDaemonAt(t *testing.T, f *fleetRepo, now func() time.Time) (*reconciler.Daemon, func()) {
+	t.Helper()
 	src, err := repo.NewSource(repo.Options{URL: f.url, Auth: repo.Auth{Username: "fleet", Password: "s3cret"}})
 	if err != nil {
 		t.Fatal(err)
@@ -166,18 +183,21 @@ func startDaemon(t *testing.T, f *fleetRepo) *reconciler.Daemon {
 			Concurrency:    9,
 			ClusterTimeout: 5 * time.Second,
 			HealthTimeout:  20 * time.Second,
+			Now:            now,
 		},
 	})
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		d.Close()
-	})
-	return d
+	var once sync.Once
+	return d, func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+			d.Close()
+		})
+	}
 }
 
 type testWriter struct{ t *testing.T }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -27,23 +28,41 @@ type window struct {
 	start, end       time.Time
 }
 
-// observer watches the ConfigMap "web" in every cluster, records when each
-// version arrives, and marks a version ready after hold, except versions
-// it is told to refuse (a failing health check).
+// observer watches a ConfigMap of the default namespace (each test's
+// profile has its own) in every cluster, records when each version
+// arrives, and marks a version ready after hold, except versions it is
+// told to refuse (a failing health check) or to hold until released.
 type observer struct {
 	t    *testing.T
 	hold time.Duration
+	name string
 
 	mu      sync.Mutex
 	refuse  map[string]bool
+	held    map[string]bool    // by cluster/version, until release
 	windows map[string]*window // by cluster/version
 	current map[string]string  // version on each cluster
+	clients map[string]*kubernetes.Clientset
+	ctx     context.Context
 }
 
-func newObserver(t *testing.T, hold time.Duration) *observer {
-	o := &observer{t: t, hold: hold, refuse: map[string]bool{}, windows: map[string]*window{}, current: map[string]string{}}
+func newObserver(t *testing.T, hold time.Duration) *observer { return newObserverOf(t, hold, "web") }
+
+// newObserverOf watches the ConfigMap name.
+func newObserverOf(t *testing.T, hold time.Duration, name string) *observer {
+	o := &observer{
+		t:       t,
+		hold:    hold,
+		name:    name,
+		refuse:  map[string]bool{},
+		held:    map[string]bool{},
+		windows: map[string]*window{},
+		current: map[string]string{},
+		clients: map[string]*kubernetes.Clientset{},
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	o.ctx = ctx
 	for _, c := range allClusters() {
 		o.watch(ctx, c)
 	}
@@ -64,6 +83,7 @@ func clientset(t *testing.T, cluster string) *kubernetes.Clientset {
 // the watch provably sees events: a probe ConfigMap it created arrived.
 func (o *observer) watch(ctx context.Context, cluster string) {
 	cs := clientset(o.t, cluster)
+	o.clients[cluster] = cs
 	ready := make(chan struct{})
 	var once sync.Once
 	go func() {
@@ -82,9 +102,9 @@ func (o *observer) watch(ctx context.Context, cluster string) {
 				}
 				rv = cm.ResourceVersion
 				switch cm.Name {
-				case "probe":
+				case "probe-" + o.name:
 					once.Do(func() { close(ready) })
-				case "web":
+				case o.name:
 					o.seen(ctx, cs, cluster, cm)
 				}
 			}
@@ -92,7 +112,9 @@ func (o *observer) watch(ctx context.Context, cluster string) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: "default"}}
+	// A probe of its own: a fresh watch shows no event of one created by
+	// an earlier test's observer.
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe-" + o.name, Namespace: "default"}}
 	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, probe, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		o.t.Fatal(err)
 	}
@@ -114,7 +136,7 @@ func (o *observer) seen(ctx context.Context, cs *kubernetes.Clientset, cluster s
 	}
 	w := &window{cluster: cluster, version: v, start: time.Now()}
 	o.windows[key] = w
-	if o.refuse[v] {
+	if o.refuse[v] || o.held[key] {
 		return
 	}
 	time.AfterFunc(o.hold, func() { o.markReady(ctx, cs, w) })
@@ -122,7 +144,7 @@ func (o *observer) seen(ctx context.Context, cs *kubernetes.Clientset, cluster s
 
 func (o *observer) markReady(ctx context.Context, cs *kubernetes.Clientset, w *window) {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, readyKey, w.version)
-	_, err := cs.CoreV1().ConfigMaps("default").Patch(ctx, "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "test-controller"})
+	_, err := cs.CoreV1().ConfigMaps("default").Patch(ctx, o.name, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "test-controller"})
 	if err != nil && ctx.Err() == nil {
 		o.t.Errorf("%s: mark %s ready: %v", w.cluster, w.version, err)
 	}
@@ -135,6 +157,49 @@ func (o *observer) refuseVersion(v string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.refuse[v] = true
+}
+
+// holdOn keeps the version from being marked ready on the clusters until
+// release.
+func (o *observer) holdOn(v string, clusters ...string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range clusters {
+		o.held[c+"/"+v] = true
+	}
+}
+
+// release ends holdOn and refuseVersion of a version: the clusters that
+// hold it are marked ready now, later ones after the usual hold.
+func (o *observer) release(v string) {
+	o.mu.Lock()
+	delete(o.refuse, v)
+	var open []*window
+	for key := range o.held {
+		if strings.HasSuffix(key, "/"+v) {
+			delete(o.held, key)
+		}
+	}
+	for _, w := range o.windows {
+		if w.version == v && w.end.IsZero() {
+			open = append(open, w)
+		}
+	}
+	o.mu.Unlock()
+	for _, w := range open {
+		o.markReady(o.ctx, o.clients[w.cluster], w)
+	}
+}
+
+// done reports whether the version is applied and was marked ready on
+// every one of the clusters.
+func (o *observer) done(v string, clusters []string) bool {
+	for _, c := range clusters {
+		if w, ok := o.windowOf(c, v); !ok || w.end.IsZero() {
+			return false
+		}
+	}
+	return true
 }
 
 // version returns the version on a cluster ("" when none).

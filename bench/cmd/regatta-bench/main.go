@@ -1,7 +1,7 @@
 // Command regatta-bench runs regatta's benchmark suite and writes
 // bench/REPORT.md; `make bench` runs it. See package bench.
 //
-//	go run ./bench/cmd/regatta-bench [-phases rollout,daemon,scale,gobench] [-rounds 5]
+//	go run ./bench/cmd/regatta-bench [-phases rollout,daemon,scale,gobench,progressive] [-rounds 5]
 package main
 
 import (

@@ -41,9 +41,9 @@ type options struct {
 }
 
 func (o *options) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.phases, "phases", "rollout,daemon,scale,gobench", "phases to run, comma-separated")
+	fs.StringVar(&o.phases, "phases", "rollout,daemon,scale,gobench,progressive", "phases to run, comma-separated: rollout, daemon, scale, gobench, progressive")
 	fs.StringVar(&o.methods, "methods", "", "rollout methods to run, comma-separated (default: all)")
-	fs.IntVar(&o.rounds, "rounds", 5, "rollout rounds (fresh clusters each)")
+	fs.IntVar(&o.rounds, "rounds", 5, "rollout rounds (fresh clusters each); the progressive phase runs at most 3 (~45 s each)")
 	fs.IntVar(&o.serialEvery, "serial-every", 2, "run the serial script every n-th round (0: never)")
 	fs.IntVar(&o.changes, "changes", 2, "one-overlay commits timed per round")
 	fs.IntVar(&o.clusters, "clusters", 10, "real clusters")
@@ -104,7 +104,7 @@ func runPhases(ctx context.Context, o *options, res *bench.Results) error {
 	}
 	defer chart.Close()
 	sh := &shared{chart: chart}
-	if o.has("rollout") || o.has("daemon") {
+	if o.has("rollout") || o.has("daemon") || o.has("progressive") {
 		if sh.bins, err = bench.StageBinaries(o.binDir); err != nil {
 			return err
 		}
@@ -115,6 +115,7 @@ func runPhases(ctx context.Context, o *options, res *bench.Results) error {
 		fn   func(context.Context, *options, *bench.Results, *shared) error
 	}{
 		{"gobench", runGoBench}, {"scale", runScale}, {"rollout", runRollout}, {"daemon", runDaemon},
+		{"progressive", runProgressive},
 	}
 	for _, p := range phases {
 		if !o.has(p.name) {
@@ -164,4 +165,16 @@ func abs(p string) string {
 		return p
 	}
 	return a
+}
+
+// maxProgressiveRounds keeps the progressive phase within ~2-3 minutes of
+// make bench.
+const maxProgressiveRounds = 3
+
+// runProgressive times a progressive rollout on 9 fresh clusters in 3
+// stages, -rounds times (at most maxProgressiveRounds).
+func runProgressive(ctx context.Context, o *options, res *bench.Results, sh *shared) error {
+	po := bench.ProgressiveOptions{Rounds: min(o.rounds, maxProgressiveRounds), Bins: sh.bins, Soak: time.Second,
+		Dir: abs(filepath.Join(o.raw, "progressive")), Logf: logf}
+	return bench.RunProgressive(ctx, po, func(p bench.ProgressiveResult) { res.Progressive = append(res.Progressive, p) })
 }
