@@ -178,7 +178,7 @@ func (d *Daemon) restore(ctx context.Context) {
 	}
 	d.store.seed(snap)
 	d.r.seedKnown(snap.Clusters)
-	d.r.rollouts.resumeFrom(snap.Fleet.Rollouts)
+	d.r.rollouts.resumeFrom(snap.Fleet.Rollouts, snap.Clusters)
 	d.mu.Lock()
 	d.inForce = snap.Fleet.AppliedRevision
 	d.mu.Unlock()

@@ -44,6 +44,9 @@ type rollouts struct {
 	// brought (from the status branch), until the profile is first seen.
 	resumeMu sync.Mutex
 	resume   map[string]string
+	// resumeFailed are, by profile, the clusters whose pair had failed at
+	// the revision of a rollout halted before the restart.
+	resumeFailed map[string][]string
 }
 
 // profileRollout is one profile's rollout of one revision.

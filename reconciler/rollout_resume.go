@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 
+	"github.com/regatta-dev/regatta/reconciler/rollout"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -10,16 +11,35 @@ import (
 // resumeFrom takes, from the status branch an earlier daemon wrote, the
 // revision each profile's rollout was bringing (status/fleet.yaml
 // rollouts[].revision), so that a restarted daemon continues those
-// rollouts rather than starting them over at the revision in force.
-func (ro *rollouts) resumeFrom(rs []status.RolloutStatus) {
+// rollouts rather than starting them over at the revision in force; and,
+// of a rollout that was halted, the clusters whose pair had failed at that
+// revision, so that it stays halted until they are seen again.
+func (ro *rollouts) resumeFrom(rs []status.RolloutStatus, records []status.ClusterStatus) {
 	ro.resumeMu.Lock()
 	defer ro.resumeMu.Unlock()
-	ro.resume = map[string]string{}
+	ro.resume, ro.resumeFailed = map[string]string{}, map[string][]string{}
 	for _, r := range rs {
-		if r.Profile != "" && r.Revision != "" {
-			ro.resume[r.Profile] = r.Revision
+		if r.Profile == "" || r.Revision == "" {
+			continue
+		}
+		ro.resume[r.Profile] = r.Revision
+		if r.Halted {
+			ro.resumeFailed[r.Profile] = failedAt(records, r.Profile, r.Revision)
 		}
 	}
+}
+
+// failedAt names the clusters whose pair of profile failed at revision.
+func failedAt(records []status.ClusterStatus, profile, revision string) []string {
+	var out []string
+	for _, c := range records {
+		for _, p := range c.Profiles {
+			if p.Name == profile && p.Revision == revision && rolloutState(p.State) == rollout.Failed {
+				out = append(out, c.Cluster)
+			}
+		}
+	}
+	return out
 }
 
 // observeResumed is observe for a pass of rev. The first time a profile is
@@ -33,7 +53,12 @@ func (ro *rollouts) observeResumed(ctx context.Context, rev *revision, prof *spe
 	ro.resumeMu.Lock()
 	defer ro.resumeMu.Unlock()
 	sha, ok := ro.resume[name]
-	if !ok || sha == rev.sha {
+	if !ok {
+		ro.observe(rev, prof)
+		return
+	}
+	defer ro.keepHalted(name, sha)
+	if sha == rev.sha {
 		delete(ro.resume, name)
 		ro.observe(rev, prof)
 		return
@@ -71,4 +96,31 @@ func (ro *rollouts) observeAt(rev *revision, prof *spec.Profile, target string) 
 	ro.profiles[name] = &profileRollout{target: target, fp: fp, pairs: map[string]*pairRollout{}}
 	ro.log.Info("rollout resumed", "profile", name, "revision", status.ShortRevision(target),
 		"inForce", status.ShortRevision(rev.sha))
+}
+
+// keepHalted marks, once the rollout of a profile is known after a
+// restart, the pairs that had failed at its revision before the restart as
+// failed again, unless seen since: a rollout halted before a restart stays
+// halted, and no cluster more gets the revision that failed. ro.resumeMu is
+// held.
+func (ro *rollouts) keepHalted(name, sha string) {
+	failed, ok := ro.resumeFailed[name]
+	if !ok {
+		return
+	}
+	ro.mu.Lock()
+	defer ro.mu.Unlock()
+	pr := ro.profiles[name]
+	if pr == nil || pr.target != sha {
+		if _, again := ro.resume[name]; !again {
+			delete(ro.resumeFailed, name) // a new rollout
+		}
+		return
+	}
+	delete(ro.resumeFailed, name)
+	for _, c := range failed {
+		if pr.pairs[c] == nil {
+			pr.pairs[c] = &pairRollout{state: rollout.Failed, since: ro.now()}
+		}
+	}
 }

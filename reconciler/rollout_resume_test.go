@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/regatta-dev/regatta/reconciler/metrics"
+	"github.com/regatta-dev/regatta/reconciler/rollout"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -45,7 +46,7 @@ func TestRolloutResumedAfterRestart(t *testing.T) {
 				}
 				return &revision{sha: "r1", tree: tree, repo: &spec.Repository{Profiles: []*spec.Profile{tc.earlier}}}, nil
 			}
-			ro.resumeFrom([]status.RolloutStatus{{Profile: "web", Revision: tc.recorded}})
+			ro.resumeFrom([]status.RolloutStatus{{Profile: "web", Revision: tc.recorded}}, nil)
 			ro.observeResumed(context.Background(), &revision{sha: "r2", tree: tree}, profile("1m"))
 			if got := ro.profiles["web"].target; got != tc.want {
 				t.Errorf("rollout revision %s, want %s", got, tc.want)
@@ -63,3 +64,29 @@ func TestRolloutResumedAfterRestart(t *testing.T) {
 type hashedTree struct{ fstest.MapFS }
 
 func (h hashedTree) TreeHash(name string) (string, error) { return "tree-of-" + name, nil }
+
+// TestHaltedRolloutStaysHaltedAfterRestart: a rollout the status branch
+// records as halted, with a pair that failed at its revision, admits no
+// cluster after a restart until that cluster is seen again; one that was
+// not halted goes on.
+func TestHaltedRolloutStaysHaltedAfterRestart(t *testing.T) {
+	tree := hashedTree{fstest.MapFS{"addons/web/cm.yaml": {Data: []byte("kind: ConfigMap\n")}}}
+	prof := &spec.Profile{Spec: spec.ProfileSpec{Rollout: &spec.Rollout{}}}
+	prof.Metadata.Name = "web"
+	members := []rollout.Cluster{{Name: "c1"}, {Name: "c2"}, {Name: "c3"}}
+	records := []status.ClusterStatus{
+		{Cluster: "c1", Profiles: []status.Profile{{Name: "web", Revision: "r2", State: status.StateFailed}}},
+		{Cluster: "c2", Profiles: []status.Profile{{Name: "web", Revision: "r1", State: status.StateApplied}}},
+	}
+	for _, halted := range []bool{true, false} {
+		ro := newRollouts(metrics.New(), slog.New(slog.DiscardHandler), time.Now)
+		ro.resumeFrom([]status.RolloutStatus{{Profile: "web", Revision: "r2", Halted: halted}}, records)
+		ro.observeResumed(context.Background(), &revision{sha: "r2", tree: tree}, prof)
+		if got := ro.admit(prof, "c2", members, nil); got == halted {
+			t.Errorf("recorded halted=%v: c2 admitted=%v", halted, got)
+		}
+		if halted && !ro.reached("web", "c1") {
+			t.Error("the cluster that failed before the restart is not counted as reached")
+		}
+	}
+}
