@@ -12,6 +12,19 @@ import (
 	"github.com/regatta-dev/regatta/reconciler"
 )
 
+// readyHealthCheck judges a profile's ConfigMaps healthy once the test
+// marks their version (data.v) ready (observer_test.go).
+const readyHealthCheck = `  healthChecks:
+  - kind: ConfigMap
+    script: |
+      hs = {status = "Progressing", message = "not marked ready"}
+      local a = obj.metadata.annotations
+      if a ~= nil and obj.data ~= nil and a["test.regatta.dev/ready"] == obj.data.v then
+        hs.status = "Healthy"
+      end
+      return hs
+`
+
 const profile = `apiVersion: regatta.dev/v1alpha1
 kind: Profile
 metadata:
@@ -22,16 +35,7 @@ spec:
   addons:
   - name: web
     manifests: {path: addons/web}
-  healthChecks:
-  - kind: ConfigMap
-    script: |
-      hs = {status = "Progressing", message = "not marked ready"}
-      local a = obj.metadata.annotations
-      if a ~= nil and obj.data ~= nil and a["test.regatta.dev/ready"] == obj.data.v then
-        hs.status = "Healthy"
-      end
-      return hs
-  rollout:
+` + readyHealthCheck + `  rollout:
     stages:
     - name: canary
       clusterSelector: {matchLabels: {stage: canary}}

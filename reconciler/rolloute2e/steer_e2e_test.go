@@ -33,16 +33,7 @@ spec:
   addons:
   - name: %s
     manifests: {path: addons/%s}
-  healthChecks:
-  - kind: ConfigMap
-    script: |
-      hs = {status = "Progressing", message = "not marked ready"}
-      local a = obj.metadata.annotations
-      if a ~= nil and obj.data ~= nil and a["test.regatta.dev/ready"] == obj.data.v then
-        hs.status = "Healthy"
-      end
-      return hs
-  rollout:
+`+readyHealthCheck+`  rollout:
     stages:
     - {name: canary, clusterSelector: {matchLabels: {stage: canary}}, soak: 1s}
     - {name: staging, clusterSelector: {matchLabels: {stage: staging}}, soak: 1s}
