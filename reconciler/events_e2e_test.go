@@ -155,6 +155,7 @@ func TestEventServicesGetNetworkPolicies(t *testing.T) {
 	waitFor(t, 10*time.Second, "the instances in status", func() bool {
 		return instanceResources(h, "c37", "netpol") == "c37:Service/eng/api,c37:Service/eng/web"
 	})
+	checkEventRecords(t, h.pairRecord("c37", "netpol"))
 
 	// web stops exposing 443; api goes.
 	start = time.Now()
