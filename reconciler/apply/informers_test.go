@@ -78,6 +78,7 @@ func TestSharedInformersOneWatchPerKey(t *testing.T) {
 	if err := kc.Create(context.Background(), namespace(ns)); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { kc.Delete(context.Background(), namespace(ns)) })
 	counter := &pathCounter{path: "/namespaces/" + ns + "/configmaps"}
 	opts := testOptions().Client
 	opts.WrapTransport = counter.wrap
