@@ -127,7 +127,12 @@ func eventDataOf(in events.Instance) *render.EventData {
 // step (same add-on, phase and weight), and refuses an object another
 // instance already made.
 func mergeInstance(dst, res *render.Result, in events.Instance, owners map[string]string) (status.EventInstance, error) {
-	rec := status.EventInstance{Name: in.Name, SourceCluster: in.SourceCluster, Resource: in.Resource}
+	rec := status.EventInstance{
+		Name:          in.Name,
+		SourceCluster: in.SourceCluster,
+		Resource:      in.Resource,
+		Event:         status.NewEventRecord(in.Object, in.Resources, res.Hash),
+	}
 	for _, st := range res.Steps {
 		i := stepIndex(dst, st)
 		for _, o := range st.Objects {

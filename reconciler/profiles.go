@@ -175,7 +175,8 @@ func (p *clusterPass) request(rev *revision, prof *spec.Profile, res *render.Res
 	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: rev.sha, RenderHash: res.Hash,
 		SyncMode: prof.Spec.SyncMode, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,
 		ContinueOnError: prof.Spec.ContinueOnError, HealthTimeout: timeout,
-		DriftExclusions: prof.Spec.DriftExclusions, Health: hc, Async: true, Stop: p.stopped}
+		DriftExclusions: prof.Spec.DriftExclusions, Health: hc, Async: true, Stop: p.stopped,
+		SkipUnchanged: prof.IsEventProfile()}
 	for _, st := range res.Steps {
 		step := apply.Step{
 			Addon:     st.Addon,

@@ -59,6 +59,8 @@ type Client struct {
 	Dynamic   dynamic.Interface
 	Discovery discovery.DiscoveryInterface
 	http      *http.Client
+	// informers are the shared watches of the cluster (see Informers).
+	informers *Informers
 	// base and opts rebuild the client under another identity (As).
 	base *rest.Config
 	opts ClientOptions
@@ -123,6 +125,7 @@ func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*C
 		Dynamic:   dyn,
 		Discovery: disco,
 		http:      httpClient,
+		informers: newInformers(watch),
 		base:      in,
 		opts:      opts,
 	}, nil
@@ -195,3 +198,7 @@ func (cc *ClientCache) Delete(cluster string) {
 	cc.clients[cluster].closeAll()
 	delete(cc.clients, cluster)
 }
+
+// Informers returns the client's shared informers: drift detection and
+// event watches acquire theirs there.
+func (c *Client) Informers() *Informers { return c.informers }

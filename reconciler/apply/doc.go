@@ -85,6 +85,10 @@
 // render hash, sync mode and tier is restored without a request; a
 // drift-detected one is tracked again, so its watches compare it once.
 //
+// With Request.SkipUnchanged (event profiles), a pass that is not skipped
+// sends no request for the objects whose desired state the previous healthy
+// pass applied as it is; they stay in the inventory (see manager_unchanged.go).
+//
 // # Health without waiting
 //
 // With Request.Async (the daemon's mode) Apply never waits for health: a
@@ -123,4 +127,11 @@
 // regatta.dev/drift-detection: disabled are not corrected. Every correction is
 // counted and reported through Options.OnDrift. Cluster.DriftCheck compares
 // every tracked object by dry-run, as the --drift-interval safety net.
+//
+// # Shared informers
+//
+// A Client's Informers registry holds the cluster's watches, keyed by
+// resource, namespace, label and field selector and view: the drift watcher
+// and the event watches (package events) acquire their informers there, and
+// users of one key share one informer (see informers.go).
 package apply

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,17 +51,18 @@ type DriftWatcher struct {
 	// syncTimeout bounds the wait for new watches to list.
 	syncTimeout time.Duration
 
-	ctx     context.Context
-	cancel  context.CancelFunc
-	factory dynamicinformer.DynamicSharedInformerFactory
-	queue   workqueue.TypedRateLimitingInterface[driftKey]
-	wg      sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+	queue  workqueue.TypedRateLimitingInterface[driftKey]
+	wg     sync.WaitGroup
 
 	mu        sync.Mutex
 	profiles  map[string]*driftProfile
 	informers map[schema.GroupKind]cache.SharedIndexInformer
-	counts    map[string]int
-	failing   map[driftKey]bool
+	// leases hold the informers in the client's shared registry.
+	leases  []*InformerLease
+	counts  map[string]int
+	failing map[driftKey]bool
 	// expected are drift-detected profiles being applied, not tracked yet:
 	// the watches keep their objects whole, so tracking them needs no reads.
 	expected map[string]bool
@@ -114,11 +115,9 @@ type driftKey struct {
 // first Track.
 func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Options) *DriftWatcher {
 	ctx, cancel := context.WithCancel(parent)
-	tweak := func(o *metav1.ListOptions) { o.LabelSelector = LabelProfile }
 	w := &DriftWatcher{cluster: cluster, fleet: opts.Fleet, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
 		log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
-		rm:      ssa.NewResourceManager(cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"}),
-		factory: dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Watch, 0, metav1.NamespaceAll, tweak),
+		rm: ssa.NewResourceManager(cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"}),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[driftKey](
 			100*time.Millisecond, time.Minute)),
 		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind]cache.SharedIndexInformer{},
@@ -134,7 +133,13 @@ func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Op
 func (w *DriftWatcher) Stop() {
 	w.cancel()
 	w.queue.ShutDown()
-	w.factory.Shutdown()
+	w.mu.Lock()
+	leases := w.leases
+	w.leases = nil
+	w.mu.Unlock()
+	for _, l := range leases {
+		l.Release()
+	}
 	w.wg.Wait()
 }
 
@@ -156,7 +161,6 @@ func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstruct
 	if err != nil {
 		return err
 	}
-	w.factory.Start(w.ctx.Done())
 	w.wg.Go(func() { w.compareWhenSynced(profile, dp, refs, synced) })
 	return nil
 }
@@ -235,17 +239,26 @@ func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) (cache.SharedInd
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
 	}
-	inf = w.factory.ForResource(mapping.Resource).Informer()
-	if err := inf.SetTransform(w.slim); err != nil {
-		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
-	}
-	if _, err := inf.AddEventHandler(w.handler()); err != nil {
+	lease, err := w.client.Informers().Acquire(w.informerKey(mapping.Resource), w.slim, w.handler())
+	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
 	}
 	w.mu.Lock()
-	w.informers[gvk.GroupKind()] = inf
-	w.mu.Unlock()
-	return inf, nil
+	defer w.mu.Unlock()
+	if prev := w.informers[gvk.GroupKind()]; prev != nil || w.ctx.Err() != nil {
+		go lease.Release() // a concurrent Track won, or the watcher stopped
+		return cmp.Or(prev, lease.Informer), nil
+	}
+	w.informers[gvk.GroupKind()] = lease.Informer
+	w.leases = append(w.leases, lease)
+	return lease.Informer, nil
+}
+
+// informerKey is the shared-registry key of a drift watch: objects
+// labelled regatta.dev/profile in every namespace, in this watcher's
+// reduced form (slim depends on what it tracks, so its view is its own).
+func (w *DriftWatcher) informerKey(gvr schema.GroupVersionResource) InformerKey {
+	return InformerKey{Resource: gvr, LabelSelector: LabelProfile, View: fmt.Sprintf("drift/%p", w)}
 }
 
 // Untrack stops correcting a profile's objects (its watches stay: they are

@@ -164,6 +164,9 @@ type profileState struct {
 	renderHash string
 	healthy    bool
 	health     Health
+	// applied are the desired hashes of the objects an Applied pass with
+	// Request.SkipUnchanged applied (see manager_unchanged.go).
+	applied appliedSet
 }
 
 func newCluster(m *Manager, name string, client *Client) *Cluster {

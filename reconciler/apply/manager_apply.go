@@ -105,7 +105,11 @@ type pass struct {
 	rules    []jsondiff.IgnoreRule
 	compiled jsondiff.CompiledIgnoreRules
 
-	prev        *Inventory
+	prev *Inventory
+	// base is what the previous pass applied that this one may skip;
+	// hashes are this pass's (Request.SkipUnchanged only).
+	base        appliedSet
+	hashes      appliedSet
 	stepOpts    ssa.ApplyOptions // of the step being applied
 	takeovers   map[ObjectRef]string
 	labelled    map[ObjectRef]bool // exist with a profile label
@@ -198,6 +202,9 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 		p.resume = p.c.resumeAt(p.req)
 	} else {
 		p.c.stopAwaiting(p.req.Profile)
+	}
+	if p.req.SkipUnchanged {
+		p.base, p.hashes = p.c.unchangedBase(p.req, inv), appliedSet{}
 	}
 	// Until this pass finishes, nothing is known to be applied and healthy;
 	// drift correction pauses so it does not restore the previous render.
@@ -311,6 +318,9 @@ func (p *pass) applySteps(ctx context.Context, steps [][]desired) {
 // Apply as part of this one, without a request.
 func (p *pass) keepStep(st []desired) {
 	for _, d := range st {
+		if p.hashes != nil {
+			p.hashes[RefOf(d.obj).key()] = desiredHash(d.obj)
+		}
 		p.attempted = append(p.attempted, InventoryEntry{ObjectRef: RefOf(d.obj), Addon: d.addon})
 		p.tracked = append(p.tracked, d.obj)
 	}
@@ -323,6 +333,9 @@ func (p *pass) keepStep(st []desired) {
 func (p *pass) applyStep(ctx context.Context, i int, step Step, st []desired) error {
 	addon := step.Addon
 	p.stepOpts = p.applyOptions(step.Phase)
+	if st = p.splitUnchanged(st); len(st) == 0 {
+		return nil
+	}
 	objs, err := p.resolveConflicts(ctx, st)
 	if err != nil {
 		err = &AddonError{Addon: addon, Phase: step.Phase, Weight: step.Weight, Err: err}
@@ -448,7 +461,7 @@ func (p *pass) finish(ctx context.Context, objects []InventoryEntry, pruneErr er
 		p.res.fail(unreachable(ctx, p.c.name, errors.Join(append(errs, err)...)))
 	}
 	p.c.setState(p.req.Profile, &profileState{renderHash: p.req.RenderHash,
-		healthy: p.res.State == StateApplied, health: p.res.Health})
+		healthy: p.res.State == StateApplied, health: p.res.Health, applied: p.appliedHashes()})
 	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
 		p.c.trackDrift(p.req.Profile, p.req.Impersonate, p.tracked, p.rules)
 	}

@@ -112,6 +112,10 @@ type Request struct {
 	// system:serviceaccount:ns:name) the objects are applied and pruned
 	// as; inventories and reads stay regatta's own.
 	Impersonate string
+	// SkipUnchanged sends no request for the objects whose desired state
+	// this Manager's previous, healthy pass of the profile applied as they
+	// are (event profiles: see manager_unchanged.go).
+	SkipUnchanged bool
 	// Owner is the tenant the profile belongs to ("" for the platform).
 	// Tiers and withdrawals take objects over only from profiles of the
 	// same owner: a tenant never takes the platform's or another tenant's.

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 
+	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -37,6 +38,10 @@ type Options struct {
 	// WarnPercent warns when more than this share of the fleet (in
 	// percent) is affected; 0 disables the check.
 	WarnPercent int
+	// EventInstances returns the instances of an event profile the status
+	// branch records on a cluster; plan re-renders them at both sides.
+	// Optional: without it, event profiles are reported with a note.
+	EventInstances func(cluster, profile string) []status.EventInstance
 }
 
 // ErrNoRenderer is returned by Compare without Options.Renderer.

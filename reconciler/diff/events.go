@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"reflect"
 	"slices"
@@ -19,12 +20,16 @@ const eventNote = "event profile: its objects are rendered per event from resour
 // event source and its add-on files are the same on both sides; otherwise
 // the pair is reported with eventNote and no objects. It reports whether
 // the pair was an event profile's.
-func (c *comparison) eventPair(p *pair) bool {
+func (c *comparison) eventPair(ctx context.Context, p *pair) bool {
 	bp, hp := c.base.Fleet.Profile(p.profile), c.head.Fleet.Profile(p.profile)
 	if !isEventProfile(bp) && !isEventProfile(hp) {
 		return false
 	}
 	if p.change == ProfileUpdated && sameEventDefinition(c.base, c.head, bp, hp) {
+		return true
+	}
+	if c.replayable(p, bp, hp) {
+		c.replayPair(ctx, p)
 		return true
 	}
 	p.set = emptySet()

@@ -33,7 +33,7 @@ func (c *comparison) renderAll(ctx context.Context, entries []*entry) error {
 // changes. Equal render keys (equal inputs) or equal output hashes mean
 // nothing changes, and no object is compared.
 func (c *comparison) renderPair(ctx context.Context, p *pair) error {
-	if c.eventPair(p) {
+	if c.eventPair(ctx, p) {
 		return nil
 	}
 	var b, h *render.Result

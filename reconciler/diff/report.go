@@ -108,6 +108,9 @@ func (e *entry) groupID() string {
 	for _, p := range e.pairs {
 		if r := p.result; r != nil {
 			_ = enc.Encode([]any{r.Profile, r.Change, r.Reasons, r.Notes})
+			if len(r.Instances) > 0 {
+				_ = enc.Encode(r.Instances)
+			}
 			h.Write([]byte(p.set.digest()))
 		}
 	}

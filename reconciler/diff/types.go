@@ -151,6 +151,23 @@ type ProfileChange struct {
 	Notes   []string       `json:"notes,omitempty"`
 	Counts  Counts         `json:"counts"`
 	Objects []ObjectChange `json:"objects"`
+	// Instances are, for an event profile, the instances recorded in the
+	// status branch that change, each re-rendered at both revisions from
+	// its recorded resource; Objects then holds all their objects.
+	Instances []InstanceChange `json:"instances,omitempty"`
+}
+
+// InstanceChange is what a change does to one recorded instance of an
+// event profile.
+type InstanceChange struct {
+	Name          string `json:"name"`
+	SourceCluster string `json:"sourceCluster"`
+	// Resource is the instance's resource (Kind/namespace/name) or how
+	// many resources an instance for all of them has.
+	Resource string         `json:"resource"`
+	Notes    []string       `json:"notes,omitempty"`
+	Counts   Counts         `json:"counts"`
+	Objects  []ObjectChange `json:"objects"`
 }
 
 // Kinds of a Reason.

@@ -126,6 +126,12 @@ func profileLine(pc ProfileChange) string {
 	return fmt.Sprintf("%s: %s (%s)", pc.Profile, pc.Change, countsShort(pc.Counts))
 }
 
+// instanceLine is an event instance: name, resource, source cluster and
+// its counts.
+func instanceLine(in InstanceChange) string {
+	return fmt.Sprintf("%s: %s on %s (%s)", in.Name, in.Resource, in.SourceCluster, countsShort(in.Counts))
+}
+
 func countsShort(c Counts) string {
 	s := fmt.Sprintf("+%d ~%d -%d", c.Created, c.Updated, c.Deleted)
 	if c.Released > 0 {

@@ -114,14 +114,35 @@ func writeMarkdownProfile(b *strings.Builder, pc ProfileChange, detail int) {
 	for _, n := range pc.Notes {
 		fmt.Fprintf(b, "> %s\n\n", mdEscape(n))
 	}
-	for _, o := range pc.Objects {
+	if len(pc.Instances) > 0 {
+		writeMarkdownInstances(b, pc.Instances, detail)
+		return
+	}
+	writeMarkdownObjects(b, pc.Objects, detail)
+	b.WriteString("\n")
+}
+
+func writeMarkdownObjects(b *strings.Builder, objs []ObjectChange, detail int) {
+	for _, o := range objs {
 		fmt.Fprintf(b, "- `%s`\n", strings.ReplaceAll(objectLine(o), "`", "'"))
 		if detail == mdDiffs && o.Diff != "" {
 			b.WriteString("\n")
 			writeFenced(b, "diff", o.Diff)
 		}
 	}
-	b.WriteString("\n")
+}
+
+// writeMarkdownInstances writes an event profile's changes instance by
+// instance.
+func writeMarkdownInstances(b *strings.Builder, ins []InstanceChange, detail int) {
+	for _, in := range ins {
+		fmt.Fprintf(b, "*instance %s*\n\n", mdEscape(instanceLine(in)))
+		for _, n := range in.Notes {
+			fmt.Fprintf(b, "> %s\n\n", mdEscape(n))
+		}
+		writeMarkdownObjects(b, in.Objects, detail)
+		b.WriteString("\n")
+	}
 }
 
 // writeFenced writes a code block whose fence is longer than any run of

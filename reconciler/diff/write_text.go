@@ -111,9 +111,28 @@ func writeTextGroup(b *strings.Builder, g Group, c colors) {
 		for _, n := range pc.Notes {
 			fmt.Fprintf(b, "    note: %s\n", n)
 		}
+		if len(pc.Instances) > 0 {
+			writeTextInstances(b, pc.Instances, c)
+			continue
+		}
 		for _, o := range pc.Objects {
 			fmt.Fprintf(b, "    %s\n", c.action(o.Action, objectLine(o)))
 			writeTextDiff(b, o.Diff, "      ", c)
+		}
+	}
+}
+
+// writeTextInstances writes an event profile's changes instance by
+// instance.
+func writeTextInstances(b *strings.Builder, ins []InstanceChange, c colors) {
+	for _, in := range ins {
+		fmt.Fprintf(b, "    %s\n", c.bold("instance "+instanceLine(in)))
+		for _, n := range in.Notes {
+			fmt.Fprintf(b, "      note: %s\n", n)
+		}
+		for _, o := range in.Objects {
+			fmt.Fprintf(b, "      %s\n", c.action(o.Action, objectLine(o)))
+			writeTextDiff(b, o.Diff, "        ", c)
 		}
 	}
 }

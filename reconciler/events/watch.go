@@ -9,12 +9,10 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/regatta-dev/regatta/lua"
@@ -117,7 +115,9 @@ type watch struct {
 	client    *apply.Client
 	cancel    context.CancelFunc
 	informers []cache.SharedIndexInformer
-	factories []dynamicinformer.DynamicSharedInformerFactory
+	// leases hold the informers in the cluster client's shared registry:
+	// event sources with the same selector share one.
+	leases []*apply.InformerLease
 
 	mu      sync.Mutex
 	pending bool
@@ -125,8 +125,8 @@ type watch struct {
 
 func (w *watch) stop() {
 	w.cancel()
-	for _, f := range w.factories {
-		f.Shutdown()
+	for _, l := range w.leases {
+		l.Release()
 	}
 }
 
@@ -164,14 +164,13 @@ func (m *Manager) start(key watchKey, cl *apply.Client, src *spec.EventSource) (
 	ctx, cancel := context.WithCancel(m.ctx)
 	w := &watch{key: key, src: src, client: cl, cancel: cancel}
 	for i, rs := range src.Spec.ResourceSelectors {
-		inf, f, err := m.informer(cl, rs, w)
+		lease, err := m.informer(cl, rs, w)
 		if err != nil {
 			w.stop()
 			return nil, fmt.Errorf("event source %s: spec.resourceSelectors[%d]: %w", src.Metadata.Name, i, err)
 		}
-		w.informers = append(w.informers, inf)
-		w.factories = append(w.factories, f)
-		f.Start(ctx.Done())
+		w.informers = append(w.informers, lease.Informer)
+		w.leases = append(w.leases, lease)
 	}
 	go func() {
 		if cache.WaitForCacheSync(ctx.Done(), w.informersSynced()...) {
@@ -182,41 +181,38 @@ func (m *Manager) start(key watchKey, cl *apply.Client, src *spec.EventSource) (
 }
 
 func (w *watch) informersSynced() []cache.InformerSynced {
-	out := make([]cache.InformerSynced, len(w.informers))
-	for i, inf := range w.informers {
-		out[i] = inf.HasSynced
+	out := make([]cache.InformerSynced, len(w.leases))
+	for i, l := range w.leases {
+		out[i] = l.HasSynced
 	}
 	return out
 }
 
-// informer builds the informer of one resource selector: its namespace
-// and label filters go to the server as the watch's namespace and label
-// selector.
-func (m *Manager) informer(cl *apply.Client, rs spec.ResourceSelector, w *watch) (cache.SharedIndexInformer, dynamicinformer.DynamicSharedInformerFactory, error) {
+// eventView is the shared-registry view of event watches: whole objects
+// less managed fields and the last-applied annotation (slim).
+const eventView = "event"
+
+// informer acquires the informer of one resource selector from the
+// cluster's shared registry: its namespace and label filters go to the
+// server as the watch's namespace and label selector, so another event
+// source with the same selector on the cluster shares the watch.
+func (m *Manager) informer(cl *apply.Client, rs spec.ResourceSelector, w *watch) (*apply.InformerLease, error) {
 	gk := schema.GroupKind{Group: rs.Group, Kind: rs.Kind}
 	mapping, err := cl.Mapper.RESTMapping(gk, rs.Version)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kind %s/%s %s: %w", rs.Group, rs.Version, rs.Kind, err)
+		return nil, fmt.Errorf("kind %s/%s %s: %w", rs.Group, rs.Version, rs.Kind, err)
 	}
 	sel, err := labelSelector(rs.LabelFilters)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	tweak := func(o *metav1.ListOptions) { o.LabelSelector = sel }
-	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(cl.Watch, 0, rs.Namespace, tweak)
-	inf := f.ForResource(mapping.Resource).Informer()
-	if err := inf.SetTransform(slim); err != nil {
-		return nil, nil, err
-	}
+	key := apply.InformerKey{Resource: mapping.Resource, Namespace: rs.Namespace, LabelSelector: sel, View: eventView}
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { m.changed(w) },
 		UpdateFunc: func(any, any) { m.changed(w) },
 		DeleteFunc: func(any) { m.changed(w) },
 	}
-	if _, err := inf.AddEventHandler(h); err != nil {
-		return nil, nil, err
-	}
-	return inf, f, nil
+	return cl.Informers().Acquire(key, slim, h)
 }
 
 // changed batches the changes of a watch: the first one of a window

@@ -96,6 +96,45 @@ type EventInstance struct {
 	SourceCluster string   `json:"sourceCluster" yaml:"sourceCluster"`
 	Resource      string   `json:"resource" yaml:"resource"`
 	Objects       []string `json:"objects,omitempty" yaml:"objects,omitempty"`
+	// Event is what the instance's templates were given, for `regatta
+	// plan` to render the instance again (added with EventRecordFormat 1;
+	// absent in records written before, which plan cannot re-render).
+	Event *EventRecord `json:"event,omitempty" yaml:"event,omitempty"`
+}
+
+// EventRecordFormat is the version of EventRecord: a reader that finds a
+// newer one does not trust its fields (fields are only ever added within a
+// format).
+const EventRecordFormat = 1
+
+// EventRecord is an event instance's input as the status branch keeps it:
+// the resource (or resources) the templates saw, minus what must not or
+// need not be written into Git (see Omitted and docs/operations.md).
+type EventRecord struct {
+	Format int `json:"format" yaml:"format"`
+	// RenderHash is the hash of the instance's rendering when it was
+	// applied: plan tells by it whether the recorded resource still
+	// reproduces what was deployed.
+	RenderHash string `json:"renderHash" yaml:"renderHash"`
+	// ResourceRef names the resource of a one-per-resource instance.
+	ResourceRef *ResourceRef `json:"resourceRef,omitempty" yaml:"resourceRef,omitempty"`
+	// Resource is that resource, reduced; Resources are the resources of
+	// an instance for all of them, reduced.
+	Resource  map[string]any   `json:"resource,omitempty" yaml:"resource,omitempty"`
+	Resources []map[string]any `json:"resources,omitempty" yaml:"resources,omitempty"`
+	// Omitted lists the fields left out of the recorded resources
+	// (status, data, stringData, metadata.resourceVersion...), so that a
+	// template reading one of them is explained rather than silently
+	// rendered without it.
+	Omitted []string `json:"omitted,omitempty" yaml:"omitted,omitempty"`
+}
+
+// ResourceRef identifies a resource of a source cluster.
+type ResourceRef struct {
+	APIVersion string `json:"apiVersion" yaml:"apiVersion"`
+	Kind       string `json:"kind" yaml:"kind"`
+	Namespace  string `json:"namespace,omitempty" yaml:"namespace,omitempty"`
+	Name       string `json:"name" yaml:"name"`
 }
 
 // Error is a failure, placed at an object or a repository file when known.

@@ -213,7 +213,7 @@ func (f *planFlags) plan(ctx context.Context, dir string, base, head revision) (
 	}
 	headSide := facts.side(head, headFleet)
 	rep, err := diff.Compare(ctx, facts.side(base, baseFleet), headSide, diff.Options{Renderer: r,
-		Concurrency: f.concurrency, WarnClusters: f.warnClusters, WarnPercent: f.warnPercent})
+		Concurrency: f.concurrency, WarnClusters: f.warnClusters, WarnPercent: f.warnPercent, EventInstances: facts.eventInstances})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,97 @@
+package apply
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// Skipping unchanged objects (Request.SkipUnchanged)
+//
+// An event profile's pair changes one instance at a time, yet its apply
+// request holds every instance: re-applying them all costs a server-side
+// apply (dry-run) per instance on every event. With SkipUnchanged, a pass
+// sends no request for an object whose desired state (after labels and
+// namespace placement) is byte-for-byte the one this Manager's previous
+// pass of the profile applied, when that pass ended Applied (healthy), the
+// inventory read now is complete and lists the object, and sync mode,
+// tier, identity and takeovers are unchanged. Such an object stays in the
+// pass's inventory and drift tracking, so prune never deletes it; it
+// counts as unchanged and healthy. Anything else (a restarted daemon, a
+// failed, progressing or superseded pass, a pending drift correction)
+// applies in full. An object deleted out of band is restored by drift
+// detection (ContinuousWithDriftDetection) or when its desired state
+// changes, as for a pass with an unchanged render hash.
+
+// appliedSet maps object keys (ObjectRef.key) to the hash of the desired
+// state applied.
+type appliedSet map[ObjectRef]string
+
+func desiredHash(o *unstructured.Unstructured) string {
+	js, err := o.MarshalJSON()
+	if err != nil {
+		return "" // never equal: applied
+	}
+	sum := sha256.Sum256(js)
+	return hex.EncodeToString(sum[:])
+}
+
+// unchangedBase returns what the previous pass applied and the pass may
+// skip; nil when it must apply everything.
+func (c *Cluster) unchangedBase(req Request, inv *Inventory) appliedSet {
+	if !req.SkipUnchanged || inv == nil || !inv.Complete || len(req.Releasing) > 0 {
+		return nil
+	}
+	if inv.SyncMode != req.syncMode() || inv.Tier != req.tier() || inv.Impersonate != req.Impersonate {
+		return nil
+	}
+	if req.syncMode() == spec.SyncModeContinuousWithDriftDetection && c.driftPending(req.Profile) {
+		return nil
+	}
+	st := c.state(req.Profile)
+	if st == nil || !st.healthy || st.applied == nil {
+		return nil
+	}
+	keys := inv.keys()
+	out := make(appliedSet, len(st.applied))
+	for ref, h := range st.applied {
+		if keys[ref] {
+			out[ref] = h
+		}
+	}
+	return out
+}
+
+// splitUnchanged records the desired hashes of a step's objects and
+// returns the ones to apply; the unchanged ones are kept as applied.
+func (p *pass) splitUnchanged(st []desired) []desired {
+	if !p.req.SkipUnchanged {
+		return st
+	}
+	var apply, kept []desired
+	for _, d := range st {
+		key, h := RefOf(d.obj).key(), desiredHash(d.obj)
+		p.hashes[key] = h
+		if p.base != nil && p.base[key] == h {
+			kept = append(kept, d)
+			continue
+		}
+		apply = append(apply, d)
+	}
+	if len(kept) > 0 {
+		p.keepStep(kept)
+	}
+	return apply
+}
+
+// appliedHashes is what the pass leaves for the next one to skip: the
+// hashes of every object, when the pass ended Applied.
+func (p *pass) appliedHashes() appliedSet {
+	if !p.req.SkipUnchanged || p.res.State != StateApplied {
+		return nil
+	}
+	return p.hashes
+}
