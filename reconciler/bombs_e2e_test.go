@@ -42,7 +42,7 @@ func TestTemplateBombFailsOnlyItsPair(t *testing.T) {
 			t.Errorf("%s: %s %+v, want Failed at %s with a line", name, got[name].State, e, file)
 		}
 	}
-	f.commit("defuse", map[string]string{
+	f.Commit("defuse", map[string]string{
 		"bomb/cm.yaml":        strings.Replace(files["bomb/cm.yaml"], loop, "fixed", 1),
 		"profiles/pbomb.yaml": strings.Replace(files["profiles/pbomb.yaml"], loop, "", 1),
 	})

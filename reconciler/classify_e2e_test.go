@@ -16,7 +16,7 @@ func TestClassifierMovesClusterOnUpgrade(t *testing.T) {
 	ctx := context.Background()
 	f := newFleetRepo(t)
 	files := baseFleet(t, "e2e-classify")
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
 	if _, err := h.d.RunOnce(ctx); err != nil {
 		t.Fatal(err)

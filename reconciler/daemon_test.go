@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"os/exec"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 	f := newFleetRepo(t)
 	h := newHarness(t, f, nil)
 
-	rev1 := f.commit("fleet", baseFleet(t, "e2e"))
+	rev1 := f.Commit("fleet", baseFleet(t, "e2e"))
 	res, err := h.d.RunOnce(ctx)
 	if err != nil {
 		t.Fatalf("first rollout: %v\n%+v", err, res.Snapshot)
@@ -85,19 +86,19 @@ func TestDaemonEndToEnd(t *testing.T) {
 		configMap(t, "c36", "default", "engine-v1-37") != nil {
 		t.Error("classifier-selected profiles not applied per version")
 	}
-	st := f.show("regatta/status", "status/clusters/c37.yaml")
+	st := f.Show("regatta/status", "status/clusters/c37.yaml")
 	for _, want := range []string{"sourceRevision: " + rev1, "kubernetes: v1-37", "name: app\n    state: Applied"} {
 		if !strings.Contains(st, want) {
 			t.Errorf("status of c37 lacks %q:\n%s", want, st)
 		}
 	}
-	if msg := runGit(t, f.bare, "log", "-1", "--format=%B", "regatta/status"); !strings.Contains(msg, "Regatta-Source-Revision: "+rev1) {
+	if msg := gitfleet.Git(t, f.Bare, "log", "-1", "--format=%B", "regatta/status"); !strings.Contains(msg, "Regatta-Source-Revision: "+rev1) {
 		t.Errorf("status commit message lacks the trailer:\n%s", msg)
 	}
 	token := env.Cluster("c37").RESTConfig().BearerToken
 	inStatus := func(s string) bool {
 		grep := exec.Command("git", "grep", "-q", "-F", "-e", s, "regatta/status")
-		grep.Dir = f.bare
+		grep.Dir = f.Bare
 		return grep.Run() == nil
 	}
 	if !inStatus("kind: ClusterStatus") || token == "" || inStatus(token) {
@@ -106,7 +107,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 
 	t.Run("only changed pairs are re-applied", func(t *testing.T) {
 		baseBefore, appBefore := applies(h, "c37", "base"), applies(h, "c37", "app")
-		f.commit("app v2", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t, "e2e")["app/cm.yaml"], `version: "1"`, `version: "2"`, 1)})
+		f.Commit("app v2", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t, "e2e")["app/cm.yaml"], `version: "1"`, `version: "2"`, 1)})
 		if _, err := h.d.RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 	})
 
 	t.Run("a broken commit changes nothing and reports file and line", func(t *testing.T) {
-		broken := f.commit("broken", map[string]string{
+		broken := f.Commit("broken", map[string]string{
 			"profiles/app.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: app}\nspec:\n  clusterSelector: {matchLabels: {env: prod}}\n  addons:\n  - name: settings\n    manifests: {path: missing-folder}\n",
 			"base/ns.yaml":      "",
 		})
@@ -131,7 +132,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 		if configMap(t, "c37", "e2e", "base") == nil || configMap(t, "c36", "e2e", "app") == nil {
 			t.Fatal("a broken commit deleted objects")
 		}
-		fleet := f.show("regatta/status", "status/fleet.yaml")
+		fleet := f.Show("regatta/status", "status/fleet.yaml")
 		if !strings.Contains(fleet, "sourceRevision: "+broken) || !strings.Contains(fleet, "file: profiles/app.yaml") ||
 			!strings.Contains(fleet, "line: 8") || !strings.Contains(fleet, "missing-folder does not exist") {
 			t.Errorf("fleet status lacks the error:\n%s", fleet)
@@ -139,38 +140,38 @@ func TestDaemonEndToEnd(t *testing.T) {
 	})
 
 	t.Run("the fix converges and quiet passes commit nothing", func(t *testing.T) {
-		f.commit("fix", baseFleet(t, "e2e"))
+		f.Commit("fix", baseFleet(t, "e2e"))
 		if _, err := h.d.RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
-		before := f.commits("regatta/status")
+		before := f.Commits("regatta/status")
 		for i := 0; i < 3; i++ {
 			if _, err := h.d.RunOnce(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if after := f.commits("regatta/status"); after != before {
+		if after := f.Commits("regatta/status"); after != before {
 			t.Errorf("quiet passes made %d status commits", after-before)
 		}
 	})
 
 	t.Run("a concurrent push to the status branch is kept", func(t *testing.T) {
 		other := t.TempDir()
-		runGit(t, other, "clone", "-q", "-b", "regatta/status", f.bare, ".")
-		f.write(nil)
+		gitfleet.Git(t, other, "clone", "-q", "-b", "regatta/status", f.Bare, ".")
+		f.Write(nil)
 		if err := writeFile(other, "NOTES.md", "someone else's commit\n"); err != nil {
 			t.Fatal(err)
 		}
-		runGit(t, other, "add", "-A")
-		runGit(t, other, "commit", "-q", "-m", "notes")
-		runGit(t, other, "push", "-q", "origin", "HEAD:regatta/status")
-		theirs := runGit(t, other, "rev-parse", "HEAD")
-		f.commit("app v3", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t, "e2e")["app/cm.yaml"], `version: "1"`, `version: "3"`, 1)})
+		gitfleet.Git(t, other, "add", "-A")
+		gitfleet.Git(t, other, "commit", "-q", "-m", "notes")
+		gitfleet.Git(t, other, "push", "-q", "origin", "HEAD:regatta/status")
+		theirs := gitfleet.Git(t, other, "rev-parse", "HEAD")
+		f.Commit("app v3", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t, "e2e")["app/cm.yaml"], `version: "1"`, `version: "3"`, 1)})
 		if _, err := h.d.RunOnce(ctx); err != nil {
 			t.Fatal(err)
 		}
-		ours := runGit(t, f.bare, "rev-parse", "regatta/status")
-		if ours == theirs || runGit(t, f.bare, "merge-base", theirs, ours) != theirs {
+		ours := gitfleet.Git(t, f.Bare, "rev-parse", "regatta/status")
+		if ours == theirs || gitfleet.Git(t, f.Bare, "merge-base", theirs, ours) != theirs {
 			t.Error("the other commit is not an ancestor of the new status: history was rewritten")
 		}
 	})
@@ -182,7 +183,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 				t.Fatal(err)
 			}
 		}()
-		f.commit("app v4", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t, "e2e")["app/cm.yaml"], `version: "1"`, `version: "4"`, 1)})
+		f.Commit("app v4", map[string]string{"app/cm.yaml": strings.Replace(baseFleet(t, "e2e")["app/cm.yaml"], `version: "1"`, `version: "4"`, 1)})
 		res, err := h.d.RunOnce(ctx)
 		if err == nil {
 			t.Fatal("converged with a stopped cluster")

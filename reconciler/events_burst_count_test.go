@@ -48,7 +48,7 @@ func countedEventFleet(t *testing.T, files map[string]string, clusters map[strin
 			files[k] = v
 		}
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	pc := &patchCounter{}
 	h := newHarnessWith(t, f, func(o *DaemonOptions) {
 		o.StatusBranch = ""

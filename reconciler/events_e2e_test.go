@@ -28,7 +28,7 @@ func eventFleet(t *testing.T, files map[string]string, clusters map[string]strin
 			files[k] = v
 		}
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	h := newHarness(t, f, func(o *DaemonOptions) {
 		o.StatusBranch = ""
 		o.Watch.Interval, o.Watch.DisableFSNotify = time.Hour, true
@@ -489,7 +489,7 @@ func TestEventInstancesDriftAndWithdrawal(t *testing.T) {
 	for k, v := range clusterFiles(t, "c36", "events: drift") {
 		files[k] = v
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	h := newHarness(t, f, func(o *DaemonOptions) {
 		o.StatusBranch = ""
 		o.Watch.Interval, o.Watch.DisableFSNotify = time.Hour, true
@@ -510,7 +510,7 @@ func TestEventInstancesDriftAndWithdrawal(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "the deleted copy restored", func() bool { return configMap(t, "c36", "drift-out", name) != nil })
 
-	f.commit("c36 leaves the profile", clusterFiles(t, "c36", "events: none"))
+	f.Commit("c36 leaves the profile", clusterFiles(t, "c36", "events: none"))
 	h.d.Trigger()
 	waitFor(t, 30*time.Second, "the copies withdrawn with the profile", func() bool {
 		return countConfigMaps(t, "c36", "drift-out", "copy=yes") == 0
@@ -518,7 +518,7 @@ func TestEventInstancesDriftAndWithdrawal(t *testing.T) {
 	if n := h.r.events.Watches(); n != 1 {
 		t.Errorf("%d event watches while the profile exists, want 1", n)
 	}
-	f.commit("the event profile goes", map[string]string{"profiles/drifty.yaml": "", "events/burst.yaml": ""})
+	f.Commit("the event profile goes", map[string]string{"profiles/drifty.yaml": "", "events/burst.yaml": ""})
 	h.d.Trigger()
 	waitFor(t, 30*time.Second, "the event watch stopped", func() bool { return h.r.events.Watches() == 0 })
 }

@@ -52,15 +52,15 @@ func TestEventSourcesShareWatches(t *testing.T) {
 	before := notified["b"]
 	mu.Unlock()
 	createService(t, "c36", "share", "late", nil, 80)
-	waitFor(t, 10*time.Second, "source b told of the new Service", func() bool {
+	// A notification may still be on its way from the watch's sync, so
+	// wait for both: told of a change, and the Service in the cache.
+	waitFor(t, 10*time.Second, "source b told of the new Service, and matching it", func() bool {
 		mu.Lock()
-		defer mu.Unlock()
-		return notified["b"] > before
+		told := notified["b"] > before
+		mu.Unlock()
+		objs, err := m.Matching(ctx, "c36", cl, b)
+		return told && err == nil && len(objs) == 1
 	})
-	objs, err := m.Matching(ctx, "c36", cl, b)
-	if err != nil || len(objs) != 1 {
-		t.Fatalf("source b matches %d resources (%v), want 1", len(objs), err)
-	}
 	m.Retain(func(string, string) bool { return false })
 	if n := cl.Informers().Running(); n != 0 {
 		t.Errorf("no source read: %d informers running", n)

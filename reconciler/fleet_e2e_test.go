@@ -3,7 +3,6 @@ package reconciler
 import (
 	"context"
 	"net/http"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -33,14 +32,7 @@ func runDaemon(t *testing.T, h *harness) {
 // statusOf returns a cluster's status file on the status branch, "" when
 // there is none yet.
 func (f *fleetRepo) statusOf(cluster string) string {
-	f.t.Helper()
-	cmd := exec.Command("git", "show", "regatta/status:status/clusters/"+cluster+".yaml")
-	cmd.Dir, cmd.Env = f.bare, gitEnv(f.bare)
-	out, err := cmd.Output()
-	if err != nil {
-		return ""
-	}
-	return string(out)
+	return f.Lookup("regatta/status", "status/clusters/"+cluster+".yaml")
 }
 
 // pairRecord returns the status record of one pair from the daemon's
@@ -72,7 +64,7 @@ func TestOneStuckClusterHoldsNoOne(t *testing.T) {
 			files[k] = v
 		}
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	h := newHarness(t, f, func(o *DaemonOptions) {
 		o.Watch.Interval, o.Watch.DisableFSNotify = time.Hour, true
 	})
@@ -90,7 +82,7 @@ func TestOneStuckClusterHoldsNoOne(t *testing.T) {
 		return h.pairRecord("c37", "stuck").State == status.StateProgressing
 	})
 
-	rev2 := f.commit("app v2", map[string]string{"app/cm.yaml": strings.Replace(files["app/cm.yaml"], `"1"`, `"2"`, 1)})
+	rev2 := f.Commit("app v2", map[string]string{"app/cm.yaml": strings.Replace(files["app/cm.yaml"], `"1"`, `"2"`, 1)})
 	h.d.Trigger()
 	waitFor(t, 30*time.Second, "app v2 on every cluster, the stuck one too", func() bool {
 		for _, c := range clusters {
@@ -139,7 +131,7 @@ func TestCommitMidChainReplans(t *testing.T) {
 	waitFor(t, 30*time.Second, "next to wait for slow", func() bool {
 		return h.pairRecord("c37", "next").State == status.StateWaitingForDependency
 	})
-	f.commit("next v2", map[string]string{"next/cm.yaml": strings.Replace(files["next/cm.yaml"], `"1"`, `"2"`, 1)})
+	f.Commit("next v2", map[string]string{"next/cm.yaml": strings.Replace(files["next/cm.yaml"], `"1"`, `"2"`, 1)})
 	h.d.Trigger()
 	waitFor(t, 30*time.Second, "the cluster to re-plan on the new revision", func() bool {
 		c, _ := h.d.store.cluster("c37")
@@ -245,12 +237,12 @@ func TestRestartAppliesNothing(t *testing.T) {
 	files["drifty/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: restart-drifty, namespace: default}\ndata: {v: \"desired\"}\n"
 	files["profiles/once.yaml"] = profileYAML("once", "env: prod", "  syncMode: OneTime\n  addons:\n  - name: cm\n    manifests: {path: once}\n")
 	files["once/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: restart-once, namespace: default}\ndata: {v: \"1\"}\n"
-	rev1 := f.commit("fleet", files)
+	rev1 := f.Commit("fleet", files)
 	first := newHarness(t, f, nil)
 	if res, err := first.d.RunOnce(ctx); err != nil {
 		t.Fatalf("first rollout: %v %+v", err, res.Snapshot)
 	}
-	rev2 := f.commit("once v2 (OneTime: not applied)", map[string]string{"once/cm.yaml": strings.Replace(files["once/cm.yaml"], `"1"`, `"2"`, 1)})
+	rev2 := f.Commit("once v2 (OneTime: not applied)", map[string]string{"once/cm.yaml": strings.Replace(files["once/cm.yaml"], `"1"`, `"2"`, 1)})
 	if _, err := first.d.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -292,13 +284,13 @@ func TestRestartKeepsWhatItKnew(t *testing.T) {
 	files := baseFleet(t, "known")
 	files["profiles/drifty.yaml"] = profileYAML("drifty", "env: prod", "  syncMode: ContinuousWithDriftDetection\n  addons:\n  - name: cm\n    manifests: {path: drifty}\n")
 	files["drifty/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: known-drifty, namespace: default}\ndata: {v: \"desired\"}\n"
-	good := f.commit("fleet", files)
+	good := f.Commit("fleet", files)
 	first := newHarness(t, f, nil)
 	if res, err := first.d.RunOnce(ctx); err != nil {
 		t.Fatalf("first rollout: %v %+v", err, res.Snapshot)
 	}
 	first.d.Close()
-	f.commit("broken", map[string]string{"profiles/app.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: app}\nspec: {bogus: 1}\n"})
+	f.Commit("broken", map[string]string{"profiles/app.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: app}\nspec: {bogus: 1}\n"})
 	cm := configMapObj(t, "c37", "default", "known-drifty")
 	cm.Data["v"] = "edited while no daemon ran"
 	if _, err := clientset(t, "c37").CoreV1().ConfigMaps("default").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
@@ -358,7 +350,7 @@ func TestUnaffectedClusterIsNotContacted(t *testing.T) {
 			files[k] = v
 		}
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	counter := newWriteCounter()
 	h := newHarnessWith(t, f, func(o *DaemonOptions) { o.StatusBranch = "" },
 		func(o *apply.Options) { o.Client.WrapTransport = counter.wrap })
@@ -366,7 +358,7 @@ func TestUnaffectedClusterIsNotContacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := counter.requests("c36")
-	rev2 := f.commit("prod-app v2", map[string]string{"prod-app/cm.yaml": strings.Replace(files["prod-app/cm.yaml"], `"1"`, `"2"`, 1)})
+	rev2 := f.Commit("prod-app v2", map[string]string{"prod-app/cm.yaml": strings.Replace(files["prod-app/cm.yaml"], `"1"`, `"2"`, 1)})
 	res, err := h.d.RunOnce(ctx)
 	if err != nil {
 		t.Fatal(err)

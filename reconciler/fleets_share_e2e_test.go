@@ -59,9 +59,9 @@ func TestTwoFleetsShareACluster(t *testing.T) {
 	cs := clientset(t, "c37")
 	mustNS(t, "fleets-shared")
 	fa, fb := newFleetRepo(t), newFleetRepo(t)
-	fa.commit("alpha", merge(clusterFiles(t, "c37", "env: prod"),
+	fa.Commit("alpha", merge(clusterFiles(t, "c37", "env: prod"),
 		fleetProfile("platform", "fleets-a", "a-platform", 5, true), fleetProfile("extras", "fleets-a", "a-extras", 3, false)))
-	fb.commit("beta", merge(clusterFiles(t, "c37", "env: prod"),
+	fb.Commit("beta", merge(clusterFiles(t, "c37", "env: prod"),
 		fleetProfile("platform", "fleets-b", "b-platform", 5, true), fleetProfile("team", "fleets-b", "b-team", 3, false)))
 	ha := fleetHarness(t, fa, apply.Fleet{ID: "alpha"})
 	hb := fleetHarness(t, fb, apply.Fleet{ID: "beta"})
@@ -102,10 +102,10 @@ func TestTwoFleetsShareACluster(t *testing.T) {
 	}
 
 	// Each fleet withdraws a profile; the other's objects stay.
-	fa.commit("alpha drops extras", map[string]string{"profiles/extras.yaml": ""})
+	fa.Commit("alpha drops extras", map[string]string{"profiles/extras.yaml": ""})
 	set("fleets-a", "a-extras", 0)
 	pass("alpha withdrew extras")
-	fb.commit("beta drops team", map[string]string{"profiles/team.yaml": ""})
+	fb.Commit("beta drops team", map[string]string{"profiles/team.yaml": ""})
 	set("fleets-b", "b-team", 0)
 	pass("beta withdrew team")
 	for _, gone := range []string{"a-extras-0", "b-team-0"} {
@@ -116,7 +116,7 @@ func TestTwoFleetsShareACluster(t *testing.T) {
 	}
 	// Beta withdraws its platform profile, which has alpha's name and
 	// lost the shared object to alpha: alpha keeps everything.
-	fb.commit("beta drops platform", map[string]string{"profiles/platform.yaml": ""})
+	fb.Commit("beta drops platform", map[string]string{"profiles/platform.yaml": ""})
 	set("fleets-b", "b-platform", 0)
 	delete(want, "fleets-b")
 	pass("beta withdrew platform")

@@ -88,7 +88,7 @@ func TestChartTemplateBombFailsOnlyItsPair(t *testing.T) {
 		!strings.Contains(e.Message, "template limit exceeded") {
 		t.Errorf("chartbomb: %s %+v, want Failed at charts/bomb/templates/bomb.yaml:3", got["chartbomb"].State, e)
 	}
-	f.commit("defuse", map[string]string{"profiles/chartbomb.yaml": helmProfile("chartbomb", "charts/bomb", "n: 2")})
+	f.Commit("defuse", map[string]string{"profiles/chartbomb.yaml": helmProfile("chartbomb", "charts/bomb", "n: 2")})
 	res, _ = h.d.RunOnce(ctx)
 	got = pairs(res, "c37")
 	for _, name := range []string{"ok", "chartok", "chartbomb"} {

@@ -3,17 +3,16 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"io"
 	"log"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/gittestserver"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,87 +41,11 @@ func TestMain(m *testing.M) {
 	}}, &env)
 }
 
-func gitEnv(home string) []string {
-	return append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.com",
-		"GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.com")
-}
-
-func runGit(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = dir, gitEnv(dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // fleetRepo is a fleet repository on a real Git server on loopback (HTTP,
 // basic auth) with a working clone to commit in.
-type fleetRepo struct {
-	t    *testing.T
-	url  string
-	bare string
-	work string
-}
+type fleetRepo struct{ *gitfleet.Repo }
 
-func newFleetRepo(t *testing.T) *fleetRepo {
-	t.Helper()
-	root := t.TempDir()
-	srv := gittestserver.NewGitServer(root)
-	srv.Auth("fleet", "s3cret")
-	if err := srv.StartHTTP(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.StopHTTP)
-	f := &fleetRepo{t: t, url: srv.HTTPAddress() + "/fleet.git", bare: filepath.Join(root, "fleet.git"), work: t.TempDir()}
-	runGit(t, root, "init", "-q", "--bare", "-b", "main", f.bare)
-	runGit(t, f.work, "init", "-q", "-b", "main")
-	runGit(t, f.work, "remote", "add", "origin", f.bare)
-	return f
-}
-
-func (f *fleetRepo) write(files map[string]string) {
-	f.t.Helper()
-	for name, content := range files {
-		p := filepath.Join(f.work, name)
-		if content == "" {
-			os.RemoveAll(p)
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			f.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-}
-
-// commit writes files (empty content deletes), commits and pushes main.
-func (f *fleetRepo) commit(msg string, files map[string]string) string {
-	f.t.Helper()
-	f.write(files)
-	runGit(f.t, f.work, "add", "-A")
-	runGit(f.t, f.work, "commit", "-q", "--allow-empty", "-m", msg)
-	runGit(f.t, f.work, "push", "-q", "origin", "HEAD:main")
-	return runGit(f.t, f.work, "rev-parse", "HEAD")
-}
-
-// show returns a file of the bare repository at a revision.
-func (f *fleetRepo) show(rev, name string) string {
-	f.t.Helper()
-	return runGit(f.t, f.bare, "show", rev+":"+name)
-}
-
-func (f *fleetRepo) commits(branch string) int {
-	f.t.Helper()
-	var n int
-	fmt.Sscan(runGit(f.t, f.bare, "rev-list", "--count", branch), &n)
-	return n
-}
+func newFleetRepo(t *testing.T) *fleetRepo { return &fleetRepo{gitfleet.New(t)} }
 
 const testKeyFile = "../render/sops/testdata/age.key"
 
@@ -175,7 +98,7 @@ func newHarnessWith(t *testing.T, f *fleetRepo, opts func(*DaemonOptions), aopts
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := repo.NewSource(repo.Options{URL: f.url, Auth: repo.Auth{Username: "fleet", Password: "s3cret"}})
+	src, err := repo.NewSource(repo.Options{URL: f.URL, Auth: repo.Auth{Username: gitfleet.User, Password: gitfleet.Password}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,6 +182,6 @@ func oneClusterFleet(t *testing.T, files map[string]string) (*fleetRepo, *harnes
 	for k, v := range clusterFiles(t, "c37", "env: prod") {
 		files[k] = v
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	return f, newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
 }

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"strings"
 	"testing"
 )
@@ -14,7 +15,7 @@ import (
 func TestStatusPushesToAWorkingRepositoryAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	work := t.TempDir()
-	runGit(t, work, "init", "-q", "-b", "main")
+	gitfleet.Git(t, work, "init", "-q", "-b", "main")
 	files := clusterFiles(t, "c37", "env: prod")
 	files["profiles/local.yaml"] = "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: local}\nspec:\n  clusterSelector: {matchLabels: {env: prod}}\n  addons:\n  - name: cm\n    manifests: {path: local}\n"
 	var prev string
@@ -25,15 +26,15 @@ func TestStatusPushesToAWorkingRepositoryAcrossRestarts(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		runGit(t, work, "add", "-A")
-		runGit(t, work, "commit", "-q", "-m", fmt.Sprintf("round %d", round))
-		rev := runGit(t, work, "rev-parse", "HEAD")
-		h := newHarness(t, &fleetRepo{t: t, url: work, bare: work, work: work}, nil)
+		gitfleet.Git(t, work, "add", "-A")
+		gitfleet.Git(t, work, "commit", "-q", "-m", fmt.Sprintf("round %d", round))
+		rev := gitfleet.Git(t, work, "rev-parse", "HEAD")
+		h := newHarness(t, &fleetRepo{gitfleet.At(t, work)}, nil)
 		if _, err := h.d.RunOnce(ctx); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
-		head := runGit(t, work, "rev-parse", "regatta/status")
-		msg := runGit(t, work, "log", "-1", "--format=%B", "regatta/status")
+		head := gitfleet.Git(t, work, "rev-parse", "regatta/status")
+		msg := gitfleet.Git(t, work, "log", "-1", "--format=%B", "regatta/status")
 		if head == prev || !strings.Contains(msg, "Regatta-Source-Revision: "+rev) {
 			t.Fatalf("round %d: status branch at %s (before %s), message:\n%s", round, head, prev, msg)
 		}

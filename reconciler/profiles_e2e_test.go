@@ -99,7 +99,7 @@ func TestDependsOnHealthAndRenderFailure(t *testing.T) {
 	}
 
 	markReady(t, "c37", "default", "deps-db")
-	f.commit("open the gate, break the template", map[string]string{
+	f.Commit("open the gate, break the template", map[string]string{
 		"gate/cm.yaml": strings.Replace(files["gate/cm.yaml"], `"false"`, `"true"`, 1),
 		"tmpl/cm.yaml": strings.Replace(files["tmpl/cm.yaml"], "greeting }}", "greeting }}{{ .Cluster.Values.missing }}", 1),
 	})
@@ -131,7 +131,7 @@ func TestPausedClusterIsLeftAlone(t *testing.T) {
 	}
 	files["profiles/paused-profile.yaml"] = files["profiles/paused.yaml"]
 	delete(files, "profiles/paused.yaml")
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
 	res, err := h.d.RunOnce(context.Background())
 	if err != nil {
@@ -162,7 +162,7 @@ func TestClusterStoppedMidPass(t *testing.T) {
 			files[k] = v
 		}
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
 	done := make(chan PassResult, 1)
 	go func() { res, _ := h.d.RunOnce(ctx); done <- res }()
@@ -230,7 +230,7 @@ func TestRenamedProfileKeepsItsObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := configMapObj(t, "c37", "default", "renamed")
-	f.commit("rename", map[string]string{"profiles/old-name.yaml": "", "profiles/new-name.yaml": profileYAML("new-name", "env: prod", body)})
+	f.Commit("rename", map[string]string{"profiles/old-name.yaml": "", "profiles/new-name.yaml": profileYAML("new-name", "env: prod", body)})
 	res, err := h.d.RunOnce(ctx)
 	if err != nil {
 		t.Fatalf("%v: %+v", err, pairs(res, "c37"))

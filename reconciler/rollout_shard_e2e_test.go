@@ -36,7 +36,7 @@ func TestShardedRolloutDoesNotAdvance(t *testing.T) {
 	for k, v := range clusterFiles(t, "c37", "env: prod") {
 		files[k] = v
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	h := newHarness(t, f, func(o *DaemonOptions) {
 		o.StatusBranch = ""
 		o.Watch.Interval, o.Watch.DisableFSNotify = time.Hour, true

@@ -64,7 +64,7 @@ func TestRunWebhookAndShutdown(t *testing.T) {
 	for k, v := range clusterFiles(t, "c37", "env: prod") {
 		files[k] = v
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	passes := make(chan PassResult, 10)
 	h := newHarness(t, f, func(o *DaemonOptions) {
 		o.Watch.Interval, o.Watch.DisableFSNotify = time.Hour, true
@@ -78,7 +78,7 @@ func TestRunWebhookAndShutdown(t *testing.T) {
 	go func() { done <- h.d.Run(ctx) }()
 	waitPass(t, passes, "", 30*time.Second)
 
-	rev2 := f.commit("v2", map[string]string{"hooked/cm.yaml": strings.Replace(files["hooked/cm.yaml"], `"1"`, `"2"`, 1)})
+	rev2 := f.Commit("v2", map[string]string{"hooked/cm.yaml": strings.Replace(files["hooked/cm.yaml"], `"1"`, `"2"`, 1)})
 	if code := signedPush(t, srv.URL, "hook-secret", false); code != http.StatusUnauthorized {
 		t.Errorf("bad signature: HTTP %d", code)
 	}
@@ -97,7 +97,7 @@ func TestRunWebhookAndShutdown(t *testing.T) {
 
 	// A Deployment never becomes Ready here (no controllers): its health
 	// wait keeps the pass in flight when the context is cancelled.
-	rev3 := f.commit("slow", map[string]string{"hooked/deploy.yaml": slowDeployment})
+	rev3 := f.Commit("slow", map[string]string{"hooked/deploy.yaml": slowDeployment})
 	h.d.Trigger()
 	cs := clientset(t, "c37")
 	waitFor(t, 30*time.Second, "the slow Deployment applied (its health wait in flight)", func() bool {
@@ -117,10 +117,10 @@ func TestRunWebhookAndShutdown(t *testing.T) {
 	if took := time.Since(stopped); took > 15*time.Second {
 		t.Errorf("shutdown took %s with a 3s grace", took)
 	}
-	if st := f.show("regatta/status", "status/fleet.yaml"); !strings.Contains(st, rev3) {
+	if st := f.Show("regatta/status", "status/fleet.yaml"); !strings.Contains(st, rev3) {
 		t.Errorf("the interrupted pass left no status commit:\n%s", st)
 	}
-	if s := f.show("regatta/status", "status/clusters/c37.yaml"); !strings.Contains(s, "sourceRevision: "+rev3) {
+	if s := f.Show("regatta/status", "status/clusters/c37.yaml"); !strings.Contains(s, "sourceRevision: "+rev3) {
 		t.Errorf("cluster status not written for the interrupted pass:\n%s", s)
 	}
 }
@@ -148,7 +148,7 @@ func TestStatusOnFollowedBranchNoLoop(t *testing.T) {
 	for k, v := range clusterFiles(t, "c37", "env: prod") {
 		files[k] = v
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	var count atomic.Int32
 	h := newHarness(t, f, func(o *DaemonOptions) {
 		o.StatusBranch = "main"
@@ -164,10 +164,10 @@ func TestStatusOnFollowedBranchNoLoop(t *testing.T) {
 	if n := count.Load(); n != 1 {
 		t.Errorf("%d passes: regatta's own status commits triggered passes", n)
 	}
-	if got := f.commits("main"); got != 2 {
+	if got := f.Commits("main"); got != 2 {
 		t.Errorf("main has %d commits, want the fleet commit and one status commit", got)
 	}
-	if !strings.Contains(f.show("main", "status/clusters/c37.yaml"), "state: Applied") {
+	if !strings.Contains(f.Show("main", "status/clusters/c37.yaml"), "state: Applied") {
 		t.Error("status/ not written on the followed branch")
 	}
 }

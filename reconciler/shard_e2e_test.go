@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -146,7 +147,7 @@ func TestShardedDaemons(t *testing.T) {
 	for _, c := range shardClusters {
 		files = merge(files, clusterFiles(t, c, "env: prod"))
 	}
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	ids := []string{"regatta-0", "regatta-1", "regatta-2"}
 	rs := map[string]*shardReplica{}
 	for _, id := range ids {
@@ -165,7 +166,7 @@ func TestShardedDaemons(t *testing.T) {
 	}
 	// Partition the owner of c37 mid-rollout: its daemon keeps running.
 	victim := rs[owner["c37"]]
-	f.commit("v2", probeProfile("v2"))
+	f.Commit("v2", probeProfile("v2"))
 	for _, r := range rs {
 		r.h.d.Trigger()
 	}
@@ -195,7 +196,7 @@ func TestShardedDaemons(t *testing.T) {
 	}
 	waitUntil(t, "every cluster at v2", shardLease+5*time.Second, probeAt(t, "v2"))
 	t.Logf("fleet at v2 %s after the owner of c37 was partitioned", time.Since(cutAt))
-	f.commit("v3", probeProfile("v3"))
+	f.Commit("v3", probeProfile("v3"))
 	for _, r := range rs {
 		r.h.d.Trigger()
 	}
@@ -214,15 +215,15 @@ func TestShardedDaemons(t *testing.T) {
 // cluster on main's head, with an owner, and the fleet file.
 func statusAt(t *testing.T, f *fleetRepo, clusters []string) bool {
 	t.Helper()
-	head := runGit(t, f.bare, "rev-parse", "main")
-	if !strings.Contains(runGit(t, f.bare, "branch", "--list", "regatta/status"), "regatta/status") {
+	head := gitfleet.Git(t, f.Bare, "rev-parse", "main")
+	if !strings.Contains(gitfleet.Git(t, f.Bare, "branch", "--list", "regatta/status"), "regatta/status") {
 		return false
 	}
-	if !strings.Contains(f.show("regatta/status", status.FleetFile), head) {
+	if !strings.Contains(f.Show("regatta/status", status.FleetFile), head) {
 		return false
 	}
 	for _, c := range clusters {
-		rec := runGitOK(f.bare, "show", "regatta/status:"+status.ClusterFile(c))
+		rec := runGitOK(f.Bare, "show", "regatta/status:"+status.ClusterFile(c))
 		if !strings.Contains(rec, "sourceRevision: "+head) || !strings.Contains(rec, "owner: regatta-") {
 			return false
 		}
@@ -233,7 +234,7 @@ func statusAt(t *testing.T, f *fleetRepo, clusters []string) bool {
 // runGitOK is the output of git, empty when it fails.
 func runGitOK(dir string, args ...string) string {
 	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = dir, gitEnv(dir)
+	cmd.Dir, cmd.Env = dir, gitfleet.Env(dir)
 	out, err := cmd.Output()
 	if err != nil {
 		return ""

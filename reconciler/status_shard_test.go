@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,7 @@ func (o staticOwnership) Identity() string   { return o.id }
 // lost, and only the fleet's owner writes fleet.yaml and the dashboard.
 func TestStatusFromManyWriters(t *testing.T) {
 	f := newFleetRepo(t)
-	f.commit("fleet", map[string]string{"README.md": "fleet\n"})
+	f.Commit("fleet", map[string]string{"README.md": "fleet\n"})
 	var hs []*harness
 	for i := range 3 {
 		own := staticOwnership{id: fmt.Sprintf("regatta-%d", i), clusters: map[string]bool{}, fleet: i == 0}
@@ -64,7 +65,7 @@ func TestStatusFromManyWriters(t *testing.T) {
 			}
 		}
 		for c := range 9 {
-			rec := f.show("regatta/status", status.ClusterFile(fmt.Sprintf("c%d", c)))
+			rec := f.Show("regatta/status", status.ClusterFile(fmt.Sprintf("c%d", c)))
 			want := fmt.Sprintf("owner: regatta-%d", c/3)
 			if !strings.Contains(rec, "sourceRevision: "+rev) || !strings.Contains(rec, want) {
 				t.Errorf("round %d: record of c%d:\n%s", round, c, rec)
@@ -73,16 +74,16 @@ func TestStatusFromManyWriters(t *testing.T) {
 	}
 	// The fleet-wide files come from the fleet's owner only; its last
 	// commit saw every record but possibly not the last round's of others.
-	if fleet := f.show("regatta/status", status.FleetFile); !strings.Contains(fleet, "rev4") {
+	if fleet := f.Show("regatta/status", status.FleetFile); !strings.Contains(fleet, "rev4") {
 		t.Errorf("fleet.yaml:\n%s", fleet)
 	}
-	dash := f.show("regatta/status", status.Dashboard)
+	dash := f.Show("regatta/status", status.Dashboard)
 	for c := range 9 {
 		if !strings.Contains(dash, fmt.Sprintf("c%d", c)) {
 			t.Errorf("dashboard lacks c%d:\n%s", c, dash)
 		}
 	}
-	log := runGit(t, f.bare, "log", "--format=%H %P", "regatta/status")
+	log := gitfleet.Git(t, f.Bare, "log", "--format=%H %P", "regatta/status")
 	for _, l := range strings.Split(log, "\n") {
 		if len(strings.Fields(l)) > 2 {
 			t.Errorf("a merge commit on the status branch: %s", l)

@@ -63,10 +63,10 @@ func TestTenantRefusedByDaemon(t *testing.T) {
 	files["platform/owned.yaml"] = tenantConfigMap("tr-a", "owned", "platform")
 	files["tenants/tr-a/profiles/tr-a-grab.yaml"] = profileYAML("tr-a-grab", "fleet: demo", "  tier: 1\n  dependsOn: [tr-platform]\n  addons:\n  - name: grab\n    manifests: {path: tenants/tr-a/grab}\n")
 	files["tenants/tr-a/grab/cm.yaml"] = tenantConfigMap("tr-a", "owned", "tenant")
-	f.commit("fleet", files)
+	f.Commit("fleet", files)
 	h := newHarness(t, f, nil)
 	res, _ := h.d.RunOnce(ctx)
-	page := f.show("regatta/status", "status/tenants/tr-a.md")
+	page := f.Show("regatta/status", "status/tenants/tr-a.md")
 	if !strings.Contains(page, "# Status of tenant tr-a") || !strings.Contains(page, "tr-a-app") ||
 		strings.Contains(page, "tr-b-app") || regexp.MustCompile(`\bc37\b`).MatchString(page) { // not in a commit ID
 		t.Errorf("tenant tr-a's status page:\n%s", page)
@@ -88,7 +88,7 @@ func TestTenantRefusedByDaemon(t *testing.T) {
 	if configMap(t, "c35", "tr-b", "app") != nil {
 		t.Fatal("team b's profile reached c35, outside its tenant")
 	}
-	f.commit("tenant a oversteps", map[string]string{
+	f.Commit("tenant a oversteps", map[string]string{
 		"tenants/tr-a/app/cm.yaml":  tenantConfigMap("tr-a", "app", "two"),
 		"tenants/tr-a/app/bad.yaml": forbiddenObjects("tr"),
 		"tenants/tr-b/app/cm.yaml":  tenantConfigMap("tr-b", "app", "two"),
@@ -126,14 +126,14 @@ func TestTenantRefusedByDaemon(t *testing.T) {
 func TestTenantRefusedByClusterRBAC(t *testing.T) {
 	ctx := context.Background()
 	f := newFleetRepo(t)
-	f.commit("fleet", tenantFleetFiles(t, "tk"))
+	f.Commit("fleet", tenantFleetFiles(t, "tk"))
 	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
 	h.r.opts.skipTenantGuard = true
 	res, _ := h.d.RunOnce(ctx)
 	if p := pairs(res, "c35")["tk-a-app"]; p.State != status.StateApplied {
 		t.Fatalf("tk-a-app under impersonation: %s %+v", p.State, p.Error)
 	}
-	f.commit("tenant a oversteps", map[string]string{"tenants/tk-a/app/bad.yaml": forbiddenObjects("tk")})
+	f.Commit("tenant a oversteps", map[string]string{"tenants/tk-a/app/bad.yaml": forbiddenObjects("tk")})
 	res, _ = h.d.RunOnce(ctx)
 	p := pairs(res, "c35")["tk-a-app"]
 	if p.State != status.StateFailed || p.Error == nil || !strings.Contains(p.Error.Message, "forbidden") {

@@ -5,18 +5,15 @@ package rolloute2e
 import (
 	"context"
 	"fmt"
+	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"io"
 	"log"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/gittestserver"
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -52,77 +49,14 @@ func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Options{Clusters: cs, EtcdPerCluster: true, APIServerEnv: []string{"GOGC=50"}}, &env)
 }
 
-func gitEnv(home string) []string {
-	return append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.com",
-		"GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.com")
-}
-
-func runGit(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = dir, gitEnv(dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // fleetRepo is a fleet repository on a loopback Git server with a
 // working clone to commit in.
-type fleetRepo struct {
-	t    *testing.T
-	url  string
-	bare string
-	work string
-}
+type fleetRepo struct{ *gitfleet.Repo }
 
-func newFleetRepo(t *testing.T) *fleetRepo {
-	t.Helper()
-	root := t.TempDir()
-	srv := gittestserver.NewGitServer(root)
-	srv.Auth("fleet", "s3cret")
-	if err := srv.StartHTTP(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.StopHTTP)
-	bare := filepath.Join(root, "fleet.git")
-	f := &fleetRepo{t: t, url: srv.HTTPAddress() + "/fleet.git", bare: bare, work: t.TempDir()}
-	runGit(t, root, "init", "-q", "--bare", "-b", "main", bare)
-	runGit(t, f.work, "init", "-q", "-b", "main")
-	runGit(t, f.work, "remote", "add", "origin", bare)
-	return f
-}
-
-// commit writes files, commits and pushes; it returns the commit.
-func (f *fleetRepo) commit(msg string, files map[string]string) string {
-	f.t.Helper()
-	for name, content := range files {
-		p := filepath.Join(f.work, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			f.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	runGit(f.t, f.work, "add", "-A")
-	runGit(f.t, f.work, "commit", "-q", "--allow-empty", "-m", msg)
-	runGit(f.t, f.work, "push", "-q", "origin", "HEAD:main")
-	return runGit(f.t, f.work, "rev-parse", "HEAD")
-}
+func newFleetRepo(t *testing.T) *fleetRepo { return &fleetRepo{gitfleet.New(t)} }
 
 // status returns a file of the status branch ("" when there is none yet).
-func (f *fleetRepo) status(name string) string {
-	cmd := exec.Command("git", "show", "regatta/status:"+name)
-	cmd.Dir, cmd.Env = f.bare, gitEnv(f.bare)
-	out, err := cmd.Output()
-	if err != nil {
-		return ""
-	}
-	return string(out)
-}
+func (f *fleetRepo) status(name string) string { return f.Lookup("regatta/status", name) }
 
 // clusterFiles is a cluster folder with a plain kubeconfig Secret.
 func clusterFiles(name string) map[string]string {
@@ -158,7 +92,7 @@ func runDaemon(t *testing.T, f *fleetRepo) (*reconciler.Daemon, func()) {
 // runDaemonAt is runDaemon with the clock rollouts read (nil: time.Now).
 func runDaemonAt(t *testing.T, f *fleetRepo, now func() time.Time) (*reconciler.Daemon, func()) {
 	t.Helper()
-	src, err := repo.NewSource(repo.Options{URL: f.url, Auth: repo.Auth{Username: "fleet", Password: "s3cret"}})
+	src, err := repo.NewSource(repo.Options{URL: f.URL, Auth: repo.Auth{Username: gitfleet.User, Password: gitfleet.Password}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestProgressiveRollout(t *testing.T) {
 	for _, c := range allClusters() {
 		maps.Copy(files, clusterFiles(c))
 	}
-	rev1 := f.commit("fleet with web v1", files)
+	rev1 := f.Commit("fleet with web v1", files)
 	obs := newObserver(t, 400*time.Millisecond)
 	d := startDaemon(t, f)
 
@@ -80,24 +80,24 @@ func TestProgressiveRollout(t *testing.T) {
 		holdsFor(t, 3*time.Second, "production untouched without approval", func() bool {
 			return len(obs.everSaw("1", production)) == 0
 		})
-		f.commit("approve v1 for production", approval(rev1))
+		f.Commit("approve v1 for production", approval(rev1))
 		productionTwoAtATime(t, obs, "1")
 	})
 
 	var rev2 string
 	t.Run("a good change v2 follows the stages, production 2 at a time", func(t *testing.T) {
-		rev2 = f.commit("web v2", webConfigMap("2"))
+		rev2 = f.Commit("web v2", webConfigMap("2"))
 		goesThroughStages(t, obs, "2")
 		holdsFor(t, 2*time.Second, "production keeps v1 without approval of v2", func() bool {
 			return len(obs.everSaw("2", production)) == 0
 		})
-		f.commit("approve v2 for production", approval(rev1, rev2))
+		f.Commit("approve v2 for production", approval(rev1, rev2))
 		productionTwoAtATime(t, obs, "2")
 	})
 
 	t.Run("v3 failing its health check on the canary halts with 8 untouched", func(t *testing.T) {
 		obs.refuseVersion("3")
-		f.commit("web v3 (broken)", webConfigMap("3"))
+		f.Commit("web v3 (broken)", webConfigMap("3"))
 		waitFor(t, 30*time.Second, "canary gets v3", func() bool { return obs.version("canary-1") == "3" })
 		waitFor(t, 30*time.Second, "the rollout halts", func() bool { return halted(d) == 1 })
 		others := append(append([]string(nil), staging...), production...)
@@ -116,7 +116,7 @@ func TestProgressiveRollout(t *testing.T) {
 	})
 
 	t.Run("a revert brings the canary back", func(t *testing.T) {
-		f.commit("revert to web v2", webConfigMap("2"))
+		f.Commit("revert to web v2", webConfigMap("2"))
 		waitFor(t, 30*time.Second, "canary back on v2", func() bool { return obs.version("canary-1") == "2" })
 		waitFor(t, 30*time.Second, "the rollout is no longer halted", func() bool { return halted(d) == 0 })
 		for _, c := range append(append([]string(nil), staging...), production...) {

@@ -67,7 +67,7 @@ func newRollingFleet(t *testing.T, name string) (*fleetRepo, *observer) {
 	for _, c := range allClusters() {
 		maps.Copy(files, clusterFiles(c))
 	}
-	f.commit(name+" v1", files)
+	f.Commit(name+" v1", files)
 	return f, newObserverOf(t, 300*time.Millisecond, name)
 }
 
@@ -154,9 +154,9 @@ func TestRolloutWindowEndToEnd(t *testing.T) {
 	}
 	far := spec.Weekdays[(int(time.Now().In(loc).Weekday())+3)%7]
 	obs.refuseVersion("2") // the canary stays updating until released
-	f.commit(name+" v2", configMap(name, "2"))
+	f.Commit(name+" v2", configMap(name, "2"))
 	waitFor(t, 30*time.Second, "canary gets v2", func() bool { return obs.version("canary-1") == "2" })
-	closed := f.commit("rollout window on "+far+" only", profileFile(name, false, fmt.Sprintf("[{days: [%s], timeZone: %s}]", far, zone)))
+	closed := f.Commit("rollout window on "+far+" only", profileFile(name, false, fmt.Sprintf("[{days: [%s], timeZone: %s}]", far, zone)))
 	waitInForce(t, f, closed)
 	obs.release("2")
 	waitFor(t, 20*time.Second, "the canary, started before the window closed, finishes", func() bool { return obs.done("2", canary) })
@@ -168,7 +168,7 @@ func TestRolloutWindowEndToEnd(t *testing.T) {
 		return len(obs.everSaw("2", others(staging, production))) == 0
 	})
 	days := "[" + strings.Join(spec.Weekdays, ", ") + "]"
-	f.commit("rollout window every day", profileFile(name, false, fmt.Sprintf("[{days: %s, timeZone: %s}]", days, zone)))
+	f.Commit("rollout window every day", profileFile(name, false, fmt.Sprintf("[{days: %s, timeZone: %s}]", days, zone)))
 	waitFor(t, 30*time.Second, "staging gets v2 once the window includes now", func() bool { return obs.done("2", staging) })
 	waitFor(t, 60*time.Second, "production gets v2", func() bool { return obs.done("2", production) })
 	checkMaxUpdate(t, obs, "2")
@@ -184,10 +184,10 @@ func TestRolloutPauseEndToEnd(t *testing.T) {
 	waitAll(t, f, obs, name, "1")
 
 	obs.holdOn("2", production...)
-	f.commit(name+" v2", configMap(name, "2"))
+	f.Commit(name+" v2", configMap(name, "2"))
 	waitFor(t, 60*time.Second, "two production clusters updating to v2", func() bool { return len(obs.everSaw("2", production)) == 2 })
 	updating := obs.everSaw("2", production)
-	f.commit("pause the rollout", control(name, "  paused: true\n"))
+	f.Commit("pause the rollout", control(name, "  paused: true\n"))
 	waitFor(t, 30*time.Second, "the status branch says production is paused", func() bool {
 		p, _ := stageProgress(t, f, name, "production")
 		return p == "Paused"
@@ -197,7 +197,7 @@ func TestRolloutPauseEndToEnd(t *testing.T) {
 	holdsFor(t, 4*time.Second, "no other production cluster gets v2 while paused", func() bool {
 		return len(obs.everSaw("2", production)) == 2
 	})
-	f.commit("resume the rollout", control(name, "  paused: false\n"))
+	f.Commit("resume the rollout", control(name, "  paused: false\n"))
 	waitFor(t, 60*time.Second, "production gets v2 after the resume", func() bool { return obs.done("2", production) })
 	checkMaxUpdate(t, obs, "2")
 }
@@ -216,7 +216,7 @@ func TestRolloutApprovalAcrossRestart(t *testing.T) {
 
 	files := profileFile(name, true, "")
 	maps.Copy(files, configMap(name, "2"))
-	rev2 := f.commit(name+" v2, production asks for approval", files)
+	rev2 := f.Commit(name+" v2, production asks for approval", files)
 	waitFor(t, 60*time.Second, "canary and staging get v2", func() bool { return obs.done("2", others(canary, staging)) })
 	waitFor(t, 20*time.Second, "the status branch says production awaits approval of v2", func() bool {
 		p, rev := stageProgress(t, f, name, "production")
@@ -235,7 +235,7 @@ func TestRolloutApprovalAcrossRestart(t *testing.T) {
 	})
 	stop2()
 
-	f.commit("approve v2 for production", control(name, fmt.Sprintf("  approvals:\n  - {stage: production, revision: %s}\n", rev2[:12])))
+	f.Commit("approve v2 for production", control(name, fmt.Sprintf("  approvals:\n  - {stage: production, revision: %s}\n", rev2[:12])))
 	startDaemon(t, f)
 	waitFor(t, 60*time.Second, "production gets v2 once approved", func() bool { return obs.done("2", production) })
 	checkMaxUpdate(t, obs, "2")
@@ -311,7 +311,7 @@ func TestRolloutWindowOpensByTheClock(t *testing.T) {
 	opensAt := time.Now().Add(15 * time.Second) // in real time
 	files := profileFile(name, false, window)
 	maps.Copy(files, configMap(name, "2"))
-	f.commit(name+" v2 with a window from 10:00 New York time", files)
+	f.Commit(name+" v2 with a window from 10:00 New York time", files)
 	waitFor(t, 12*time.Second, "the canary waits for the window", func() bool {
 		p, _ := stageProgress(t, f, name, "canary")
 		return p == "OutsideWindow"
