@@ -120,3 +120,12 @@ func (o *ownership) runSharded(ctx context.Context, d *reconciler.Daemon) error 
 	<-done
 	return err
 }
+
+// userAgent names the replica to the fleet's API servers, so that their
+// audit logs tell the replicas apart: base/<identity>, base unsharded.
+func (o *ownership) userAgent(base string) string {
+	if o == nil {
+		return base
+	}
+	return base + "/" + o.Identity()
+}
