@@ -10,7 +10,9 @@
 // at its current resourceVersion: clocks are never compared. A member
 // counts as fresh for half a lease duration from the start of its last
 // round whose renewal and listing both succeeded, and works only while
-// fresh and once it has been a member for a lease duration.
+// fresh and once it has been a member for a lease duration (again after a
+// conflict on its Lease or a gap of a lease duration in its renewals: a
+// second process with the same identity shows by conflicting meanwhile).
 //
 // # Assignment
 //
@@ -63,12 +65,16 @@
 // ignored at once, which is safe because a member releases its Lease
 // only after the daemon stopped touching clusters.
 //
-// A member that loses k (by a change of the assignment, or by going stale
-// or meeting a conflicting writer of its Lease) stops owning it at once,
-// and the daemon's fence cancels the cluster's requests within its
-// fencePoll (100 ms); the member keeps claiming k as draining for
-// drainFor (1 s), so that no other member starts on k before those
-// requests are over. A member that takes over a dead member's clusters
+// A member that loses k (by a change of the assignment, after a gap of a
+// lease duration in its renewals, or on meeting a conflicting writer of
+// its Lease) stops owning it at once, and the daemon's fence cancels the
+// cluster's requests within its fencePoll (100 ms); the member keeps
+// claiming k as draining for drainFor (1 s), so that no other member
+// starts on k before those requests are over. A member merely stale (its
+// renewals failing for less than a lease duration) stops working but
+// keeps its claims: nobody can have expired it yet, so its clusters wait
+// for it rather than move. None of this is needed for the argument above,
+// which holds whatever a member claims; it keeps the clusters moving. A member that takes over a dead member's clusters
 // waits until the dead Lease expired (one lease duration after the last
 // renewal it saw), claims them at once in an extra renewal and owns them
 // after the listing that follows: lease duration plus about two rounds

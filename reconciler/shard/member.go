@@ -77,6 +77,7 @@ type Member struct {
 	draining map[string]time.Time // keys lost, claimed until drainFor passed
 	working  map[string]bool      // target, claimed, and claimed by no other
 	gen      uint64               // counts changes of working
+	refused  bool                 // Owns said no to a working key since the last notify
 }
 
 // observed is what this member saw of another member's Lease.
@@ -135,7 +136,16 @@ func (m *Member) LeaseDuration() time.Duration { return m.opts.LeaseDuration }
 func (m *Member) Owns(key string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.active(time.Now()) && m.working[key]
+	if !m.working[key] {
+		return false
+	}
+	if !m.active(time.Now()) {
+		// Refused for staleness alone: however short that lasts, the next
+		// notify calls OnChange, so that the caller asks again.
+		m.refused = true
+		return false
+	}
+	return true
 }
 
 // OwnerOf returns the member key is assigned to by this member's last
@@ -204,11 +214,19 @@ func (m *Member) step(ctx context.Context) bool {
 	}
 	start := time.Now()
 	m.mu.Lock()
-	if m.fresh.IsZero() || start.Sub(m.fresh) >= m.opts.LeaseDuration/2 {
-		m.reset() // stale (or new): come back claiming nothing
+	if m.fresh.IsZero() || start.Sub(m.fresh) >= m.opts.LeaseDuration {
+		// New, or back from a gap in which the others may have expired
+		// this member and taken its keys: come back claiming nothing.
+		// After a shorter gap nobody did (its Lease is live in every view
+		// for a lease duration after its last renewal), so it keeps its
+		// claims, and the keys it held wait for it.
+		m.reset()
 	}
 	m.mu.Unlock()
-	rctx, cancel := context.WithTimeout(ctx, m.interval)
+	// A slow API server may take longer than a round: a step that ends
+	// within a quarter lease still leaves the next one time to renew
+	// before the member goes stale (at half a lease from this start).
+	rctx, cancel := context.WithTimeout(ctx, m.opts.LeaseDuration/4)
 	defer cancel()
 	if err := m.renew(rctx, start); err != nil {
 		m.renewFailed(err)

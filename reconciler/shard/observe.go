@@ -23,10 +23,12 @@ func (m *Member) observe(items []coordinationv1.Lease, keys []string, start, now
 	defer m.mu.Unlock()
 	m.see(items, now)
 	live := m.live(now)
-	if m.joined.IsZero() || m.fresh.IsZero() || start.Sub(m.fresh) >= m.opts.LeaseDuration/2 {
-		// First round, or back from a gap in which the others may have
-		// taken this member's share: wait a lease duration again, until
-		// they saw it back and stopped.
+	if m.joined.IsZero() || m.fresh.IsZero() || start.Sub(m.fresh) >= m.opts.LeaseDuration {
+		// First round, after a conflict on the own Lease, or back from a
+		// gap in which another process may have started with this
+		// identity: wait a lease duration of clean renewals, in which a
+		// twin shows by conflicting. After a shorter gap the member kept
+		// its claims and nobody expired it: it goes on at once.
 		m.joined = start
 	}
 	m.fresh = start
@@ -172,8 +174,8 @@ func (m *Member) notify() {
 	if !active {
 		sig = "inactive"
 	}
-	changed := sig != m.sig
-	m.sig = sig
+	changed := sig != m.sig || m.refused
+	m.sig, m.refused = sig, false
 	members := len(m.members)
 	m.mu.Unlock()
 	if m.opts.Metrics != nil {
@@ -188,10 +190,17 @@ func (m *Member) notify() {
 	}
 }
 
+// count is how many of keys this member owns (without Owns' note of a
+// refusal: the metrics do not act on it).
 func (m *Member) count(keys []string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.active(time.Now()) {
+		return 0
+	}
 	n := 0
 	for _, k := range keys {
-		if m.Owns(k) {
+		if m.working[k] {
 			n++
 		}
 	}
