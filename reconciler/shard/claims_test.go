@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,4 +117,36 @@ func isActive(m *Member) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.active(time.Now())
+}
+
+// TestShortGapKeepsClaims: a member cut off for less than a lease
+// duration stops working, keeps its claims (nobody can have expired it)
+// and owns its keys again as soon as it renews, without a joining wait;
+// it calls OnChange when it comes back, so the daemon asks again.
+func TestShortGapKeepsClaims(t *testing.T) {
+	keys := []string{"g1", "g2", "g3"}
+	var changes atomic.Int32
+	r := startReplicaWith(t, "default", "gap", func() []string { return keys }, func() { changes.Add(1) })
+	owns := func() bool {
+		for _, k := range keys {
+			if !r.m.Owns(k) {
+				return false
+			}
+		}
+		return true
+	}
+	waitFor(t, "the member owns its keys", 3*testLease, owns)
+	r.link.cut.Store(true)
+	cutAt := time.Now()
+	waitFor(t, "the cut member stops owning", testLease, func() bool { return ownsNone(r.m, keys) })
+	before := changes.Load()
+	r.link.cut.Store(false)
+	back := waitFor(t, "the member owns its keys again", testLease, owns)
+	if gap := time.Since(cutAt); gap >= testLease {
+		t.Fatalf("the gap lasted %s, not less than a lease: the test proves nothing", gap)
+	}
+	if back >= testLease/2 {
+		t.Errorf("back after %s: it waited as if it had joined anew", back)
+	}
+	waitFor(t, "an OnChange after coming back", testLease, func() bool { return changes.Load() > before })
 }

@@ -52,6 +52,11 @@ type replica struct {
 
 func startReplica(t *testing.T, ns, id string, keys func() []string) *replica {
 	t.Helper()
+	return startReplicaWith(t, ns, id, keys, nil)
+}
+
+func startReplicaWith(t *testing.T, ns, id string, keys func() []string, onChange func()) *replica {
+	t.Helper()
 	link := &partitionable{}
 	cfg := rest.CopyConfig(env.Cluster("mgmt").RESTConfig())
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { link.next = rt; return link }
@@ -66,6 +71,7 @@ func startReplica(t *testing.T, ns, id string, keys func() []string) *replica {
 		Identity:      id,
 		LeaseDuration: testLease,
 		Keys:          keys,
+		OnChange:      onChange,
 		Log:           slog.New(slog.NewTextHandler(logOut(t), nil)),
 	})
 	if err != nil {
