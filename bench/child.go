@@ -32,6 +32,8 @@ type ChildOptions struct {
 	// ChartRepo is the loopback chart repository the fleet uses, allowed
 	// through regatta's URL policy.
 	ChartRepo string
+	// Args are more flags of `regatta run`.
+	Args []string
 }
 
 // StartChild starts `regatta run` following the loopback repository.
@@ -57,6 +59,7 @@ func StartChild(o ChildOptions) (*Child, error) {
 	if o.ChartRepo != "" {
 		c.cmd.Args = append(c.cmd.Args, "--allow-url-prefix", o.ChartRepo+"/")
 	}
+	c.cmd.Args = append(c.cmd.Args, o.Args...)
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := c.cmd.Start(); err != nil {
@@ -88,6 +91,12 @@ func (c *Child) Stop() {
 		_ = syscall.Kill(-c.Pid(), syscall.SIGKILL)
 		<-c.done
 	}
+}
+
+// Kill sends SIGKILL and waits for the process to end.
+func (c *Child) Kill() {
+	_ = syscall.Kill(-c.Pid(), syscall.SIGKILL)
+	<-c.done
 }
 
 // Metrics returns the child's metric samples by series (name{labels}).

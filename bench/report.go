@@ -21,6 +21,7 @@ func Report(r *Results) string {
 	reportScale(&b, r)
 	reportMemory(&b, r)
 	reportGoBench(&b, r)
+	reportShard(&b, r)
 	reportProfiles(&b, r)
 	reportErrors(&b, r)
 	b.WriteString(reproduce)
@@ -30,13 +31,14 @@ func Report(r *Results) string {
 const reproduce = `## Reproduce
 
 ` + "```" + `
-make bench                                                   # everything (~16-20 min on 2 cores), writes this file
+make bench                                                   # everything (~18-22 min on 2 cores), writes this file
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
 go run ./bench/cmd/regatta-bench -phases daemon              # §2 and §4
 go run ./bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
 go run ./bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
 go run ./bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive rollout (issue 14)
+go run ./bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
 go run ./bench/cmd/regatta-bench -report-only                # rewrite this file from bench/results/results.json
 benchstat bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
 go tool pprof -top bench/raw/rollout-regatta.cpu.pprof       # also .heap.pprof, bench/raw/scale/<n>/cpu.pprof
@@ -97,6 +99,7 @@ func targets(r *Results) []target {
 	out := rolloutTargets(r)
 	out = append(out, steadyTargets(r)...)
 	out = append(out, scaleTargets(r)...)
+	out = append(out, shardTargets(r)...)
 	return append(out, memoryTargets(r)...)
 }
 

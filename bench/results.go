@@ -18,6 +18,7 @@ type Results struct {
 	PhaseSecs map[string]float64 `json:"phaseSeconds"`
 	Samples   []Sample           `json:"samples,omitempty"`
 	Steady    *SteadyResult      `json:"steady,omitempty"`
+	Shard     *ShardResult       `json:"shard,omitempty"`
 	Scale     []ScaleResult      `json:"scale,omitempty"`
 	PlanCmd   *PlanCmdResult     `json:"planCommand,omitempty"`
 	// PlanCmds are `regatta plan` runs over the other fleet styles.

@@ -65,6 +65,7 @@ func startShardReplica(t *testing.T, f *fleetRepo, group, id string) *shardRepli
 		Identity:      id,
 		LeaseDuration: shardLease,
 		OnChange:      func() { r.h.d.OwnershipChanged() },
+		Keys:          func() []string { return r.h.d.Clusters() },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +156,10 @@ func TestShardedDaemons(t *testing.T) {
 	}
 	d := waitUntil(t, "every cluster at v1", 30*time.Second, probeAt(t, "v1"))
 	t.Logf("three replicas converged the fleet in %s", d)
-	owner := shard.Assign(shardClusters, ids)
+	owner := map[string]string{}
+	for _, c := range shardClusters {
+		owner[c] = rs[ids[0]].member.OwnerOf(c)
+	}
 	for _, c := range shardClusters {
 		for _, id := range ids {
 			n := rs[id].applies(t, c)

@@ -114,6 +114,13 @@ func (e *Env) newCluster(ctx context.Context, co ClusterOptions, shared *etcd) (
 		env:        e.opts.APIServerEnv,
 		timeout:    e.opts.ReadyTimeout, logf: e.opts.Logf,
 	}
+	if e.opts.AuditLog {
+		flags, err := c.auditFlags()
+		if err != nil {
+			return nil, err
+		}
+		c.extraFlags = append(c.extraFlags, flags...)
+	}
 	if shared != nil {
 		c.etcdPrefix = "/clusters/" + co.Name + "/registry"
 	} else if c.etcd, err = e.startEtcd(ctx, dir); err != nil {

@@ -45,8 +45,11 @@ type Options struct {
 	// member owns may have changed: members joined or left, or its own
 	// Lease turned fresh or stale.
 	OnChange func()
-	// Keys, when set, lists the keys (clusters) to count in
-	// Metrics.Owned.
+	// Keys lists the keys (clusters) to share, e.g. the clusters of the
+	// revision in force; it is read every round. Only these keys (and
+	// FleetKey) are ever owned. Members that list different keys (on
+	// different revisions) may assign a key differently: the claims
+	// still let only one of them work on it.
 	Keys    func() []string
 	Metrics *Metrics
 	Log     *slog.Logger
@@ -65,7 +68,16 @@ type Member struct {
 	joined  time.Time             // start of the first such round
 	members []string              // live members, sorted, self included
 	seen    map[string]observed   // other members by identity
+	listed  map[string]bool       // identities in the last listing
 	sig     string                // of the last OnChange
+
+	assigned map[string]string    // owner of every key, by the last round
+	target   map[string]bool      // keys assigned to this member
+	written  map[string]bool      // owns claimed by the last renewal
+	draining map[string]time.Time // keys lost, claimed until drainFor passed
+	working  map[string]bool      // target, claimed, and claimed by no other
+	gen      uint64               // counts changes of working
+	refused  bool                 // Owns said no to a working key since the last notify
 }
 
 // observed is what this member saw of another member's Lease.
@@ -73,6 +85,8 @@ type observed struct {
 	version string    // resourceVersion last seen
 	at      time.Time // local time it was first seen at that version
 	dead    bool      // expired at that version
+	claims  claims    // as advertised at that version
+	all     bool      // advertises no claims: taken to claim every key
 }
 
 // New checks the options and returns a Member; Run starts it.
@@ -104,6 +118,7 @@ func New(opts Options) (*Member, error) {
 		name:     name,
 		interval: min(2*time.Second, opts.LeaseDuration/5),
 		seen:     map[string]observed{},
+		draining: map[string]time.Time{},
 	}, nil
 }
 
@@ -115,20 +130,30 @@ func (m *Member) LeaseDuration() time.Duration { return m.opts.LeaseDuration }
 
 // Owns reports whether this member may work on key now: its own Lease is
 // fresh (renewed less than half a lease duration ago), it has been a
-// member for at least one lease duration (so the previous owner saw it and
-// stopped), and key hashes to it among the live members.
+// member for at least one lease duration, key is assigned to it, its
+// Lease claimed key before the last listing of the members, and that
+// listing showed no other live member claiming key (see the package doc).
 func (m *Member) Owns(key string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.active(time.Now()) && Owner(key, m.members) == m.opts.Identity
+	if !m.working[key] {
+		return false
+	}
+	if !m.active(time.Now()) {
+		// Refused for staleness alone: however short that lasts, the next
+		// notify calls OnChange, so that the caller asks again.
+		m.refused = true
+		return false
+	}
+	return true
 }
 
-// OwnerOf returns the member key hashes to among the live members as this
-// member sees them (for display; only Owns fences).
+// OwnerOf returns the member key is assigned to by this member's last
+// round (for display; only Owns fences).
 func (m *Member) OwnerOf(key string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return Owner(key, m.members)
+	return m.assigned[key]
 }
 
 // Members returns the live members as this member sees them.
@@ -169,58 +194,87 @@ func (m *Member) Run(ctx context.Context) error {
 }
 
 // round renews the own Lease, then lists the group's; only when both
-// succeed does the member count as fresh from the round's start.
+// succeed does the member count as fresh from the round's start. A round
+// that assigned this member keys it did not claim yet claims them at
+// once with a second renewal and listing, instead of a round later.
 func (m *Member) round(ctx context.Context) {
+	for range 2 {
+		if !m.step(ctx) {
+			return
+		}
+	}
+}
+
+// step is one renewal and listing; it reports whether the member gained
+// keys it has yet to claim.
+func (m *Member) step(ctx context.Context) bool {
+	var keys []string
+	if m.opts.Keys != nil {
+		keys = m.opts.Keys() // before m.mu: it may call into the daemon
+	}
 	start := time.Now()
-	rctx, cancel := context.WithTimeout(ctx, m.interval)
+	m.mu.Lock()
+	if m.fresh.IsZero() || start.Sub(m.fresh) >= m.opts.LeaseDuration {
+		// New, or back from a gap in which the others may have expired
+		// this member and taken its keys: come back claiming nothing.
+		// After a shorter gap nobody did (its Lease is live in every view
+		// for a lease duration after its last renewal), so it keeps its
+		// claims, and the keys it held wait for it.
+		m.reset()
+	}
+	m.mu.Unlock()
+	// A slow API server may take longer than a round: a step that ends
+	// within a quarter lease still leaves the next one time to renew
+	// before the member goes stale (at half a lease from this start).
+	rctx, cancel := context.WithTimeout(ctx, m.opts.LeaseDuration/4)
 	defer cancel()
 	if err := m.renew(rctx, start); err != nil {
 		m.renewFailed(err)
-		return
+		return false
 	}
 	list, err := m.opts.Leases.Leases(m.opts.Namespace).List(rctx, metav1.ListOptions{LabelSelector: GroupLabel + "=" + m.opts.Group})
 	if err != nil {
 		m.opts.Log.Warn("cannot list the members' Leases", "error", err)
-		return
+		return false
 	}
-	m.observe(list.Items, start, time.Now())
+	return m.observe(list.Items, keys, start, time.Now())
 }
 
 // renew creates or updates the own Lease.
 func (m *Member) renew(ctx context.Context, now time.Time) error {
 	leases := m.opts.Leases.Leases(m.opts.Namespace)
 	m.mu.Lock()
-	cur := m.lease
+	cur, c := m.lease, m.claimsNow(now)
 	m.mu.Unlock()
 	if cur == nil {
 		got, err := leases.Get(ctx, m.name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			created, err := leases.Create(ctx, m.desired(nil, now), metav1.CreateOptions{})
-			return m.keep(created, err)
+			created, err := leases.Create(ctx, m.desired(nil, c, now), metav1.CreateOptions{})
+			return m.keep(created, c, err)
 		case err != nil:
 			return err
 		}
 		cur = got
 	}
-	updated, err := leases.Update(ctx, m.desired(cur, now), metav1.UpdateOptions{})
-	return m.keep(updated, err)
+	updated, err := leases.Update(ctx, m.desired(cur, c, now), metav1.UpdateOptions{})
+	return m.keep(updated, c, err)
 }
 
-// keep remembers the Lease as written; after an error the next round
-// reads it again.
-func (m *Member) keep(l *coordinationv1.Lease, err error) error {
+// keep remembers the Lease and the keys it claims as written; after an
+// error the next round reads it again.
+func (m *Member) keep(l *coordinationv1.Lease, c claims, err error) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
 		m.lease = nil
 		return err
 	}
-	m.lease = l
+	m.lease, m.written = l, set(c.Owns)
 	return nil
 }
 
-func (m *Member) desired(cur *coordinationv1.Lease, now time.Time) *coordinationv1.Lease {
+func (m *Member) desired(cur *coordinationv1.Lease, c claims, now time.Time) *coordinationv1.Lease {
 	l := &coordinationv1.Lease{}
 	if cur != nil {
 		l = cur.DeepCopy()
@@ -230,6 +284,7 @@ func (m *Member) desired(cur *coordinationv1.Lease, now time.Time) *coordination
 		l.Labels = map[string]string{}
 	}
 	l.Labels[GroupLabel] = m.opts.Group
+	writeClaims(l, c)
 	id := m.opts.Identity
 	secs := int32(m.opts.LeaseDuration.Round(time.Second) / time.Second)
 	t := metav1.NewMicroTime(now)
@@ -246,6 +301,7 @@ func (m *Member) release() {
 	m.mu.Lock()
 	cur := m.lease
 	m.fresh, m.lease = time.Time{}, nil
+	m.reset()
 	m.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*m.interval)
 	defer cancel()
@@ -281,5 +337,6 @@ func (m *Member) renewFailed(err error) {
 		"lease", m.name, "identity", m.opts.Identity)
 	m.mu.Lock()
 	m.fresh = time.Time{}
+	m.reset()
 	m.mu.Unlock()
 }

@@ -24,6 +24,22 @@ func runDaemon(ctx context.Context, o *options, res *bench.Results, sh *shared) 
 	return err
 }
 
+// runShard runs 3 sharded `regatta run` processes on 9 clusters.
+func runShard(ctx context.Context, o *options, res *bench.Results, sh *shared) error {
+	so := bench.ShardOptions{
+		Clusters:      9,
+		Replicas:      3,
+		Objects:       30,
+		LeaseDuration: o.shardLease,
+		Bins:          sh.bins,
+		Dir:           abs(filepath.Join(o.raw, "shard")),
+		Logf:          logf,
+	}
+	sr, err := bench.RunShard(ctx, so)
+	res.Shard = sr
+	return err
+}
+
 // runScale plans each fleet size in a child process of its own.
 func runScale(ctx context.Context, o *options, res *bench.Results, _ *shared) error {
 	self, err := os.Executable()

@@ -32,6 +32,7 @@ type options struct {
 	scaleStyles  string
 	planClusters int
 	benchCount   int
+	shardLease   time.Duration
 	binDir       string
 	raw          string
 	results      string
@@ -41,7 +42,7 @@ type options struct {
 }
 
 func (o *options) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.phases, "phases", "rollout,daemon,scale,gobench,progressive", "phases to run, comma-separated: rollout, daemon, scale, gobench, progressive")
+	fs.StringVar(&o.phases, "phases", "rollout,daemon,progressive,shard,scale,gobench", "phases to run, comma-separated: rollout, daemon, progressive, shard, scale, gobench")
 	fs.StringVar(&o.methods, "methods", "", "rollout methods to run, comma-separated (default: all)")
 	fs.IntVar(&o.rounds, "rounds", 5, "rollout rounds (fresh clusters each); the progressive phase runs at most 3 (~45 s each)")
 	fs.IntVar(&o.serialEvery, "serial-every", 2, "run the serial script every n-th round (0: never)")
@@ -52,6 +53,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.scaleStyles, "scale-styles", strings.Join(bench.Styles, ","), "fleet styles of the scale phase (each size and `regatta plan` over 1,000 clusters): "+strings.Join(bench.Styles, ", "))
 	fs.IntVar(&o.planClusters, "plan-clusters", 1000, "clusters of the fleet `regatta plan` is timed over (scale phase)")
 	fs.IntVar(&o.benchCount, "bench-count", 5, "go test -count of the Go benchmarks")
+	fs.DurationVar(&o.shardLease, "shard-lease", 15*time.Second, "membership lease duration of the shard phase's replicas")
 	fs.StringVar(&o.binDir, "bin", "bin", "folder with regatta and kubectl")
 	fs.StringVar(&o.raw, "raw", "bench/raw", "folder for raw outputs (git-ignored)")
 	fs.StringVar(&o.results, "results", "bench/results", "folder for the committed raw numbers")
@@ -104,7 +106,7 @@ func runPhases(ctx context.Context, o *options, res *bench.Results) error {
 	}
 	defer chart.Close()
 	sh := &shared{chart: chart}
-	if o.has("rollout") || o.has("daemon") || o.has("progressive") {
+	if o.has("rollout") || o.has("daemon") || o.has("progressive") || o.has("shard") {
 		if sh.bins, err = bench.StageBinaries(o.binDir); err != nil {
 			return err
 		}
@@ -115,7 +117,7 @@ func runPhases(ctx context.Context, o *options, res *bench.Results) error {
 		fn   func(context.Context, *options, *bench.Results, *shared) error
 	}{
 		{"gobench", runGoBench}, {"scale", runScale}, {"rollout", runRollout}, {"daemon", runDaemon},
-		{"progressive", runProgressive},
+		{"progressive", runProgressive}, {"shard", runShard},
 	}
 	for _, p := range phases {
 		if !o.has(p.name) {

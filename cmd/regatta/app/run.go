@@ -197,6 +197,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		own = f.owner
 	}
 	ao := f.applyOptions()
+	ao.Client.UserAgent = f.owner.userAgent(ao.Client.UserAgent)
 	if ao.Fleet, err = fleetIdentity(f.fleet, f.repoURL); err != nil {
 		return nil, nil, err
 	}

@@ -31,7 +31,7 @@ type shardFlags struct {
 }
 
 func (s *shardFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&s.mode, "replicas-mode", replicasStandby, `with a management cluster, how replicas share the fleet: "standby" (one leader Lease, the others wait) or "shard" (each replica holds a membership Lease and owns a share of the clusters by rendezvous hashing)`)
+	fl.StringVar(&s.mode, "replicas-mode", replicasStandby, `with a management cluster, how replicas share the fleet: "standby" (one leader Lease, the others wait) or "shard" (each replica holds a membership Lease and owns an even share of the clusters, claimed on its Lease)`)
 	fl.StringVar(&s.identity, "replica-identity", "", "with --replicas-mode shard, this replica's name in its group (a DNS subdomain; default: the host name, the pod name in a StatefulSet)")
 	fl.StringVar(&s.group, "replica-group", "regatta", "with --replicas-mode shard, the group of replicas that share one fleet (names their membership Leases)")
 	fl.DurationVar(&s.leaseDuration, "replica-lease-duration", shard.DefaultLeaseDuration, "with --replicas-mode shard, how long a membership Lease holds without renewal: a replica that dies is replaced within it plus a few seconds")
@@ -119,4 +119,13 @@ func (o *ownership) runSharded(ctx context.Context, d *reconciler.Daemon) error 
 	stop()
 	<-done
 	return err
+}
+
+// userAgent names the replica to the fleet's API servers, so that their
+// audit logs tell the replicas apart: base/<identity>, base unsharded.
+func (o *ownership) userAgent(base string) string {
+	if o == nil {
+		return base
+	}
+	return base + "/" + o.Identity()
 }

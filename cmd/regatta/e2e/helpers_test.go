@@ -117,7 +117,7 @@ type process struct {
 func startRegatta(t *testing.T, id, logDir string, args ...string) *process {
 	t.Helper()
 	port := freePort(t)
-	log, err := os.Create(filepath.Join(logDir, id+".log"))
+	log, err := os.OpenFile(filepath.Join(logDir, id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) // a restart appends
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/regatta-dev/regatta/internal/testenv"
-	"github.com/regatta-dev/regatta/reconciler/shard"
 )
 
 const (
@@ -95,10 +94,15 @@ func owners(bare, rev string, names []string) map[string]string {
 }
 
 // TestThreeReplicasShareNineClusters is the acceptance test of sharding:
-// three regatta processes, nine real API servers and a management API
-// server holding the kubeconfig Secrets and the membership Leases.
+// three regatta processes, nine real API servers (with audit logs) and a
+// management API server holding the kubeconfig Secrets and the
+// membership Leases. Every cluster converges, written by one replica
+// only (the audit logs, which tell replicas apart by user agent); a
+// replica SIGKILLed mid-rollout writes nothing after the kill and its
+// clusters converge on the others within lease + 5 s; started again, it
+// takes 3 clusters back (at most 4 may move).
 func TestThreeReplicasShareNineClusters(t *testing.T) {
-	opts := testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "mgmt"}}}
+	opts := testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "mgmt"}}, AuditLog: true}
 	f := fleet{clients: map[string]kubernetes.Interface{}}
 	for i := range nClusters {
 		name := fmt.Sprintf("c%d", i)
@@ -144,7 +148,11 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 	t.Logf("first rollout: 9 clusters converged %s after the 3 replicas started (lease %s)", time.Since(start).Round(time.Millisecond), leaseDuration)
 
 	// Each cluster was applied by exactly one replica, its owner.
-	want := shard.Assign(f.names, ids)
+	var want map[string]string
+	waitUntil(t, "status records of v1 name their owners", 20*time.Second, func() bool {
+		want = owners(repo.bare, rev, f.names)
+		return len(want) == nClusters
+	})
 	for _, id := range ids {
 		got, err := procs[id].applies()
 		if err != nil {
@@ -156,52 +164,129 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 			}
 		}
 	}
-	waitUntil(t, "status records of v1 name their owners", 20*time.Second, func() bool {
-		o := owners(repo.bare, rev, f.names)
-		return len(o) == nClusters && equal(o, want)
-	})
+	t.Logf("owners after the first rollout: %v", loads(want, ids))
 
 	// SIGKILL the owner of the most clusters mid-rollout of v2.
 	victim := busiest(want)
 	rev = repo.commit(t, "v2", fleetFiles("v2"))
-	waitUntil(t, "the v2 rollout starts", 30*time.Second, func() bool { return len(f.at(t, "v2")) > 0 })
+	waitMidRollout(t, f, want, victim, "v2")
 	procs[victim].kill(syscall.SIGKILL)
 	killed := time.Now()
 	pending := len(f.names) - len(f.at(t, "v2"))
 	waitUntil(t, "every cluster at v2 after the kill", leaseDuration+5*time.Second, func() bool { return len(f.at(t, "v2")) == nClusters })
 	t.Logf("SIGKILL of %s (owner of %d clusters) with %d clusters not yet at v2: all at v2 %s later (lease %s + 5s allowed)",
 		victim, count(want, victim), pending, time.Since(killed).Round(time.Millisecond), leaseDuration)
-	survivors := without(ids, victim)
-	two := shard.Assign(f.names, survivors)
+	var two map[string]string
 	waitUntil(t, "status records of v2 name the survivors", 20*time.Second, func() bool {
-		return equal(owners(repo.bare, rev, f.names), two)
+		two = owners(repo.bare, rev, f.names)
+		return len(two) == nClusters && count(two, victim) == 0
 	})
+	for n, o := range want {
+		if o != victim && two[n] != o {
+			t.Errorf("the kill of %s moved %s from %s to %s", victim, n, o, two[n])
+		}
+	}
+	// The API servers' audit logs: until the kill every cluster was
+	// written by its owner alone (v1 and the start of v2); no write of the
+	// dead replica was received after the kill, and each cluster had one
+	// writer since.
+	total := 0
+	for _, n := range f.names {
+		w := writers(t, env.Cluster(n), time.Time{}, killed)
+		if len(w) != 1 || w[want[n]] == 0 {
+			t.Errorf("cluster %s (owner %s) was written by %v before the kill", n, want[n], w)
+		}
+		total += w[want[n]]
+		w = writers(t, env.Cluster(n), killed, time.Now())
+		if w[victim] > 0 || len(w) > 1 {
+			t.Errorf("cluster %s was written by %v after the kill of %s", n, w, victim)
+		}
+	}
+	t.Logf("audit logs: %d writes to the 9 clusters before the kill, each cluster by one replica", total)
 
-	// Restart it: it takes back its own clusters, and only those.
+	// Restart it: it takes a third back, only from the others.
 	restarted := time.Now()
 	procs[victim] = startRegatta(t, victim, logDir, args...)
 	rev = repo.commit(t, "v3", fleetFiles("v3"))
 	waitUntil(t, "every cluster at v3", 60*time.Second, func() bool { return len(f.at(t, "v3")) == nClusters })
-	waitUntil(t, "status records of v3 name the three owners", 30*time.Second, func() bool {
-		return equal(owners(repo.bare, rev, f.names), want)
+	var three map[string]string
+	waitUntil(t, "status records of v3 name the three owners, balanced", 30*time.Second, func() bool {
+		three = owners(repo.bare, rev, f.names)
+		return len(three) == nClusters && count(three, victim) == nClusters/len(ids)
 	})
-	// Rendezvous hashing moves exactly the returning replica's share and
-	// nothing else; with nine clusters that share is binomial around 3
-	// (here c0..c8 give the busiest replica 5).
 	moved := 0
 	for _, n := range f.names {
-		if two[n] != want[n] {
+		if two[n] != three[n] {
 			moved++
-			if want[n] != victim {
-				t.Errorf("restart of %s moved %s to %s", victim, n, want[n])
+			if three[n] != victim {
+				t.Errorf("restart of %s moved %s to %s", victim, n, three[n])
 			}
 		}
 	}
-	t.Logf("restart of %s: %d of 9 clusters moved (its share); fleet at v3 and every record on the status branch %s after the restart",
-		victim, moved, time.Since(restarted).Round(time.Millisecond))
-	if moved != count(want, victim) {
-		t.Errorf("restart moved %d clusters, want the %d of %s", moved, count(want, victim), victim)
+	t.Logf("restart of %s: %d of 9 clusters moved (owners %v); fleet at v3 and every record on the status branch %s after the restart",
+		victim, moved, loads(three, ids), time.Since(restarted).Round(time.Millisecond))
+	if moved > 4 {
+		t.Errorf("restart moved %d clusters, want at most 4", moved)
 	}
+}
+
+// writers counts the writes of each replica to a cluster received in
+// [from, to), from its API server's audit log; replicas are told apart by
+// their user agent, regatta/<identity>.
+func writers(t *testing.T, c *testenv.Cluster, from, to time.Time) map[string]int {
+	t.Helper()
+	events, err := testenv.ReadAuditLog(c.AuditLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, e := range events {
+		id, ok := strings.CutPrefix(e.UserAgent, "regatta/")
+		at := e.RequestReceivedTimestamp
+		if ok && !at.Before(from) && at.Before(to) {
+			out[id]++
+		}
+	}
+	return out
+}
+
+// waitMidRollout returns once the victim applies version to one of its
+// clusters: the first bulk ConfigMap is there, the last add-on not yet.
+func waitMidRollout(t *testing.T, f fleet, owner map[string]string, victim, version string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for n, o := range owner {
+			if o == victim && f.configMap(t, n, "bulk-0") == version && f.configMap(t, n, "probe") != version {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s did not start applying %s", victim, version)
+}
+
+// configMap returns the version of a ConfigMap of the test; empty when
+// it is missing.
+func (f fleet) configMap(t *testing.T, cluster, name string) string {
+	t.Helper()
+	cm, err := f.clients[cluster].CoreV1().ConfigMaps("shard-e2e").Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data["version"]
+}
+
+// loads counts the clusters of each replica.
+func loads(owner map[string]string, ids []string) map[string]int {
+	out := map[string]int{}
+	for _, id := range ids {
+		out[id] = count(owner, id)
+	}
+	return out
 }
 
 func equal(a, b map[string]string) bool {
@@ -234,14 +319,4 @@ func count(owner map[string]string, id string) int {
 		}
 	}
 	return n
-}
-
-func without(ids []string, id string) []string {
-	var out []string
-	for _, x := range ids {
-		if x != id {
-			out = append(out, x)
-		}
-	}
-	return out
 }
