@@ -40,6 +40,11 @@ const (
 // Styles lists every fleet style.
 var Styles = []string{StyleMixed, StyleOverlays, StyleTemplatedPaths, StyleTemplateLabel, StyleTemplateName}
 
+// DefaultStyles are the styles the scale phase runs unless told: all but
+// StyleTemplateName, whose render per pair takes the phase past half an
+// hour at 10,000 clusters (see bench/analysis.md).
+var DefaultStyles = []string{StyleMixed, StyleOverlays, StyleTemplatedPaths, StyleTemplateLabel}
+
 // Fleet describes a generated fleet repository.
 type Fleet struct {
 	// Style is one of Styles; "" is StyleMixed.

@@ -50,7 +50,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.clusters, "clusters", 10, "real clusters")
 	fs.IntVar(&o.profiles, "profiles", 10, "profiles per cluster")
 	fs.StringVar(&o.scaleSizes, "scale", "1000,10000", "simulated fleet sizes of the scale phase (\"\": none, only `regatta plan`)")
-	fs.StringVar(&o.scaleStyles, "scale-styles", strings.Join(bench.Styles, ","), "fleet styles of the scale phase (each size and `regatta plan` over 1,000 clusters): "+strings.Join(bench.Styles, ", "))
+	fs.StringVar(&o.scaleStyles, "scale-styles", strings.Join(bench.DefaultStyles, ","), "fleet styles of the scale phase (each size and `regatta plan` over 1,000 clusters): "+strings.Join(bench.Styles, ", ")+" (template-name renders every pair apart: slow)")
 	fs.IntVar(&o.planClusters, "plan-clusters", 1000, "clusters of the fleet `regatta plan` is timed over (scale phase)")
 	fs.IntVar(&o.benchCount, "bench-count", 5, "go test -count of the Go benchmarks")
 	fs.DurationVar(&o.shardLease, "shard-lease", 15*time.Second, "membership lease duration of the shard phase's replicas")
