@@ -117,12 +117,11 @@ func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Op
 	ctx, cancel := context.WithCancel(parent)
 	w := &DriftWatcher{cluster: cluster, fleet: opts.Fleet, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
 		log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
-		rm: ssa.NewResourceManager(cl.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"}),
+		rm: resourceManager(cl.Kube, nil, opts.Concurrency),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[driftKey](
 			100*time.Millisecond, time.Minute)),
 		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind]cache.SharedIndexInformer{},
 		counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
-	w.rm.SetConcurrency(opts.Concurrency)
 	for range driftWorkers {
 		w.wg.Go(w.work)
 	}
@@ -641,7 +640,7 @@ func (w *DriftWatcher) writer(user string) (*ssa.ResourceManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ssa.NewResourceManager(c.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"}), nil
+	return resourceManager(c.Kube, nil, 1), nil // a correction is a few objects
 }
 
 func driftApplyOptions(rules []jsondiff.IgnoreRule) ssa.ApplyOptions {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -306,4 +308,13 @@ func (c *Cluster) ensureInventoryNamespace(ctx context.Context, kube client.Clie
 	}
 	c.nsKnown = true
 	return nil
+}
+
+// resourceManager returns an ssa ResourceManager that writes as regatta's
+// field manager through kube, polling health with poller (nil: none), with
+// concurrency requests in flight.
+func resourceManager(kube client.Client, poller *polling.StatusPoller, concurrency int) *ssa.ResourceManager {
+	rm := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
+	rm.SetConcurrency(concurrency)
+	return rm
 }

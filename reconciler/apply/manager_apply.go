@@ -130,8 +130,7 @@ func (c *Cluster) newPass(req Request, res *Result) *pass {
 	cl := c.currentClient()
 	h := newHealthReader(cl.Mapper, req.Health, c.log().With("profile", req.Profile))
 	poller := polling.NewStatusPoller(cl.Kube, cl.Mapper, polling.Options{CustomStatusReaders: []engine.StatusReader{h}})
-	rm := ssa.NewResourceManager(cl.Kube, poller, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
-	rm.SetConcurrency(c.m.opts.Concurrency)
+	rm := resourceManager(cl.Kube, poller, c.m.opts.Concurrency)
 	return &pass{c: c, cl: cl, writer: cl, req: req, res: res, rm: rm, health: h,
 		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}, labelled: map[ObjectRef]bool{}}
 }

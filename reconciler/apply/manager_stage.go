@@ -115,8 +115,7 @@ func (p *pass) applyChunks(ctx context.Context, objs []*unstructured.Unstructure
 	errs := make([]error, chunks)
 	var wg sync.WaitGroup
 	for i := range chunks {
-		rm := ssa.NewResourceManager(p.writer.Kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
-		rm.SetConcurrency(max(1, conc/chunks))
+		rm := resourceManager(p.writer.Kube, nil, max(1, conc/chunks))
 		wg.Go(func() { sets[i], errs[i] = rm.ApplyAll(ctx, chunk(objs, i, chunks), p.stepOpts) })
 	}
 	wg.Wait()
