@@ -56,12 +56,7 @@ func (s *statusStore) setCluster(c status.ClusterStatus) {
 func (s *statusStore) keepOnly(names map[string]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for name := range s.clusters {
-		if !names[name] {
-			delete(s.clusters, name)
-			s.version++
-		}
-	}
+	s.version += dropAbsent(s.clusters, names)
 }
 
 // snapshot returns the records, clusters by name, and the version they
@@ -91,4 +86,17 @@ func (s *statusStore) touch() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.version++
+}
+
+// dropAbsent deletes the entries of m whose key keep does not hold and
+// returns how many it deleted.
+func dropAbsent[V any](m map[string]V, keep map[string]bool) uint64 {
+	var n uint64
+	for k := range m {
+		if !keep[k] {
+			delete(m, k)
+			n++
+		}
+	}
+	return n
 }

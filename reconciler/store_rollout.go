@@ -79,10 +79,5 @@ func (d *Daemon) pruneRollouts(repo *spec.Repository) {
 func (s *statusStore) keepRollouts(keep map[string]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for name := range s.rollouts {
-		if !keep[name] {
-			delete(s.rollouts, name)
-			s.version++
-		}
-	}
+	s.version += dropAbsent(s.rollouts, keep)
 }

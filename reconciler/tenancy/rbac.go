@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,12 +47,7 @@ func Namespaces(res *render.Result) []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(set))
-	for ns := range set {
-		out = append(out, ns)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // EnsureIdentity creates, with regatta's own identity, the tenant's
@@ -102,12 +98,7 @@ func withDeclared(t *spec.Tenant, namespaces []string) []string {
 			set[ns] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for ns := range set {
-		out = append(out, ns)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // rules maps spec.kinds to RBAC rules: namespaced kinds (and "*") for the

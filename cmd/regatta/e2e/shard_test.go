@@ -193,12 +193,12 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 	// the kill) were all received before that writer's first.
 	total, late := 0, 0
 	for _, n := range f.names {
-		w := writers(t, env.Cluster(n), time.Time{}, killed)
-		if len(w) != 1 || w[want[n]] == 0 {
+		w := writeSpans(t, env.Cluster(n), time.Time{}, killed)
+		if len(w) != 1 || w[want[n]].n == 0 {
 			t.Errorf("cluster %s (owner %s) was written by %v before the kill", n, want[n], w)
 		}
-		total += w[want[n]]
-		span := writeSpans(t, env.Cluster(n), killed)
+		total += w[want[n]].n
+		span := writeSpans(t, env.Cluster(n), killed, time.Now())
 		dead, ok := span[victim]
 		delete(span, victim)
 		if len(span) > 1 {
@@ -241,34 +241,16 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 	}
 }
 
-// writers counts the writes of each replica to a cluster received in
-// [from, to), from its API server's audit log; replicas are told apart by
-// their user agent, regatta/<identity>.
-func writers(t *testing.T, c *testenv.Cluster, from, to time.Time) map[string]int {
-	t.Helper()
-	events, err := testenv.ReadAuditLog(c.AuditLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, e := range events {
-		id, ok := strings.CutPrefix(e.UserAgent, "regatta/")
-		at := e.RequestReceivedTimestamp
-		if ok && !at.Before(from) && at.Before(to) {
-			out[id]++
-		}
-	}
-	return out
-}
-
 // span is when the writes of one replica to a cluster were received.
 type span struct {
 	first, last time.Time
 	n           int
 }
 
-// writeSpans returns, by replica, the writes to c received from "from" on.
-func writeSpans(t *testing.T, c *testenv.Cluster, from time.Time) map[string]span {
+// writeSpans returns, by replica, the writes to a cluster received in
+// [from, to), from its API server's audit log; replicas are told apart by
+// their user agent, regatta/<identity>.
+func writeSpans(t *testing.T, c *testenv.Cluster, from, to time.Time) map[string]span {
 	t.Helper()
 	events, err := testenv.ReadAuditLog(c.AuditLog())
 	if err != nil {
@@ -278,7 +260,7 @@ func writeSpans(t *testing.T, c *testenv.Cluster, from time.Time) map[string]spa
 	for _, e := range events {
 		id, ok := strings.CutPrefix(e.UserAgent, "regatta/")
 		at := e.RequestReceivedTimestamp
-		if !ok || at.Before(from) {
+		if !ok || at.Before(from) || !at.Before(to) {
 			continue
 		}
 		s := out[id]
