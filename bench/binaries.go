@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +37,9 @@ func StageBinaries(binDir string) (*Binaries, error) {
 	}
 	b := &Binaries{Dir: dir, Kubectl: filepath.Join(dir, "kubectl"), Regatta: filepath.Join(dir, "regatta"),
 		Etcd: filepath.Join(dir, "etcd")}
+	if err := checkStatic(filepath.Join(binDir, "regatta")); err != nil {
+		return nil, err
+	}
 	apiservers, _ := filepath.Glob(filepath.Join(binDir, "kube-apiserver-v1.37.*"))
 	srcs := append([]string{filepath.Join(binDir, "kubectl"), filepath.Join(binDir, "regatta")}, apiservers...)
 	for _, src := range srcs {
@@ -55,6 +60,28 @@ func StageBinaries(binDir string) (*Binaries, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// errDynamic is checkStatic's error for a binary that needs a dynamic
+// loader: one built with cgo, not by make build.
+var errDynamic = errors.New("is dynamically linked (built with cgo); the suite measures make build's static binary: run make build")
+
+// checkStatic refuses a regatta binary that is not the static one make
+// build makes. A cgo build keeps kustomize's plugin symbols: 28 MB more
+// loaded text and about 13 MiB more resident memory, which the daemon
+// phase would count against regatta.
+func checkStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w (run make build)", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s %w", path, errDynamic)
+		}
+	}
+	return nil
 }
 
 // Remove deletes the copies.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 type Child struct {
 	cmd     *exec.Cmd
 	metrics string
+	pprof   string
 	done    chan struct{}
 	logPath string
 }
@@ -42,6 +44,10 @@ func StartChild(o ChildOptions) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
+	pprofAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	pw := o.Dir + "/git-password"
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
@@ -49,13 +55,13 @@ func StartChild(o ChildOptions) (*Child, error) {
 	if err := os.WriteFile(pw, []byte(GitPassword), 0o600); err != nil {
 		return nil, err
 	}
-	c := &Child{metrics: "http://" + addr + "/metrics", done: make(chan struct{}), logPath: o.Dir + "/regatta.log"}
+	c := &Child{metrics: "http://" + addr + "/metrics", pprof: "http://" + pprofAddr + "/debug/pprof/", done: make(chan struct{}), logPath: o.Dir + "/regatta.log"}
 	logf, err := os.Create(c.logPath)
 	if err != nil {
 		return nil, err
 	}
 	c.cmd = exec.Command(o.Regatta, "run", "--repo", o.RepoURL, "--git-username", GitUser, "--git-password-file", pw,
-		"--drift-interval", o.DriftInterval.String(), "--metrics-addr", addr, "--helm-cache-dir", o.Dir+"/helm")
+		"--drift-interval", o.DriftInterval.String(), "--metrics-addr", addr, "--pprof-addr", pprofAddr, "--helm-cache-dir", o.Dir+"/helm")
 	if o.ChartRepo != "" {
 		c.cmd.Args = append(c.cmd.Args, "--allow-url-prefix", o.ChartRepo+"/")
 	}
@@ -97,6 +103,32 @@ func (c *Child) Stop() {
 func (c *Child) Kill() {
 	_ = syscall.Kill(-c.Pid(), syscall.SIGKILL)
 	<-c.done
+}
+
+// SaveProfile writes one of the child's Go profiles (heap, goroutine, ...)
+// to path.
+func (c *Child) SaveProfile(ctx context.Context, name, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.pprof+name, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s", name, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // Metrics returns the child's metric samples by series (name{labels}).
@@ -174,6 +206,32 @@ func (c *Child) WaitPasses(ctx context.Context, n, conv float64, within time.Dur
 // ProcStatus returns VmRSS and VmHWM of a process in bytes.
 func ProcStatus(pid int) (rss, hwm int64, err error) {
 	return procStatus(fmt.Sprintf("/proc/%d/status", pid))
+}
+
+// ChildrenRSS sums the resident memory of a process's child processes
+// (regatta's chart render workers) and counts them. A child belongs to the
+// thread that started it, so every thread's list is read.
+func ChildrenRSS(pid int) (rss int64, n int, err error) {
+	lists, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	if err != nil || len(lists) == 0 {
+		return 0, 0, fmt.Errorf("children of %d: no task lists (%v)", pid, err)
+	}
+	var kids []string
+	for _, l := range lists {
+		if b, err := os.ReadFile(l); err == nil {
+			kids = append(kids, strings.Fields(string(b))...)
+		}
+	}
+	for _, f := range kids {
+		cpid, _ := strconv.Atoi(f)
+		r, _, err := ProcStatus(cpid)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		rss += r
+		n++
+	}
+	return rss, n, nil
 }
 
 func procStatus(path string) (rss, hwm int64, err error) {

@@ -99,6 +99,12 @@ func (s *steady) memory(ctx context.Context, res *SteadyResult) error {
 	}
 	res.Memory = m
 	res.Memory.ClustersIn = len(s.fleet.Clusters)
+	for _, name := range []string{"heap", "goroutine"} {
+		path := filepath.Join(s.o.Dir, "regatta."+name+".pprof")
+		if err := s.child.SaveProfile(ctx, name, path); err != nil {
+			s.o.Logf("daemon: %s profile: %v", name, err)
+		}
+	}
 	one, err := s.oneCluster(ctx)
 	if err != nil {
 		return err
@@ -116,7 +122,12 @@ func readMemory(ctx context.Context, c *Child) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	return Memory{RSS: rss, HWM: hwm, HeapInuse: int64(m["go_memstats_heap_inuse_bytes"])}, nil
+	wrss, workers, err := ChildrenRSS(c.Pid())
+	if err != nil {
+		return Memory{}, err
+	}
+	return Memory{RSS: rss, HWM: hwm, HeapInuse: int64(m["go_memstats_heap_inuse_bytes"]), WorkersRSS: wrss,
+		Workers: workers}, nil
 }
 
 // oneCluster runs `regatta run` on a fleet of one cluster (its own

@@ -177,9 +177,10 @@ func reportMemory(b *strings.Builder, r *Results) {
 	}
 	m := s.Memory
 	fmt.Fprintf(b, "`bin/regatta run` managing %d clusters × %d profiles (%d objects), after the idle window: "+
-		"VmRSS %s (peak %s), Go heap in use %s: **%s per cluster** (RSS / %d).",
+		"VmRSS %s (peak %s), Go heap in use %s, chart render workers %d (%s RSS): **%s per cluster** "+
+		"((VmRSS + workers) / %d).",
 		m.ClustersIn, s.Profiles, m.ClustersIn*s.Profiles*ObjectsPerProfile, mib(m.RSS), mib(m.HWM), mib(m.HeapInuse),
-		mib(m.RSS/int64(m.ClustersIn)), m.ClustersIn)
+		m.Workers, mib(m.WorkersRSS), mib(m.Total()/int64(m.ClustersIn)), m.ClustersIn)
 	if m.RSSOne > 0 && m.ClustersIn > 1 {
 		fmt.Fprintf(b, " The same binary managing one cluster: VmRSS %s, heap %s; the marginal cost of each further cluster is "+
 			"%s RSS, %s heap.", mib(m.RSSOne), mib(m.HeapOne), mib((m.RSS-m.RSSOne)/int64(m.ClustersIn-1)),

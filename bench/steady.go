@@ -51,10 +51,17 @@ type Memory struct {
 	RSS        int64 `json:"rssBytes"`
 	HWM        int64 `json:"hwmBytes"`
 	HeapInuse  int64 `json:"heapInuseBytes"`
+	// WorkersRSS and Workers are regatta's child processes (chart render
+	// workers) at the same moment: what the daemon holds besides RSS.
+	WorkersRSS int64 `json:"workersRssBytes"`
+	Workers    int   `json:"workers"`
 	RSSOne     int64 `json:"rssOneClusterBytes,omitempty"`
 	HeapOne    int64 `json:"heapInuseOneClusterBytes,omitempty"`
 	ClustersIn int   `json:"clusters"`
 }
+
+// Total is what the daemon holds resident: its own RSS and its workers'.
+func (m Memory) Total() int64 { return m.RSS + m.WorkersRSS }
 
 // steady is the state of the daemon phase.
 type steady struct {

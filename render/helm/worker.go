@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,13 +42,17 @@ type WorkerOptions struct {
 	// at least 2 and at most 4 (each worker may grow to MaxMemory). Idle
 	// workers are kept up to this number.
 	MaxWorkers int
+	// IdleTimeout ends a worker that rendered nothing for this long, so a
+	// daemon between commits holds no worker; default 1m.
+	IdleTimeout time.Duration
 }
 
 // Default worker limits.
 const (
-	DefaultWorkerTimeout   = 2 * time.Second
-	DefaultWorkerMaxMemory = 512 << 20
-	DefaultWorkerMaxOutput = 64 << 20
+	DefaultWorkerTimeout     = 2 * time.Second
+	DefaultWorkerMaxMemory   = 512 << 20
+	DefaultWorkerMaxOutput   = 64 << 20
+	DefaultWorkerIdleTimeout = time.Minute
 )
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
@@ -59,6 +64,9 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	}
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultWorkerMaxOutput
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultWorkerIdleTimeout
 	}
 	if o.MaxWorkers <= 0 {
 		o.MaxWorkers = min(max(2, runtime.GOMAXPROCS(0)), 4)
@@ -123,6 +131,7 @@ func (p *workerPool) get(ctx context.Context) (*worker, error) {
 		}
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		w.idleTimer.Stop() // expire finds it gone from idle if it fired
 		p.mu.Unlock()
 		select {
 		case <-w.exited: // ended while idle (killed from outside)
@@ -146,6 +155,27 @@ func (p *workerPool) put(w *worker) {
 		return
 	}
 	p.idle = append(p.idle, w)
+	w.idleTimer = time.AfterFunc(p.opts.IdleTimeout, func() { p.expire(w) })
+}
+
+// expire ends a worker still idle when its idle timeout fires.
+func (p *workerPool) expire(w *worker) {
+	p.mu.Lock()
+	i := slices.Index(p.idle, w)
+	if i >= 0 {
+		p.idle = slices.Delete(p.idle, i, i+1)
+	}
+	p.mu.Unlock()
+	if i >= 0 {
+		w.kill()
+	}
+}
+
+// idleWorkers counts the workers kept for the next render.
+func (p *workerPool) idleWorkers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
 }
 
 // close stops the idle workers.
@@ -155,6 +185,7 @@ func (p *workerPool) close() {
 	p.idle = nil
 	p.mu.Unlock()
 	for _, w := range idle {
+		w.idleTimer.Stop()
 		w.kill()
 	}
 }
@@ -190,6 +221,9 @@ type worker struct {
 	stderr *tailBuffer
 	exited chan struct{}
 	once   sync.Once
+	// idleTimer ends the worker after IdleTimeout in the idle list; set and
+	// stopped with the pool's lock held.
+	idleTimer *time.Timer
 }
 
 // workerStartTimeout bounds a worker's start, up to its first frame.

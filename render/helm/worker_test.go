@@ -3,6 +3,7 @@ package helm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,6 +159,61 @@ func TestKilledIdleWorkerIsReplaced(t *testing.T) {
 	}
 	if _, err := r.Render(context.Background(), req); err != nil {
 		t.Errorf("after the idle workers were killed: %v", err)
+	}
+}
+
+// TestIdleWorkerEnds: a worker that renders nothing for IdleTimeout ends
+// (its process exits), and the next render starts a new one.
+func TestIdleWorkerEnds(t *testing.T) {
+	wo := testWorker(t)
+	wo.IdleTimeout = 200 * time.Millisecond
+	r := New(Options{CacheDir: t.TempDir(), RegistryConfig: filepath.Join(t.TempDir(), "none.json"), Worker: wo})
+	t.Cleanup(func() { _ = r.Close() })
+	req := Request{ChartFS: bombChart(t, "ok"), ChartPath: "addons/app", ReleaseName: "app"}
+	if _, err := r.Render(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	r.workers.mu.Lock()
+	idle := slices.Clone(r.workers.idle)
+	r.workers.mu.Unlock()
+	if len(idle) != 1 {
+		t.Fatalf("%d idle workers after one render, want 1", len(idle))
+	}
+	select {
+	case <-idle[0].exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle worker still runs 10s after its 200ms idle timeout")
+	}
+	if n := r.workers.idleWorkers(); n != 0 {
+		t.Errorf("%d idle workers kept after the timeout", n)
+	}
+	req.ReleaseName = "again" // not a cache hit
+	if _, err := r.Render(context.Background(), req); err != nil {
+		t.Errorf("render after the idle worker ended: %v", err)
+	}
+}
+
+// TestBusyWorkerIsKept: a worker that renders again within IdleTimeout is
+// the same process, so renders between commits pay no start.
+func TestBusyWorkerIsKept(t *testing.T) {
+	wo := testWorker(t)
+	wo.IdleTimeout = time.Hour
+	r := New(Options{CacheDir: t.TempDir(), RegistryConfig: filepath.Join(t.TempDir(), "none.json"), Worker: wo})
+	t.Cleanup(func() { _ = r.Close() })
+	pids := map[int]bool{}
+	for i := range 3 {
+		req := Request{ChartFS: bombChart(t, "ok"), ChartPath: "addons/app", ReleaseName: fmt.Sprintf("app%d", i)}
+		if _, err := r.Render(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		r.workers.mu.Lock()
+		for _, w := range r.workers.idle {
+			pids[w.cmd.Process.Pid] = true
+		}
+		r.workers.mu.Unlock()
+	}
+	if len(pids) != 1 {
+		t.Errorf("3 renders one after another used %d worker processes, want 1", len(pids))
 	}
 }
 

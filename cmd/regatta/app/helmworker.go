@@ -30,6 +30,7 @@ func newHelmWorkerCommand() *cobra.Command {
 // helmWorkerFlags bound chart template execution.
 type helmWorkerFlags struct {
 	timeout   time.Duration
+	idle      time.Duration
 	maxMemory string
 	maxOutput string
 	inProcess bool
@@ -37,6 +38,7 @@ type helmWorkerFlags struct {
 
 func (h *helmWorkerFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&h.timeout, "helm-render-timeout", helm.DefaultWorkerTimeout, "stop a chart's templates after this long (the render of that chart fails)")
+	fl.DurationVar(&h.idle, "helm-render-idle-timeout", helm.DefaultWorkerIdleTimeout, "end a chart render worker that rendered nothing for this long (the next render starts one)")
 	fl.StringVar(&h.maxMemory, "helm-render-max-memory", "512Mi", "stop a chart's templates when their worker process holds this much memory")
 	fl.StringVar(&h.maxOutput, "helm-render-max-output", "64Mi", "stop a chart's templates when the manifests they render pass this size")
 	fl.BoolVar(&h.inProcess, "helm-render-in-process", false, "run chart templates in this process, without time or memory bounds (trusted charts only)")
@@ -58,15 +60,19 @@ func (h *helmWorkerFlags) options() (*helm.WorkerOptions, error) {
 	if h.timeout <= 0 {
 		return nil, usageError("--helm-render-timeout must be positive, got %s", h.timeout)
 	}
+	if h.idle <= 0 {
+		return nil, usageError("--helm-render-idle-timeout must be positive, got %s", h.idle)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	return &helm.WorkerOptions{
-		Command:   []string{exe, helmWorkerCommand},
-		Timeout:   h.timeout,
-		MaxMemory: mem,
-		MaxOutput: out,
+		Command:     []string{exe, helmWorkerCommand},
+		Timeout:     h.timeout,
+		IdleTimeout: h.idle,
+		MaxMemory:   mem,
+		MaxOutput:   out,
 	}, nil
 }
 

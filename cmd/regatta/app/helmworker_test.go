@@ -53,6 +53,7 @@ func TestHelmWorkerFlags(t *testing.T) {
 		{"--helm-render-max-memory", "lots"},
 		{"--helm-render-max-output", "-1"},
 		{"--helm-render-timeout", "0s"},
+		{"--helm-render-idle-timeout", "-1s"},
 	} {
 		all := append([]string{"render", "--cluster", "staging-1"}, args...)
 		if code, _, stderr := run(t, append(all, example)...); code != ExitUsage || !strings.Contains(stderr, args[0]) {

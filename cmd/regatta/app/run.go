@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"time"
 
@@ -43,6 +44,7 @@ type runFlags struct {
 	healthTimeout        time.Duration
 	allowExec            bool
 	metricsAddr          string
+	pprofAddr            string
 	webhookAddr          string
 	webhookSecretFile    string
 	once                 bool
@@ -116,6 +118,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.healthTimeout, "health-timeout", 5*time.Minute, "default time each add-on may take to become healthy")
 	fl.BoolVar(&f.allowExec, "allow-kubeconfig-exec", false, "allow exec credential plugins and auth providers in cluster kubeconfigs (they run programs on this host)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "address for /metrics, /healthz and /readyz (empty disables)")
+	fl.StringVar(&f.pprofAddr, "pprof-addr", "", "address for Go's profiling endpoints under /debug/pprof/ (empty, the default, disables; bind it to loopback: profiles show what the process holds)")
 	fl.StringVar(&f.webhookAddr, "webhook-addr", "", "address for the push webhook (POST any path); needs a secret")
 	fl.StringVar(&f.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (or $REGATTA_WEBHOOK_SECRET)")
 	fl.BoolVar(&f.once, "once", false, "reconcile every cluster once and wait for health, then exit 0 when every pair converged, 1 otherwise")
@@ -246,6 +249,11 @@ func (f *runFlags) serve(ctx context.Context, m *metrics.Metrics, d *reconciler.
 			return err
 		}
 	}
+	if f.pprofAddr != "" {
+		if err := listen(ctx, f.pprofAddr, pprofHandler(), log, "pprof"); err != nil {
+			return err
+		}
+	}
 	if f.webhookAddr == "" {
 		return nil
 	}
@@ -262,6 +270,18 @@ func (f *runFlags) serve(ctx context.Context, m *metrics.Metrics, d *reconciler.
 	}
 	h := &webhook.Handler{Secret: []byte(secret), Branch: f.branch, Trigger: func(string) { d.Trigger() }, Log: log}
 	return listen(ctx, f.webhookAddr, h, log, "webhook")
+}
+
+// pprofHandler serves net/http/pprof's endpoints on a mux of its own (not
+// http.DefaultServeMux, which the metrics listener never uses either).
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 func listen(ctx context.Context, addr string, h http.Handler, log *slog.Logger, what string) error {
