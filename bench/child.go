@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -235,20 +236,35 @@ func ChildrenRSS(pid int) (rss int64, n int, err error) {
 }
 
 func procStatus(path string) (rss, hwm int64, err error) {
+	f, err := procStatusFields(path, "VmRSS", "VmHWM")
+	return f["VmRSS"], f["VmHWM"], err
+}
+
+// ProcRSSParts returns the anonymous and file-backed parts of a process's
+// resident memory (RssAnon: heap, stacks, data; RssFile: the binary's
+// pages).
+func ProcRSSParts(pid int) (anon, file int64, err error) {
+	f, err := procStatusFields(fmt.Sprintf("/proc/%d/status", pid), "RssAnon", "RssFile")
+	return f["RssAnon"], f["RssFile"], err
+}
+
+// procStatusFields reads the named kB fields of a /proc status file, in
+// bytes.
+func procStatusFields(path string, names ...string) (map[string]int64, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	out := map[string]int64{}
 	for line := range strings.Lines(string(data)) {
-		for _, f := range []struct {
-			prefix string
-			dst    *int64
-		}{{"VmRSS:", &rss}, {"VmHWM:", &hwm}} {
-			if rest, ok := strings.CutPrefix(line, f.prefix); ok {
-				kb, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
-				*f.dst = kb << 10
-			}
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
+		if fs := strings.Fields(rest); len(fs) > 0 {
+			kb, _ := strconv.ParseInt(fs[0], 10, 64)
+			out[name] = kb << 10
 		}
 	}
-	return rss, hwm, nil
+	return out, nil
 }

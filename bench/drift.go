@@ -126,8 +126,12 @@ func readMemory(ctx context.Context, c *Child) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	return Memory{RSS: rss, HWM: hwm, HeapInuse: int64(m["go_memstats_heap_inuse_bytes"]), WorkersRSS: wrss,
-		Workers: workers}, nil
+	anon, file, err := ProcRSSParts(c.Pid())
+	if err != nil {
+		return Memory{}, err
+	}
+	return Memory{RSS: rss, HWM: hwm, Anon: anon, File: file, HeapInuse: int64(m["go_memstats_heap_inuse_bytes"]),
+		WorkersRSS: wrss, Workers: workers}, nil
 }
 
 // oneCluster runs `regatta run` on a fleet of one cluster (its own
@@ -145,7 +149,7 @@ func (s *steady) oneCluster(ctx context.Context) (Memory, error) {
 		return Memory{}, err
 	}
 	c, err := StartChild(ChildOptions{Regatta: s.o.Bins.Regatta, RepoURL: g.URL(), DriftInterval: s.o.DriftInterval,
-		Dir: filepath.Join(s.o.Dir, "regatta-one"), ChartRepo: f.ChartRepo})
+		Dir: filepath.Join(s.o.Dir, "regatta-one"), ChartRepo: f.ChartRepo, Args: s.o.Args})
 	if err != nil {
 		return Memory{}, err
 	}

@@ -181,6 +181,12 @@ func reportMemory(b *strings.Builder, r *Results) {
 		"((VmRSS + workers) / %d).",
 		m.ClustersIn, s.Profiles, m.ClustersIn*s.Profiles*ObjectsPerProfile, mib(m.RSS), mib(m.HWM), mib(m.HeapInuse),
 		m.Workers, mib(m.WorkersRSS), mib(m.Total()/int64(m.ClustersIn)), m.ClustersIn)
+	if m.Anon > 0 {
+		fmt.Fprintf(b, " Of VmRSS, %s are anonymous (heap, stacks, runtime) and %s pages of the binary.", mib(m.Anon), mib(m.File))
+	}
+	if args := r.Options["daemonArgs"]; args != "" {
+		fmt.Fprintf(b, " Flags added to `regatta run`: `%s`.", args)
+	}
 	if m.RSSOne > 0 && m.ClustersIn > 1 {
 		fmt.Fprintf(b, " The same binary managing one cluster: VmRSS %s, heap %s; the marginal cost of each further cluster is "+
 			"%s RSS, %s heap.", mib(m.RSSOne), mib(m.HeapOne), mib((m.RSS-m.RSSOne)/int64(m.ClustersIn-1)),

@@ -20,6 +20,9 @@ type SteadyOptions struct {
 	DriftSamples int
 	Dir          string
 	Logf         func(string, ...any)
+	// Args are more flags of both `regatta run` processes (experiments:
+	// -daemon-args).
+	Args []string
 }
 
 // SteadyResult is what the daemon phase measured.
@@ -50,6 +53,9 @@ type SteadyResult struct {
 type Memory struct {
 	RSS        int64 `json:"rssBytes"`
 	HWM        int64 `json:"hwmBytes"`
+	// Anon and File split RSS: heap, stacks and data; the binary's pages.
+	Anon int64 `json:"rssAnonBytes,omitempty"`
+	File int64 `json:"rssFileBytes,omitempty"`
 	HeapInuse  int64 `json:"heapInuseBytes"`
 	// WorkersRSS and Workers are regatta's child processes (chart render
 	// workers) at the same moment: what the daemon holds besides RSS.
@@ -111,7 +117,7 @@ func (s *steady) start(ctx context.Context, res *SteadyResult) error {
 	}
 	begin := time.Now()
 	s.child, err = StartChild(ChildOptions{Regatta: s.o.Bins.Regatta, RepoURL: g.URL(), DriftInterval: s.o.DriftInterval,
-		Dir: filepath.Join(s.o.Dir, "regatta"), ChartRepo: s.fleet.ChartRepo})
+		Dir: filepath.Join(s.o.Dir, "regatta"), ChartRepo: s.fleet.ChartRepo, Args: s.o.Args})
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,13 @@
 package apply
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,7 +38,8 @@ type DriftEvent struct {
 const driftWorkers = 2
 
 // DriftWatcher corrects drift on one cluster: one label-filtered informer per
-// kind applied (objects labelled regatta.dev/profile), and a work queue of
+// kind applied (objects whose regatta.dev/profile label names one of the
+// drift-detected profiles, see widen), and a work queue of
 // (profile, object) keys whose live state is compared with the desired state
 // kept in memory. Safe for concurrent use.
 type DriftWatcher struct {
@@ -56,11 +57,17 @@ type DriftWatcher struct {
 	queue  workqueue.TypedRateLimitingInterface[driftKey]
 	wg     sync.WaitGroup
 
+	// watchMu serializes changes of the informers (informerFor, widen).
+	watchMu sync.Mutex
+	// scope are the profiles the watches select (sorted; guarded by
+	// watchMu): the tracked and expected ones as of the last widening.
+	scope []string
+
 	mu        sync.Mutex
 	profiles  map[string]*driftProfile
 	informers map[schema.GroupKind]cache.SharedIndexInformer
 	// leases hold the informers in the client's shared registry.
-	leases  []*InformerLease
+	leases  map[schema.GroupKind]*InformerLease
 	counts  map[string]int
 	failing map[driftKey]bool
 	// expected are drift-detected profiles being applied, not tracked yet:
@@ -121,7 +128,7 @@ func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Op
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[driftKey](
 			100*time.Millisecond, time.Minute)),
 		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind]cache.SharedIndexInformer{},
-		counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
+		leases: map[schema.GroupKind]*InformerLease{}, counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
 	for range driftWorkers {
 		w.wg.Go(w.work)
 	}
@@ -134,7 +141,7 @@ func (w *DriftWatcher) Stop() {
 	w.queue.ShutDown()
 	w.mu.Lock()
 	leases := w.leases
-	w.leases = nil
+	w.leases = map[schema.GroupKind]*InformerLease{}
 	w.mu.Unlock()
 	for _, l := range leases {
 		l.Release()
@@ -151,7 +158,7 @@ func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstruct
 		return err
 	}
 	dp.user = user
-	synced, err := w.watchKinds(objs)
+	synced, err := w.watchKinds(profile, objs)
 	refs := slices.Collect(maps.Keys(dp.objects)) // before workers may forget some
 	w.mu.Lock()
 	w.profiles[profile] = dp
@@ -206,8 +213,12 @@ func newDriftProfile(objs []*unstructured.Unstructured, rules []jsondiff.IgnoreR
 	return dp, nil
 }
 
-// watchKinds makes sure an informer runs for the kind of every object.
-func (w *DriftWatcher) watchKinds(objs []*unstructured.Unstructured) ([]cache.InformerSynced, error) {
+// watchKinds makes sure an informer that selects profile runs for the kind
+// of every object.
+func (w *DriftWatcher) watchKinds(profile string, objs []*unstructured.Unstructured) ([]cache.InformerSynced, error) {
+	w.watchMu.Lock()
+	defer w.watchMu.Unlock()
+	w.widen(profile)
 	var synced []cache.InformerSynced
 	var errs []error
 	seen := map[schema.GroupKind]bool{}
@@ -227,6 +238,8 @@ func (w *DriftWatcher) watchKinds(objs []*unstructured.Unstructured) ([]cache.In
 	return synced, errors.Join(errs...)
 }
 
+// informerFor returns the running informer of a kind, starting one on
+// first use; w.watchMu is held.
 func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) (cache.SharedIndexInformer, error) {
 	w.mu.Lock()
 	inf := w.informers[gvk.GroupKind()]
@@ -238,26 +251,82 @@ func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) (cache.SharedInd
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
 	}
-	lease, err := w.client.Informers().Acquire(w.informerKey(mapping.Resource), w.slim, w.handler())
+	return w.startInformer(gvk.GroupKind(), mapping.Resource)
+}
+
+// startInformer acquires the informer of a kind's resource for the current
+// scope and puts it in place of the kind's previous one, which it releases;
+// w.watchMu is held.
+func (w *DriftWatcher) startInformer(gk schema.GroupKind, gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+	lease, err := w.client.Informers().Acquire(w.informerKey(gvr), w.slim, w.handler())
 	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
+		return nil, fmt.Errorf("watch %s: %w", gk.Kind, err)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if prev := w.informers[gvk.GroupKind()]; prev != nil || w.ctx.Err() != nil {
-		go lease.Release() // a concurrent Track won, or the watcher stopped
-		return cmp.Or(prev, lease.Informer), nil
+	if w.ctx.Err() != nil {
+		go lease.Release() // the watcher stopped
+		return lease.Informer, nil
 	}
-	w.informers[gvk.GroupKind()] = lease.Informer
-	w.leases = append(w.leases, lease)
+	if prev := w.leases[gk]; prev != nil {
+		go prev.Release() // waits for the informer to end
+	}
+	w.informers[gk] = lease.Informer
+	w.leases[gk] = lease
 	return lease.Informer, nil
 }
 
-// informerKey is the shared-registry key of a drift watch: objects
-// labelled regatta.dev/profile in every namespace, in this watcher's
-// reduced form (slim depends on what it tracks, so its view is its own).
+// maxScopedProfiles bounds the profile names a watch's label selector
+// lists; past it the watches select every object labelled
+// regatta.dev/profile.
+const maxScopedProfiles = 64
+
+// widen adds profile, and every profile tracked or expected meanwhile, to
+// the scope of the watches, restarting each running informer with the new
+// selector (one list per kind); w.watchMu is held. Profiles that stop being
+// tracked stay in the scope: their objects reach the handler, which finds
+// no tracker for them, and slim keeps only their identity.
+func (w *DriftWatcher) widen(profile string) {
+	if slices.Contains(w.scope, profile) || len(w.scope) > maxScopedProfiles {
+		return
+	}
+	w.mu.Lock()
+	names := map[string]bool{profile: true}
+	for _, n := range w.scope {
+		names[n] = true
+	}
+	for n := range w.profiles {
+		names[n] = true
+	}
+	for n := range w.expected {
+		names[n] = true
+	}
+	running := maps.Clone(w.leases)
+	w.mu.Unlock()
+	w.scope = slices.Sorted(maps.Keys(names))
+	for gk, l := range running {
+		if _, err := w.startInformer(gk, l.key.Resource); err != nil {
+			w.log.Error("drift watch not widened; the drift check still lists the kind", "kind", gk.Kind, "error", err)
+		}
+	}
+}
+
+// informerKey is the shared-registry key of a drift watch: objects of the
+// scope's profiles (label regatta.dev/profile) in every namespace, in this
+// watcher's reduced form (slim depends on what it tracks, so its view is
+// its own). w.watchMu is held.
 func (w *DriftWatcher) informerKey(gvr schema.GroupVersionResource) InformerKey {
-	return InformerKey{Resource: gvr, LabelSelector: LabelProfile, View: fmt.Sprintf("drift/%p", w)}
+	return InformerKey{Resource: gvr, LabelSelector: scopeSelector(w.scope), View: fmt.Sprintf("drift/%p", w)}
+}
+
+// scopeSelector selects the objects of the named profiles; every object
+// labelled regatta.dev/profile when there are none or too many to list.
+// Profile names are label values, so they need no quoting.
+func scopeSelector(profiles []string) string {
+	if len(profiles) == 0 || len(profiles) > maxScopedProfiles {
+		return LabelProfile
+	}
+	return LabelProfile + " in (" + strings.Join(profiles, ",") + ")"
 }
 
 // Untrack stops correcting a profile's objects (its watches stay: they are
@@ -416,8 +485,11 @@ func stubOf(u *unstructured.Unstructured) *metav1.PartialObjectMetadata {
 // tracked when its pass finishes (Track), or not (Untrack).
 func (w *DriftWatcher) Expect(profile string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.expected[profile] = true
+	w.mu.Unlock()
+	w.watchMu.Lock()
+	defer w.watchMu.Unlock()
+	w.widen(profile) // its objects are seen whole as they are applied
 }
 
 func (w *DriftWatcher) expecting(profile string) bool {

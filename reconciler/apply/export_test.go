@@ -1,5 +1,7 @@
 package apply
 
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
 // StopDriftWatches stops a cluster's drift watches and workers, leaving its
 // tracked state: tests use it to make changes the watches cannot see, for
 // DriftCheck (the --drift-interval safety net) to find.
@@ -7,4 +9,19 @@ func (c *Cluster) StopDriftWatches() {
 	if w := c.watcher(); w != nil {
 		w.Stop()
 	}
+}
+
+// WatchedKeys returns the keys (namespace/name) in the store of the drift
+// watch of a kind, and the watch's label selector.
+func (w *DriftWatcher) WatchedKeys(group, kind string) ([]string, string) {
+	w.watchMu.Lock()
+	sel := scopeSelector(w.scope)
+	w.watchMu.Unlock()
+	w.mu.Lock()
+	inf := w.informers[schema.GroupKind{Group: group, Kind: kind}]
+	w.mu.Unlock()
+	if inf == nil {
+		return nil, sel
+	}
+	return inf.GetStore().ListKeys(), sel
 }

@@ -18,10 +18,11 @@ import (
 // watch connections (Client.Watch) and REST mapper. Users asking for the
 // same InformerKey share one informer, so one list and one watch stream,
 // each with its own event handler; the informer stops when its last user
-// releases it. Sharing needs equal keys: drift detection watches objects
-// labelled regatta.dev/profile and keeps them in its own reduced form (a
-// View of its own), so it shares with no event source; event sources with
-// the same selector (kind, namespace, labels) on a cluster share one.
+// releases it. Sharing needs equal keys: drift detection watches the
+// objects of its drift-detected profiles (label regatta.dev/profile in
+// ...) and keeps them in its own reduced form (a View of its own), so it
+// shares with no event source; event sources with the same selector (kind,
+// namespace, labels) on a cluster share one.
 
 // InformerKey identifies one watch of a cluster.
 type InformerKey struct {

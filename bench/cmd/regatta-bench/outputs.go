@@ -20,7 +20,7 @@ func newResults(o *options) *bench.Results {
 		Options: map[string]string{"phases": o.phases, "rounds": fmt.Sprint(o.rounds),
 			"serialEvery": fmt.Sprint(o.serialEvery), "changes": fmt.Sprint(o.changes),
 			"clusters": fmt.Sprint(o.clusters), "profiles": fmt.Sprint(o.profiles),
-			"scale": o.scaleSizes, "benchCount": fmt.Sprint(o.benchCount)}}
+			"scale": o.scaleSizes, "benchCount": fmt.Sprint(o.benchCount), "daemonArgs": o.daemonArgs}}
 }
 
 func machine() bench.Machine {

@@ -18,7 +18,8 @@ import (
 
 func runDaemon(ctx context.Context, o *options, res *bench.Results, sh *shared) error {
 	so := bench.SteadyOptions{Clusters: o.clusters, Profiles: o.profiles, Bins: sh.bins,
-		DriftInterval: 20 * time.Second, Intervals: 3, DriftSamples: 10, Dir: abs(filepath.Join(o.raw, "daemon")), Logf: logf}
+		DriftInterval: 20 * time.Second, Intervals: 3, DriftSamples: 10, Dir: abs(filepath.Join(o.raw, "daemon")), Logf: logf,
+		Args: strings.Fields(o.daemonArgs)}
 	st, err := bench.RunSteady(ctx, so, sh.chart)
 	res.Steady = st
 	return err

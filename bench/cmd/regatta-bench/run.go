@@ -39,6 +39,7 @@ type options struct {
 	report       string
 	analysis     string
 	reportOnly   bool
+	daemonArgs   string
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -59,6 +60,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.results, "results", "bench/results", "folder for the committed raw numbers")
 	fs.StringVar(&o.report, "report", "bench/REPORT.md", "report to write")
 	fs.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis included in the report")
+	fs.StringVar(&o.daemonArgs, "daemon-args", "", "more flags of the daemon phase's `regatta run` processes, space-separated (experiments, e.g. \"--memory-limit 48Mi\")")
 	fs.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from <results>/results.json")
 }
 
