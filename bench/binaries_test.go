@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestCheckStatic builds a tiny program both ways: the static build
@@ -34,5 +36,32 @@ func TestCheckStatic(t *testing.T) {
 	}
 	if err := checkStatic(build("1", filepath.Join(dir, "dynamic"))); !errors.Is(err, errDynamic) {
 		t.Errorf("cgo build: got %v, want errDynamic", err)
+	}
+}
+
+// TestProcCPU: ProcCPU agrees with getrusage on this process's CPU time
+// after it burns some.
+func TestProcCPU(t *testing.T) {
+	rusage := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	before, err := ProcCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := rusage()
+	for x := 0; rusage()-start < 200*time.Millisecond; x++ {
+	}
+	burnt := rusage() - start
+	after, err := ProcCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after - before; got < burnt-50*time.Millisecond || got > burnt+100*time.Millisecond {
+		t.Errorf("ProcCPU advanced %s while getrusage counted %s", got, burnt)
 	}
 }

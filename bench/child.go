@@ -240,6 +240,24 @@ func procStatus(path string) (rss, hwm int64, err error) {
 	return f["VmRSS"], f["VmHWM"], err
 }
 
+// ProcCPU returns the CPU time (user and system) a process has used.
+func ProcCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command (field 2) may hold spaces: count fields after its ")".
+	i := strings.LastIndexByte(string(b), ')')
+	fs := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(fs) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	utime, _ := strconv.ParseInt(fs[11], 10, 64) // fields 14 and 15 of stat
+	stime, _ := strconv.ParseInt(fs[12], 10, 64)
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticks, nil
+}
+
 // ProcRSSParts returns the anonymous and file-backed parts of a process's
 // resident memory (RssAnon: heap, stacks, data; RssFile: the binary's
 // pages).

@@ -130,8 +130,13 @@ func readMemory(ctx context.Context, c *Child) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
+	cpu, err := ProcCPU(c.Pid())
+	if err != nil {
+		return Memory{}, err
+	}
 	return Memory{RSS: rss, HWM: hwm, Anon: anon, File: file, HeapInuse: int64(m["go_memstats_heap_inuse_bytes"]),
-		WorkersRSS: wrss, Workers: workers}, nil
+		StackInuse: int64(m["go_memstats_stack_inuse_bytes"]), NextGC: int64(m["go_memstats_next_gc_bytes"]),
+		GoSys: int64(m["go_memstats_sys_bytes"]), CPUSecs: cpu.Seconds(), WorkersRSS: wrss, Workers: workers}, nil
 }
 
 // oneCluster runs `regatta run` on a fleet of one cluster (its own

@@ -182,7 +182,12 @@ func reportMemory(b *strings.Builder, r *Results) {
 		m.ClustersIn, s.Profiles, m.ClustersIn*s.Profiles*ObjectsPerProfile, mib(m.RSS), mib(m.HWM), mib(m.HeapInuse),
 		m.Workers, mib(m.WorkersRSS), mib(m.Total()/int64(m.ClustersIn)), m.ClustersIn)
 	if m.Anon > 0 {
-		fmt.Fprintf(b, " Of VmRSS, %s are anonymous (heap, stacks, runtime) and %s pages of the binary.", mib(m.Anon), mib(m.File))
+		fmt.Fprintf(b, " Of VmRSS, %s are anonymous (heap, stacks, runtime) and %s pages of the binary; the Go runtime "+
+			"holds %s from the OS, %s of it goroutine stacks, and its next collection is due at a heap of %s.",
+			mib(m.Anon), mib(m.File), mib(m.GoSys), mib(m.StackInuse), mib(m.NextGC))
+	}
+	if m.CPUSecs > 0 {
+		fmt.Fprintf(b, " It used %.1f s of CPU from its start to this reading.", m.CPUSecs)
 	}
 	if args := r.Options["daemonArgs"]; args != "" {
 		fmt.Fprintf(b, " Flags added to `regatta run`: `%s`.", args)

@@ -51,12 +51,19 @@ type SteadyResult struct {
 
 // Memory is the resident memory of `regatta run`.
 type Memory struct {
-	RSS        int64 `json:"rssBytes"`
-	HWM        int64 `json:"hwmBytes"`
+	RSS int64 `json:"rssBytes"`
+	HWM int64 `json:"hwmBytes"`
 	// Anon and File split RSS: heap, stacks and data; the binary's pages.
-	Anon int64 `json:"rssAnonBytes,omitempty"`
-	File int64 `json:"rssFileBytes,omitempty"`
-	HeapInuse  int64 `json:"heapInuseBytes"`
+	Anon      int64 `json:"rssAnonBytes,omitempty"`
+	File      int64 `json:"rssFileBytes,omitempty"`
+	HeapInuse int64 `json:"heapInuseBytes"`
+	// StackInuse, NextGC and GoSys are the Go runtime's own figures.
+	StackInuse int64 `json:"stackInuseBytes,omitempty"`
+	NextGC     int64 `json:"nextGCBytes,omitempty"`
+	GoSys      int64 `json:"goSysBytes,omitempty"`
+	// CPUSecs is the CPU time `regatta run` used from its start to the
+	// reading (the first rollout, the idle window, the drift samples).
+	CPUSecs float64 `json:"cpuSeconds,omitempty"`
 	// WorkersRSS and Workers are regatta's child processes (chart render
 	// workers) at the same moment: what the daemon holds besides RSS.
 	WorkersRSS int64 `json:"workersRssBytes"`

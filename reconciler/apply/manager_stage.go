@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
 	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
@@ -13,7 +14,7 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	"github.com/fluxcd/pkg/ssa/utils"
-	"golang.org/x/sync/errgroup"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -144,18 +145,22 @@ func chunk(objs []*unstructured.Unstructured, i, n int) []*unstructured.Unstruct
 // server-side apply each, Concurrency in flight. For an object that does not
 // exist, ssa's GET and dry-run have nothing to compare: they would triple
 // the requests of a first rollout and only move a validation error earlier.
+// Concurrency workers take the objects in turn (no shared cancel: every
+// object gets its answer); a goroutine per object would grow a fresh stack
+// through JSON and HTTP/2 for each.
 func (p *pass) applyFresh(ctx context.Context, objs []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
 	entries := make([]*ssa.ChangeSetEntry, len(objs))
 	errs := make([]error, len(objs))
-	var g errgroup.Group // no shared cancel: every object gets its answer
-	g.SetLimit(p.c.m.opts.Concurrency)
-	for i, o := range objs {
-		g.Go(func() error {
-			entries[i], errs[i] = p.applyOne(ctx, o)
-			return nil
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(p.c.m.opts.Concurrency, len(objs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(objs); i = int(next.Add(1) - 1) {
+				entries[i], errs[i] = p.applyOne(ctx, objs[i])
+			}
 		})
 	}
-	_ = g.Wait()
+	wg.Wait()
 	for _, e := range entries {
 		if e != nil {
 			cs.Add(*e)
