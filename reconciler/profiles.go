@@ -31,6 +31,7 @@ func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment, gone []
 		}
 		return
 	}
+	p.cl.ScopeDrift(driftDetected(a))
 	for _, wave := range a.Waves {
 		if p.stopped() {
 			return
@@ -41,6 +42,20 @@ func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment, gone []
 		}
 		wg.Wait()
 	}
+}
+
+// driftDetected returns the names of the assignment's profiles that
+// correct drift (event profiles' instances join the watches as they apply).
+func driftDetected(a plan.Assignment) []string {
+	var out []string
+	for _, wave := range a.Waves {
+		for _, prof := range wave {
+			if prof.Spec.SyncMode == spec.SyncModeContinuousWithDriftDetection && !prof.IsEventProfile() {
+				out = append(out, prof.Metadata.Name)
+			}
+		}
+	}
+	return out
 }
 
 func matchedProfiles(repo *spec.Repository, labels map[string]string, cluster string) []*spec.Profile {

@@ -36,6 +36,16 @@ func (c *Cluster) expectDrift(profile string) {
 	c.driftWatcher().Expect(profile)
 }
 
+// ScopeDrift tells the drift watches the cluster's drift-detected profiles
+// before a pass applies any of them (DriftWatcher.Scope); with none and no
+// watcher yet it starts nothing.
+func (c *Cluster) ScopeDrift(profiles []string) {
+	if c.m.ctx.Err() != nil || len(profiles) == 0 && c.watcher() == nil {
+		return
+	}
+	c.driftWatcher().Scope(profiles)
+}
+
 func (c *Cluster) driftWatcher() *DriftWatcher {
 	c.mu.Lock()
 	defer c.mu.Unlock()

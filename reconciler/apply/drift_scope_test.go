@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -65,4 +66,79 @@ func TestDriftWatchesSelectDriftProfiles(t *testing.T) {
 		cm := getCM(t, k, ns, "b-1")
 		return cm.Labels[apply.LabelProfile] == "scope-b" && cm.Data["v"] == "1"
 	})
+}
+
+// A profile tracked just before another one widens the watches keeps its
+// drift correction: the informers it waited for were replaced, and it
+// waits for their replacements instead (the replaced ones never list,
+// here because their list is held up past the sync timeout).
+func TestDriftSurvivesWideningBeforeSync(t *testing.T) {
+	ns := "drift-race"
+	opts := testOptions()
+	opts.StageTimeout = 2 * time.Second
+	opts.Client.WrapTransport = func(_ string, rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			q := req.URL.Query()
+			if q.Get("watch") != "true" && q.Get("labelSelector") == "regatta.dev/profile in (drift-race-a)" {
+				select { // the first scope's lists answer after the timeout, if ever
+				case <-req.Context().Done():
+					return nil, req.Context().Err()
+				case <-time.After(5 * time.Second):
+				}
+			}
+			return rt.RoundTrip(req)
+		})
+	}
+	m := newManager(t, opts)
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-race-plain", RenderHash: "h1",
+		Steps: []apply.Step{step("a", namespace(ns))}}))
+	for _, p := range []string{"drift-race-a", "drift-race-b"} {
+		mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: p, RenderHash: "h1",
+			SyncMode: spec.SyncModeContinuousWithDriftDetection,
+			Steps:    []apply.Step{step("a", configMap(ns, p, map[string]string{"v": "1"}))}}))
+	}
+	deadline := time.Now().Add(3 * time.Second) // past the sync timeout
+	for time.Now().Before(deadline) {
+		if !c.Drift().Tracked("drift-race-a") {
+			t.Fatal("drift-race-a untracked: it waited for the replaced watches")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mergePatch(t, k, getCM(t, k, ns, "drift-race-a"), `{"data":{"v":"edited"}}`)
+	eventually(t, 10*time.Second, "drift-race-a's edit restored", func() bool {
+		return getCM(t, k, ns, "drift-race-a").Data["v"] == "1"
+	})
+}
+
+// Drift-detected profiles declared before they are applied (the plan's
+// ScopeDrift) start the watches once, with the whole selection; declaring
+// the same profiles again, or fewer while they are tracked, restarts
+// nothing.
+func TestDriftScopeDeclaredUpFront(t *testing.T) {
+	ns := "drift-declared"
+	m := newManager(t, testOptions())
+	c := target(t, m, mainCluster)
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "declared-plain", RenderHash: "h1",
+		Steps: []apply.Step{step("a", namespace(ns))}}))
+	profiles := []string{"declared-a", "declared-b"}
+	c.ScopeDrift(profiles)
+	for _, p := range profiles {
+		mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: p, RenderHash: "h1",
+			SyncMode: spec.SyncModeContinuousWithDriftDetection,
+			Steps:    []apply.Step{step("a", configMap(ns, p, map[string]string{"v": "1"}))}}))
+	}
+	eventually(t, 10*time.Second, "drift watches listed", c.Drift().HasSynced)
+	informers := c.Client().Informers()
+	if n := informers.Started(); n != 1 {
+		t.Errorf("%d informers started for one kind of two declared profiles, want 1", n)
+	}
+	c.ScopeDrift(profiles)
+	c.ScopeDrift(profiles[:1])
+	if n := informers.Started(); n != 1 {
+		t.Errorf("%d informers started after declaring the same scope and a smaller one with both tracked, want 1", n)
+	}
+	if _, sel := c.Drift().WatchedKeys("", "ConfigMap"); sel != "regatta.dev/profile in (declared-a,declared-b)" {
+		t.Errorf("selector: %q", sel)
+	}
 }

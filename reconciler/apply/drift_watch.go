@@ -158,7 +158,7 @@ func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstruct
 		return err
 	}
 	dp.user = user
-	synced, err := w.watchKinds(profile, objs)
+	kinds, err := w.watchKinds(profile, objs)
 	refs := slices.Collect(maps.Keys(dp.objects)) // before workers may forget some
 	w.mu.Lock()
 	w.profiles[profile] = dp
@@ -167,7 +167,7 @@ func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstruct
 	if err != nil {
 		return err
 	}
-	w.wg.Go(func() { w.compareWhenSynced(profile, dp, refs, synced) })
+	w.wg.Go(func() { w.compareWhenSynced(profile, dp, refs, kinds) })
 	return nil
 }
 
@@ -176,10 +176,10 @@ func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstruct
 // tracked the profile, so a slow first list does not hold the pass up;
 // watches that do not sync untrack the profile (when nothing replaced it
 // meanwhile), and the next pass re-applies it in full.
-func (w *DriftWatcher) compareWhenSynced(profile string, dp *driftProfile, refs []ObjectRef, synced []cache.InformerSynced) {
+func (w *DriftWatcher) compareWhenSynced(profile string, dp *driftProfile, refs []ObjectRef, kinds []schema.GroupKind) {
 	ctx, cancel := context.WithTimeout(w.ctx, w.syncTimeout)
 	defer cancel()
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !cache.WaitForCacheSync(ctx.Done(), func() bool { return w.kindsSynced(kinds) }) {
 		if w.ctx.Err() != nil {
 			return // stopped
 		}
@@ -214,12 +214,12 @@ func newDriftProfile(objs []*unstructured.Unstructured, rules []jsondiff.IgnoreR
 }
 
 // watchKinds makes sure an informer that selects profile runs for the kind
-// of every object.
-func (w *DriftWatcher) watchKinds(profile string, objs []*unstructured.Unstructured) ([]cache.InformerSynced, error) {
+// of every object, and returns the kinds.
+func (w *DriftWatcher) watchKinds(profile string, objs []*unstructured.Unstructured) ([]schema.GroupKind, error) {
 	w.watchMu.Lock()
 	defer w.watchMu.Unlock()
 	w.widen(profile)
-	var synced []cache.InformerSynced
+	var kinds []schema.GroupKind
 	var errs []error
 	seen := map[schema.GroupKind]bool{}
 	for _, o := range objs {
@@ -228,14 +228,27 @@ func (w *DriftWatcher) watchKinds(profile string, objs []*unstructured.Unstructu
 			continue
 		}
 		seen[gvk.GroupKind()] = true
-		inf, err := w.informerFor(gvk)
-		if err != nil {
+		if _, err := w.informerFor(gvk); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		synced = append(synced, inf.HasSynced)
+		kinds = append(kinds, gvk.GroupKind())
 	}
-	return synced, errors.Join(errs...)
+	return kinds, errors.Join(errs...)
+}
+
+// kindsSynced reports whether the informers of kinds have listed. It asks
+// the informers running now: a widening may have replaced those the kinds
+// had when a profile was tracked (the replaced ones never sync).
+func (w *DriftWatcher) kindsSynced(kinds []schema.GroupKind) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, gk := range kinds {
+		if inf := w.informers[gk]; inf == nil || !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
 }
 
 // informerFor returns the running informer of a kind, starting one on
@@ -281,32 +294,54 @@ func (w *DriftWatcher) startInformer(gk schema.GroupKind, gvr schema.GroupVersio
 // regatta.dev/profile.
 const maxScopedProfiles = 64
 
-// widen adds profile, and every profile tracked or expected meanwhile, to
-// the scope of the watches, restarting each running informer with the new
-// selector (one list per kind); w.watchMu is held. Profiles that stop being
-// tracked stay in the scope: their objects reach the handler, which finds
-// no tracker for them, and slim keeps only their identity.
+// widen adds profile to the scope of the watches (see rescope) unless they
+// select it already; w.watchMu is held. Profiles that stop being tracked
+// stay in the scope until the next Scope: their objects reach the handler,
+// which finds no tracker for them, and slim keeps only their identity.
 func (w *DriftWatcher) widen(profile string) {
 	if slices.Contains(w.scope, profile) || len(w.scope) > maxScopedProfiles {
 		return
 	}
-	w.mu.Lock()
-	names := map[string]bool{profile: true}
-	for _, n := range w.scope {
-		names[n] = true
+	w.rescope(append(slices.Clone(w.scope), profile))
+}
+
+// Scope sets the profiles the watches select to the drift-detected
+// profiles of the cluster's plan, before they are applied, so that the
+// watches start with the whole selection instead of widening (and listing
+// again) as each profile arrives. Profiles tracked or expected stay
+// selected; a scope that does not change restarts nothing.
+func (w *DriftWatcher) Scope(profiles []string) {
+	w.watchMu.Lock()
+	defer w.watchMu.Unlock()
+	w.rescope(profiles)
+}
+
+// rescope makes names, and every profile tracked or expected, the scope of
+// the watches, restarting each running informer with the new selector (one
+// list per kind) when the selection changed; w.watchMu is held.
+func (w *DriftWatcher) rescope(names []string) {
+	set := map[string]bool{}
+	for _, n := range names {
+		set[n] = true
 	}
+	w.mu.Lock()
 	for n := range w.profiles {
-		names[n] = true
+		set[n] = true
 	}
 	for n := range w.expected {
-		names[n] = true
+		set[n] = true
 	}
 	running := maps.Clone(w.leases)
 	w.mu.Unlock()
-	w.scope = slices.Sorted(maps.Keys(names))
+	scope, was := slices.Sorted(maps.Keys(set)), w.scope
+	w.scope = scope
+	if scopeSelector(scope) == scopeSelector(was) {
+		return // past maxScopedProfiles, both select every labelled object
+	}
+	w.log.Debug("drift watches rescoped", "profiles", scope, "kinds", len(running))
 	for gk, l := range running {
 		if _, err := w.startInformer(gk, l.key.Resource); err != nil {
-			w.log.Error("drift watch not widened; the drift check still lists the kind", "kind", gk.Kind, "error", err)
+			w.log.Error("drift watch not rescoped; the drift check still lists the kind", "kind", gk.Kind, "error", err)
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // garbage collection the limit rises to what the runtime holds besides the
 // heap plus 1.5 times the live heap when that is more (adaptiveLimit), so a
 // large fleet gets a limit that grows with it (see docs/operations.md).
-const defaultMemoryLimit = 64 << 20
+const defaultMemoryLimit = 32 << 20
 
 // cgroupMemoryFiles hold the memory limit of the process's container
 // (cgroup v2, then v1).

@@ -47,7 +47,7 @@ func TestMemoryLimit(t *testing.T) {
 			t.Errorf("memoryLimit(%q) = %d, %v, %v; want %d, %v", tc.flag, got, set, err, tc.want, tc.set)
 		}
 	}
-	if got := adaptiveLimit(10<<20, 20<<20); got != defaultMemoryLimit {
+	if got := adaptiveLimit(5<<20, 10<<20); got != defaultMemoryLimit {
 		t.Errorf("adaptiveLimit for a small heap = %d, want the floor", got)
 	}
 	if got := adaptiveLimit(200<<20, 40<<20); got != 340<<20 {
