@@ -258,12 +258,12 @@ func ProcCPU(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * time.Second / ticks, nil
 }
 
-// ProcRSSParts returns the anonymous and file-backed parts of a process's
-// resident memory (RssAnon: heap, stacks, data; RssFile: the binary's
-// pages).
-func ProcRSSParts(pid int) (anon, file int64, err error) {
-	f, err := procStatusFields(fmt.Sprintf("/proc/%d/status", pid), "RssAnon", "RssFile")
-	return f["RssAnon"], f["RssFile"], err
+// ProcAnon returns the anonymous part of a process's resident memory
+// (RssAnon: heap, stacks, data); the rest of VmRSS is file pages (RssFile,
+// or RssShmem for a binary on tmpfs, as the suite runs it).
+func ProcAnon(pid int) (int64, error) {
+	f, err := procStatusFields(fmt.Sprintf("/proc/%d/status", pid), "RssAnon")
+	return f["RssAnon"], err
 }
 
 // procStatusFields reads the named kB fields of a /proc status file, in

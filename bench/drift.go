@@ -126,7 +126,7 @@ func readMemory(ctx context.Context, c *Child) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	anon, file, err := ProcRSSParts(c.Pid())
+	anon, err := ProcAnon(c.Pid())
 	if err != nil {
 		return Memory{}, err
 	}
@@ -134,7 +134,7 @@ func readMemory(ctx context.Context, c *Child) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	return Memory{RSS: rss, HWM: hwm, Anon: anon, File: file, HeapInuse: int64(m["go_memstats_heap_inuse_bytes"]),
+	return Memory{RSS: rss, HWM: hwm, Anon: anon, HeapInuse: int64(m["go_memstats_heap_inuse_bytes"]),
 		StackInuse: int64(m["go_memstats_stack_inuse_bytes"]), NextGC: int64(m["go_memstats_next_gc_bytes"]),
 		GoSys: int64(m["go_memstats_sys_bytes"]), CPUSecs: cpu.Seconds(), WorkersRSS: wrss, Workers: workers}, nil
 }

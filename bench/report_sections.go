@@ -182,9 +182,10 @@ func reportMemory(b *strings.Builder, r *Results) {
 		m.ClustersIn, s.Profiles, m.ClustersIn*s.Profiles*ObjectsPerProfile, mib(m.RSS), mib(m.HWM), mib(m.HeapInuse),
 		m.Workers, mib(m.WorkersRSS), mib(m.Total()/int64(m.ClustersIn)), m.ClustersIn)
 	if m.Anon > 0 {
-		fmt.Fprintf(b, " Of VmRSS, %s are anonymous (heap, stacks, runtime) and %s pages of the binary; the Go runtime "+
+		fmt.Fprintf(b, " Of VmRSS, %s are anonymous (heap, stacks, runtime) and %s pages of the binary (RssFile + RssShmem: "+
+			"the suite runs it from tmpfs); the Go runtime "+
 			"holds %s from the OS, %s of it goroutine stacks, and its next collection is due at a heap of %s.",
-			mib(m.Anon), mib(m.File), mib(m.GoSys), mib(m.StackInuse), mib(m.NextGC))
+			mib(m.Anon), mib(m.RSS-m.Anon), mib(m.GoSys), mib(m.StackInuse), mib(m.NextGC))
 	}
 	if m.CPUSecs > 0 {
 		fmt.Fprintf(b, " It used %.1f s of CPU from its start to this reading.", m.CPUSecs)
