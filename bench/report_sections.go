@@ -120,7 +120,12 @@ func reportSteady(b *strings.Builder, r *Results) {
 	}
 	fmt.Fprintf(b, "\nTotal: **%.1f writes**, **%.1f reads** (dry-run applies counted as reads) per cluster per interval; "+
 		"the fleet manages %d kinds per cluster. Rows that the idle control API server has too (its own lease "+
-		"renewals, whose count in a window jitters by one) are left out of the totals.\n\n", writes, reads, s.ManagedKinds)
+		"renewals, whose count in a window jitters by one) are left out of the totals.", writes, reads, s.ManagedKinds)
+	if s.IdleCPUSecs > 0 {
+		fmt.Fprintf(b, " In the same window the daemon used **%.2f s of CPU per drift interval** (user and system, "+
+			"/proc/<pid>/stat) for its %d clusters.", s.IdleCPUSecs, s.Clusters)
+	}
+	b.WriteString("\n\n")
 	reportDrift(b, s)
 }
 

@@ -47,6 +47,9 @@ type SteadyResult struct {
 	Reads  float64     `json:"reads"`
 	Drift  []DriftTime `json:"drift"`
 	Memory Memory      `json:"memory"`
+	// IdleCPUSecs is the CPU time `regatta run` used per drift interval
+	// of the idle window (its whole fleet, all clusters).
+	IdleCPUSecs float64 `json:"idleCpuSecondsPerInterval"`
 }
 
 // Memory is the resident memory of `regatta run`.
@@ -156,9 +159,18 @@ func (s *steady) idle(ctx context.Context, res *SteadyResult) error {
 	if err != nil {
 		return err
 	}
+	cpuBefore, err := ProcCPU(s.child.Pid())
+	if err != nil {
+		return err
+	}
 	if err := s.child.WaitPasses(ctx, total+1+float64(s.o.Intervals), 0, wait); err != nil {
 		return err
 	}
+	cpuAfter, err := ProcCPU(s.child.Pid())
+	if err != nil {
+		return err
+	}
+	res.IdleCPUSecs = (cpuAfter - cpuBefore).Seconds() / float64(s.o.Intervals)
 	after, ctlAfter, err := s.scrapeAll(ctx)
 	if err != nil {
 		return err
@@ -167,7 +179,8 @@ func (s *steady) idle(ctx context.Context, res *SteadyResult) error {
 	per := after.Sub(before).Scale(1 / float64(s.o.Intervals*s.o.Clusters)).Sub(control)
 	res.Regatta, res.Control = per.Rows(), control.Rows()
 	res.Writes, res.Reads = per.Own(control).Totals()
-	s.o.Logf("daemon: per cluster per drift interval: %.1f writes, %.1f reads", res.Writes, res.Reads)
+	s.o.Logf("daemon: per cluster per drift interval: %.1f writes, %.1f reads; the daemon's CPU per interval: %.2f s",
+		res.Writes, res.Reads, res.IdleCPUSecs)
 	return nil
 }
 

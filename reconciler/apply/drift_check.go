@@ -8,7 +8,9 @@ import (
 
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -151,7 +153,10 @@ func (w *DriftWatcher) check(ctx context.Context, profile string, live map[Objec
 	cl := newClaims(w.client.Kube, w.fleet)
 	for _, o := range objs {
 		ref := RefOf(o).key()
-		l := live[ref]
+		l, err := w.liveOrGet(ctx, live, ref, o.GroupVersionKind())
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: %w", profile, err)
+		}
 		moved, err := w.movedTo(ctx, cl, profile, ref, l)
 		switch {
 		case err != nil:
@@ -198,9 +203,36 @@ func (w *DriftWatcher) compiled(profile string) jsondiff.CompiledIgnoreRules {
 	return nil
 }
 
-// listTracked lists, once per kind, the objects that carry a profile label,
-// for every kind a tracked profile has.
+// liveOrGet returns the live object of ref from the drift check's lists,
+// else from the API server: the lists select the watches' profiles, so an
+// object relabelled to another profile (moved, or its labels edited) is
+// not in them. nil when it is gone.
+func (w *DriftWatcher) liveOrGet(ctx context.Context, live map[ObjectRef]*unstructured.Unstructured, ref ObjectRef,
+	gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	if l := live[ref]; l != nil {
+		return l, nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := w.client.Kube.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &ObjectError{Object: ref, Op: "get", Err: err}
+	}
+	return u, nil
+}
+
+// listTracked lists, once per kind, the objects of the watches' profiles
+// (the same selector), for every kind a tracked profile has.
 func (w *DriftWatcher) listTracked(ctx context.Context) (map[ObjectRef]*unstructured.Unstructured, error) {
+	w.watchMu.Lock()
+	selector, err := labels.Parse(scopeSelector(w.scope))
+	w.watchMu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("drift check selector: %w", err)
+	}
 	w.mu.Lock()
 	kinds := map[schema.GroupVersionKind]bool{}
 	for _, dp := range w.profiles {
@@ -213,7 +245,7 @@ func (w *DriftWatcher) listTracked(ctx context.Context) (map[ObjectRef]*unstruct
 	for gvk := range kinds {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := w.client.Kube.List(ctx, list, client.HasLabels{LabelProfile}); err != nil {
+		if err := w.client.Kube.List(ctx, list, client.MatchingLabelsSelector{Selector: selector}); err != nil {
 			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		for i := range list.Items {

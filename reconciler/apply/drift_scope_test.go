@@ -142,3 +142,33 @@ func TestDriftScopeDeclaredUpFront(t *testing.T) {
 		t.Errorf("selector: %q", sel)
 	}
 }
+
+// The drift check lists the watched profiles' objects only; an object that
+// moved to another profile is not in its lists, and it reads that object
+// on its own: the new owner keeps it (it is not re-applied as missing).
+func TestDriftCheckLeavesMovedObjects(t *testing.T) {
+	ns := "drift-moved"
+	m := newManager(t, testOptions())
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "moved-plain", RenderHash: "h1",
+		Steps: []apply.Step{step("a", namespace(ns))}}))
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "moved-a", RenderHash: "h1",
+		SyncMode: spec.SyncModeContinuousWithDriftDetection,
+		Steps:    []apply.Step{step("a", configMap(ns, "mv", map[string]string{"v": "a"}), configMap(ns, "stays", nil))}}))
+	c.StopDriftWatches() // only the check acts
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "moved-b", RenderHash: "h1", Tier: 50,
+		Steps: []apply.Step{step("a", configMap(ns, "mv", map[string]string{"v": "b"}))}}))
+	if err := k.Delete(t.Context(), getCM(t, k, ns, "stays")); err != nil {
+		t.Fatal(err)
+	}
+	events, err := c.DriftCheck(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].Object.Name != "stays" || events[0].Action != apply.ActionCreated {
+		t.Errorf("corrections %v, want only stays re-created", events)
+	}
+	if cm := getCM(t, k, ns, "mv"); cm.Labels[apply.LabelProfile] != "moved-b" || cm.Data["v"] != "b" {
+		t.Errorf("the moved object was taken back: labels %v, data %v", cm.Labels, cm.Data)
+	}
+}

@@ -33,9 +33,9 @@ func TestMemoryLimit(t *testing.T) {
 		set    bool
 	}{
 		{"auto", noEnv, []string{missing, v2}, 1073741824 / 10 * 9, true},
-		{"auto", noEnv, []string{unlimited, v2}, adaptive, true},
-		{"auto", noEnv, []string{v1none}, adaptive, true},
-		{"auto", noEnv, []string{missing}, adaptive, true},
+		{"auto", noEnv, []string{unlimited, v2}, relative, true},
+		{"auto", noEnv, []string{v1none}, relative, true},
+		{"auto", noEnv, []string{missing}, relative, true},
 		{"auto", withEnv, []string{v2}, 0, false},
 		{"256Mi", withEnv, nil, 256 << 20, true},
 		{"1G", noEnv, nil, 1e9, true},
@@ -46,12 +46,6 @@ func TestMemoryLimit(t *testing.T) {
 		if err != nil || got != tc.want || set != tc.set {
 			t.Errorf("memoryLimit(%q) = %d, %v, %v; want %d, %v", tc.flag, got, set, err, tc.want, tc.set)
 		}
-	}
-	if got := adaptiveLimit(5<<20, 10<<20); got != defaultMemoryLimit {
-		t.Errorf("adaptiveLimit for a small heap = %d, want the floor", got)
-	}
-	if got := adaptiveLimit(200<<20, 40<<20); got != 340<<20 {
-		t.Errorf("adaptiveLimit(200Mi live, 40Mi other) = %dMi, want 340Mi", got>>20)
 	}
 	for _, bad := range []string{"lots", "-5Mi"} {
 		if _, _, err := memoryLimit(bad, noEnv, nil); err == nil {

@@ -128,7 +128,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.shard.register(fl)
-	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else 32Mi or 1.5 times the live heap plus other runtime memory, whichever is more; "off": none`)
+	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else none with GOGC=50 (unless $GOGC is set); "off": none`)
 }
 
 func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error {
@@ -140,7 +140,7 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 		return err
 	}
 	ctrllog.SetLogger(logr.FromSlogHandler(log.Handler())) // used inside fluxcd/pkg/ssa
-	limit, err := setMemoryLimit(ctx, f.memoryLimit)
+	limit, err := setMemoryLimit(f.memoryLimit)
 	if err != nil {
 		return err
 	}
