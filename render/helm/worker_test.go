@@ -150,10 +150,7 @@ func TestKilledIdleWorkerIsReplaced(t *testing.T) {
 	if _, err := r.Render(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	r.workers.mu.Lock()
-	idle := slices.Clone(r.workers.idle)
-	r.workers.mu.Unlock()
-	for _, w := range idle {
+	for _, w := range idleWorkers(r) {
 		_ = w.cmd.Process.Kill()
 		<-w.exited
 	}
@@ -162,20 +159,32 @@ func TestKilledIdleWorkerIsReplaced(t *testing.T) {
 	}
 }
 
+// rendererIdleAfter is a test renderer whose workers end after idle.
+func rendererIdleAfter(t *testing.T, idle time.Duration) *Renderer {
+	t.Helper()
+	wo := testWorker(t)
+	wo.IdleTimeout = idle
+	r := New(Options{CacheDir: t.TempDir(), RegistryConfig: filepath.Join(t.TempDir(), "none.json"), Worker: wo})
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// idleWorkers returns the workers a renderer keeps for the next render.
+func idleWorkers(r *Renderer) []*worker {
+	r.workers.mu.Lock()
+	defer r.workers.mu.Unlock()
+	return slices.Clone(r.workers.idle)
+}
+
 // TestIdleWorkerEnds: a worker that renders nothing for IdleTimeout ends
 // (its process exits), and the next render starts a new one.
 func TestIdleWorkerEnds(t *testing.T) {
-	wo := testWorker(t)
-	wo.IdleTimeout = 200 * time.Millisecond
-	r := New(Options{CacheDir: t.TempDir(), RegistryConfig: filepath.Join(t.TempDir(), "none.json"), Worker: wo})
-	t.Cleanup(func() { _ = r.Close() })
+	r := rendererIdleAfter(t, 200*time.Millisecond)
 	req := Request{ChartFS: bombChart(t, "ok"), ChartPath: "addons/app", ReleaseName: "app"}
 	if _, err := r.Render(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	r.workers.mu.Lock()
-	idle := slices.Clone(r.workers.idle)
-	r.workers.mu.Unlock()
+	idle := idleWorkers(r)
 	if len(idle) != 1 {
 		t.Fatalf("%d idle workers after one render, want 1", len(idle))
 	}
@@ -196,21 +205,16 @@ func TestIdleWorkerEnds(t *testing.T) {
 // TestBusyWorkerIsKept: a worker that renders again within IdleTimeout is
 // the same process, so renders between commits pay no start.
 func TestBusyWorkerIsKept(t *testing.T) {
-	wo := testWorker(t)
-	wo.IdleTimeout = time.Hour
-	r := New(Options{CacheDir: t.TempDir(), RegistryConfig: filepath.Join(t.TempDir(), "none.json"), Worker: wo})
-	t.Cleanup(func() { _ = r.Close() })
+	r := rendererIdleAfter(t, time.Hour)
 	pids := map[int]bool{}
 	for i := range 3 {
 		req := Request{ChartFS: bombChart(t, "ok"), ChartPath: "addons/app", ReleaseName: fmt.Sprintf("app%d", i)}
 		if _, err := r.Render(context.Background(), req); err != nil {
 			t.Fatal(err)
 		}
-		r.workers.mu.Lock()
-		for _, w := range r.workers.idle {
+		for _, w := range idleWorkers(r) {
 			pids[w.cmd.Process.Pid] = true
 		}
-		r.workers.mu.Unlock()
 	}
 	if len(pids) != 1 {
 		t.Errorf("3 renders one after another used %d worker processes, want 1", len(pids))
