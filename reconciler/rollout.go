@@ -137,21 +137,22 @@ func (pr *profileRollout) pair(cluster string) *pairRollout {
 	return p
 }
 
-// reached reports whether the rollout reached the cluster already.
-func (ro *rollouts) reached(profile, cluster string) bool {
+// reached reports whether the rollout of fingerprint fp reached the
+// cluster already (false once a newer rollout replaced it).
+func (ro *rollouts) reached(profile, fp, cluster string) bool {
 	ro.mu.Lock()
 	defer ro.mu.Unlock()
 	pr := ro.profiles[profile]
-	return pr != nil && pr.pairs[cluster] != nil && pr.pairs[cluster].state != rollout.Pending
+	return pr != nil && pr.fp == fp && pr.pairs[cluster] != nil && pr.pairs[cluster].state != rollout.Pending
 }
 
 // admit decides whether the cluster may take the rollout's revision now;
 // an admitted cluster counts as updating from here on.
-func (ro *rollouts) admit(prof *spec.Profile, cluster string, members []rollout.Cluster, control *spec.RolloutControl) bool {
+func (ro *rollouts) admit(prof *spec.Profile, fp, cluster string, members []rollout.Cluster, control *spec.RolloutControl) bool {
 	ro.mu.Lock()
 	defer ro.mu.Unlock()
 	pr := ro.profiles[prof.Metadata.Name]
-	if pr == nil {
+	if pr == nil || pr.fp != fp {
 		return false
 	}
 	d := ro.decide(pr, prof, members, control)

@@ -24,6 +24,10 @@ type rolloutPick struct {
 	skip    *status.Profile
 	// reason, when set, is the message of a pinned pair's record.
 	reason string
+	// fp is the fingerprint of the rollout this pass belongs to: the
+	// pass reads and reports only that rollout's state, not a newer one's
+	// started meanwhile.
+	fp string
 }
 
 // pick decides what the pair of prof renders from on this cluster.
@@ -38,21 +42,29 @@ func (p *clusterPass) pick(ctx context.Context, prof *spec.Profile) rolloutPick 
 		return rolloutPick{skip: &status.Profile{Name: name, State: status.StateWaitingForRollout, Message: "superseded"}}
 	}
 	ro.observeResumed(ctx, p.rev, prof)
-	if ro.reached(name, cluster) {
+	fp := fingerprint(p.rev, prof)
+	cur.fp = fp
+	if ro.reached(name, fp, cluster) {
 		return cur
 	}
 	inv, listed := p.inventoryOf(name)
 	if listed && inv != nil && (inv.Revision == p.rev.sha || p.rendersSame(ctx, prof, inv)) {
-		ro.markReached(name, cluster) // nothing for the rollout to bring here
+		ro.markReached(name, fp, cluster) // nothing for the rollout to bring here
 		return cur
 	}
 	if ro.sharded {
-		return p.shardedPin(ctx, prof, inv, listed)
+		return p.withFP(p.shardedPin(ctx, prof, inv, listed), fp)
 	}
-	if listed && ro.admit(prof, cluster, p.r.members(p.rev, prof), p.rev.repo.RolloutControl(name)) {
+	if listed && ro.admit(prof, fp, cluster, p.r.members(p.rev, prof), p.rev.repo.RolloutControl(name)) {
 		return cur
 	}
-	return p.pinned(ctx, prof, inv, listed)
+	return p.withFP(p.pinned(ctx, prof, inv, listed), fp)
+}
+
+// withFP sets the fingerprint of the pass's rollout on a pick.
+func (p *clusterPass) withFP(pk rolloutPick, fp string) rolloutPick {
+	pk.fp = fp
+	return pk
 }
 
 // errShardedRollout is why a rollout does not advance with several
@@ -123,10 +135,10 @@ func (ro *rollouts) loadRevision(ctx context.Context, sha string) (*revision, er
 
 // markReached records that the rollout reached the cluster without an
 // admission: the cluster already renders as the revision wants.
-func (ro *rollouts) markReached(profile, cluster string) {
+func (ro *rollouts) markReached(profile, fp, cluster string) {
 	ro.mu.Lock()
 	defer ro.mu.Unlock()
-	if pr := ro.profiles[profile]; pr != nil {
+	if pr := ro.profiles[profile]; pr != nil && pr.fp == fp {
 		pr.pair(cluster).state = rollout.Updating
 	}
 }
@@ -145,7 +157,7 @@ func (p *clusterPass) reportRollout(prof *spec.Profile, pick rolloutPick, s stat
 		s.Message = pick.reason
 	}
 	members := p.r.members(p.rev, prof)
-	s.Rollout = p.r.rollouts.report(prof, p.spec.Metadata.Name, state, members, p.rev.repo.RolloutControl(prof.Metadata.Name))
+	s.Rollout = p.r.rollouts.report(prof, pick.fp, p.spec.Metadata.Name, state, members, p.rev.repo.RolloutControl(prof.Metadata.Name))
 	return s
 }
 
@@ -160,12 +172,15 @@ func rolloutState(pairState string) rollout.State {
 }
 
 // report sets a pair's rollout state; a change re-decides the rollout and
-// wakes its waiting clusters.
-func (ro *rollouts) report(prof *spec.Profile, cluster string, state rollout.State, members []rollout.Cluster, control *spec.RolloutControl) *status.PairRollout {
+// wakes its waiting clusters. A pass of a rollout that a newer one
+// replaced while it ran (fp differs) reports nothing: its outcome is not
+// the newer revision's, and counting it would let the newer revision
+// skip its stages on that cluster.
+func (ro *rollouts) report(prof *spec.Profile, fp, cluster string, state rollout.State, members []rollout.Cluster, control *spec.RolloutControl) *status.PairRollout {
 	ro.mu.Lock()
 	defer ro.mu.Unlock()
 	pr := ro.profiles[prof.Metadata.Name]
-	if pr == nil {
+	if pr == nil || pr.fp != fp {
 		return nil
 	}
 	p := pr.pair(cluster)

@@ -81,11 +81,13 @@ func TestHaltedRolloutStaysHaltedAfterRestart(t *testing.T) {
 	for _, halted := range []bool{true, false} {
 		ro := newRollouts(metrics.New(), slog.New(slog.DiscardHandler), time.Now)
 		ro.resumeFrom([]status.RolloutStatus{{Profile: "web", Revision: "r2", Halted: halted}}, records)
-		ro.observeResumed(context.Background(), &revision{sha: "r2", tree: tree}, prof)
-		if got := ro.admit(prof, "c2", members, nil); got == halted {
+		rev := &revision{sha: "r2", tree: tree}
+		ro.observeResumed(context.Background(), rev, prof)
+		fp := fingerprint(rev, prof)
+		if got := ro.admit(prof, fp, "c2", members, nil); got == halted {
 			t.Errorf("recorded halted=%v: c2 admitted=%v", halted, got)
 		}
-		if halted && !ro.reached("web", "c1") {
+		if halted && !ro.reached("web", fp, "c1") {
 			t.Error("the cluster that failed before the restart is not counted as reached")
 		}
 	}
