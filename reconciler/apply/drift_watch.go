@@ -57,10 +57,11 @@ type DriftWatcher struct {
 	queue  workqueue.TypedRateLimitingInterface[driftKey]
 	wg     sync.WaitGroup
 
-	// watchMu serializes changes of the informers (informerFor, widen).
+	// watchMu serializes changes of the informers (informerFor, rescope).
 	watchMu sync.Mutex
 	// scope are the profiles the watches select (sorted; guarded by
-	// watchMu): the tracked and expected ones as of the last widening.
+	// watchMu): the plan's drift-detected ones and those tracked or
+	// expected, as of the last rescoping.
 	scope []string
 
 	mu        sync.Mutex
@@ -421,6 +422,9 @@ func (w *DriftWatcher) Pending(profile string) bool {
 // counts; it re-tracks in the background. parent bounds the new watcher.
 func (w *DriftWatcher) restart(parent context.Context, cl *Client, opts Options) *DriftWatcher {
 	nw := newDriftWatcher(parent, w.cluster, cl, opts)
+	w.watchMu.Lock()
+	nw.scope = slices.Clone(w.scope) // the re-tracks below start with the whole selection
+	w.watchMu.Unlock()
 	w.mu.Lock()
 	profiles := maps.Clone(w.profiles)
 	desired := map[string][]*desiredObject{}
