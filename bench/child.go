@@ -248,8 +248,11 @@ func ProcCPU(pid int) (time.Duration, error) {
 	}
 	// The command (field 2) may hold spaces: count fields after its ")".
 	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
 	fs := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(fs) < 13 {
+	if len(fs) < 13 {
 		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
 	utime, _ := strconv.ParseInt(fs[11], 10, 64) // fields 14 and 15 of stat

@@ -56,9 +56,9 @@ type SteadyResult struct {
 type Memory struct {
 	RSS int64 `json:"rssBytes"`
 	HWM int64 `json:"hwmBytes"`
-	// Anon and File split RSS: heap, stacks and data; the binary's pages.
+	// Anon is the anonymous part of RSS (heap, stacks, data); the rest
+	// is the binary's pages.
 	Anon      int64 `json:"rssAnonBytes,omitempty"`
-	File      int64 `json:"rssFileBytes,omitempty"`
 	HeapInuse int64 `json:"heapInuseBytes"`
 	// StackInuse, NextGC and GoSys are the Go runtime's own figures.
 	StackInuse int64 `json:"stackInuseBytes,omitempty"`

@@ -171,13 +171,6 @@ func (p *workerPool) expire(w *worker) {
 	}
 }
 
-// idleWorkers counts the workers kept for the next render.
-func (p *workerPool) idleWorkers() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.idle)
-}
-
 // close stops the idle workers.
 func (p *workerPool) close() {
 	p.mu.Lock()

@@ -193,7 +193,7 @@ func TestIdleWorkerEnds(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the idle worker still runs 10s after its 200ms idle timeout")
 	}
-	if n := r.workers.idleWorkers(); n != 0 {
+	if n := len(idleWorkers(r)); n != 0 {
 		t.Errorf("%d idle workers kept after the timeout", n)
 	}
 	req.ReleaseName = "again" // not a cache hit
