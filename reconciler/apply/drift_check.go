@@ -9,6 +9,7 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -103,11 +104,14 @@ func (c *Cluster) driftCorrections(profile string) int {
 }
 
 // DriftCheck is the safety net run every --drift-interval, for changes a
-// watch may have missed: it lists each tracked kind once, compares every
-// tracked object with its live state, and hands only those missing or
-// different to a server-side dry-run, which re-applies the ones that really
-// drifted. A converged cluster costs one LIST per kind and no writes. It
-// returns the corrections made (also reported through Options.OnDrift).
+// watch may have missed: it lists each tracked kind's metadata once, and
+// compares with the desired state every tracked object whose
+// resourceVersion is not the one it was last found in sync at (see
+// desiredObject.synced); only those missing or different go to a
+// server-side dry-run, which re-applies the ones that really drifted. A
+// converged cluster costs one metadata LIST per kind, no object decoded
+// and no writes. It returns the corrections made (also reported through
+// Options.OnDrift).
 func (c *Cluster) DriftCheck(ctx context.Context) ([]DriftEvent, error) {
 	w := c.watcher()
 	if w == nil {
@@ -142,30 +146,35 @@ func (w *DriftWatcher) trackedProfiles() []string {
 // check compares a profile's tracked objects with their live state (one
 // list per kind for the whole cluster) and dry-runs and re-applies only
 // those missing or different; objects another profile owns now are
-// forgotten.
-func (w *DriftWatcher) check(ctx context.Context, profile string, live map[ObjectRef]*unstructured.Unstructured) ([]DriftEvent, error) {
-	objs, rules, err := w.snapshot(profile)
-	if err != nil {
-		return nil, fmt.Errorf("profile %s: %w", profile, err)
-	}
+// forgotten. An object listed at the resourceVersion it was last in sync
+// at is not compared again.
+func (w *DriftWatcher) check(ctx context.Context, profile string, live *liveState) ([]DriftEvent, error) {
+	desired, rules := w.snapshot(profile)
 	compiled := w.compiled(profile)
 	var drifted []*unstructured.Unstructured
 	cl := newClaims(w.client.Kube, w.fleet)
-	for _, o := range objs {
-		ref := RefOf(o).key()
-		l, err := w.liveOrGet(ctx, live, ref, o.GroupVersionKind())
+	for _, td := range desired {
+		if rv, ok := live.versions[td.ref]; ok && td.d.inSyncAt(rv) {
+			continue
+		}
+		o, err := td.d.object()
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: %s: %w", profile, td.ref, err)
+		}
+		l, err := w.liveOrGet(ctx, live.objects, td.ref, o.GroupVersionKind())
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: %w", profile, err)
 		}
-		moved, err := w.movedTo(ctx, cl, profile, ref, l)
+		moved, err := w.movedTo(ctx, cl, profile, td.ref, l)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("profile %s: %w", profile, err)
 		case moved:
-			w.forget(driftKey{profile: profile, ref: ref})
+			w.forget(driftKey{profile: profile, ref: td.ref})
 		case l != nil && l.GetLabels()[LabelProfile] != profile, l != nil && !w.fleet.owns(l.GetLabels()):
 			drifted = append(drifted, o) // relabelled: restore the labels
 		case l != nil && (driftDisabled(l) || !differs(o, l, compiled)):
+			td.d.markInSync(l.GetResourceVersion())
 		default:
 			drifted = append(drifted, o)
 		}
@@ -224,9 +233,17 @@ func (w *DriftWatcher) liveOrGet(ctx context.Context, live map[ObjectRef]*unstru
 	return u, nil
 }
 
-// listTracked lists, once per kind, the objects of the watches' profiles
-// (the same selector), for every kind a tracked profile has.
-func (w *DriftWatcher) listTracked(ctx context.Context) (map[ObjectRef]*unstructured.Unstructured, error) {
+// liveState is what the drift check's lists found: the resourceVersion of
+// every listed object, and the objects it has whole (from the watches'
+// cache, or a full list).
+type liveState struct {
+	versions map[ObjectRef]string
+	objects  map[ObjectRef]*unstructured.Unstructured
+}
+
+// listTracked lists the objects of the watches' profiles (the same
+// selector), each kind a tracked profile has once (listKind).
+func (w *DriftWatcher) listTracked(ctx context.Context) (*liveState, error) {
 	w.watchMu.Lock()
 	selector, err := labels.Parse(scopeSelector(w.scope))
 	w.watchMu.Unlock()
@@ -241,29 +258,108 @@ func (w *DriftWatcher) listTracked(ctx context.Context) (map[ObjectRef]*unstruct
 		}
 	}
 	w.mu.Unlock()
-	live := map[ObjectRef]*unstructured.Unstructured{}
+	live := &liveState{versions: map[ObjectRef]string{}, objects: map[ObjectRef]*unstructured.Unstructured{}}
 	for gvk := range kinds {
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := w.client.Kube.List(ctx, list, client.MatchingLabelsSelector{Selector: selector}); err != nil {
-			return nil, fmt.Errorf("list %s: %w", gvk.Kind, err)
-		}
-		for i := range list.Items {
-			live[RefOf(&list.Items[i]).key()] = &list.Items[i]
+		if err := w.listKind(ctx, gvk, client.MatchingLabelsSelector{Selector: selector}, live); err != nil {
+			return nil, err
 		}
 	}
 	return live, nil
 }
 
-func (w *DriftWatcher) snapshot(profile string) ([]*unstructured.Unstructured, []jsondiff.IgnoreRule, error) {
+// maxStaleReads is how many objects of a kind the drift check reads one
+// by one when they changed since they were last in sync and the watch's
+// copy is not at their listed resourceVersion; past it the kind is listed
+// in full.
+const maxStaleReads = 4
+
+// listKind adds a kind's objects to live. When the kind's watch has
+// listed, it lists their metadata only: an object still at the
+// resourceVersion it was last in sync at needs no comparison, and one the
+// watch's cache holds whole at its listed resourceVersion is compared
+// with that copy. The others are left for check to read (liveOrGet),
+// unless more than maxStaleReads are, when the kind is listed in full: a
+// watch that is behind costs one more list, not a read per object.
+// Without a watch that has listed, the kind is listed in full.
+func (w *DriftWatcher) listKind(ctx context.Context, gvk schema.GroupVersionKind, sel client.MatchingLabelsSelector,
+	live *liveState) error {
+	if w.kindsSynced([]schema.GroupKind{gvk.GroupKind()}) {
+		meta := &metav1.PartialObjectMetadataList{}
+		meta.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := w.client.Kube.List(ctx, meta, sel); err != nil {
+			return fmt.Errorf("list %s: %w", gvk.Kind, err)
+		}
+		if w.fromCache(gvk, meta.Items, live) <= maxStaleReads {
+			return nil
+		}
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := w.client.Kube.List(ctx, list, sel); err != nil {
+		return fmt.Errorf("list %s: %w", gvk.Kind, err)
+	}
+	for i := range list.Items {
+		ref := RefOf(&list.Items[i]).key()
+		live.versions[ref] = list.Items[i].GetResourceVersion()
+		live.objects[ref] = &list.Items[i]
+	}
+	return nil
+}
+
+// fromCache records the listed objects' resourceVersions in live, with
+// the whole objects the watch's cache holds at those versions, and
+// returns how many tracked objects that changed since they were last in
+// sync it has no copy of.
+func (w *DriftWatcher) fromCache(gvk schema.GroupVersionKind, items []metav1.PartialObjectMetadata, live *liveState) (stale int) {
+	for i := range items {
+		m := &items[i]
+		ref := ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: m.Namespace, Name: m.Name}
+		live.versions[ref] = m.ResourceVersion
+		if w.inSyncAt(ref, m.ResourceVersion) {
+			continue
+		}
+		if u := w.cached(ref); u != nil && u.GetResourceVersion() == m.ResourceVersion {
+			live.objects[ref] = u
+		} else if w.tracked(ref) {
+			stale++
+		}
+	}
+	return stale
+}
+
+// inSyncAt reports whether every profile that tracks ref found it in sync
+// at resourceVersion rv.
+func (w *DriftWatcher) inSyncAt(ref ObjectRef, rv string) bool {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, dp := range w.profiles {
+		if d := dp.objects[ref]; d != nil && !d.inSyncAt(rv) {
+			return false
+		}
+	}
+	return true
+}
+
+// trackedDesired is one tracked object of a profile.
+type trackedDesired struct {
+	ref ObjectRef
+	d   *desiredObject
+}
+
+// snapshot returns a profile's tracked objects with drift detection on,
+// and its drift exclusions.
+func (w *DriftWatcher) snapshot(profile string) ([]trackedDesired, []jsondiff.IgnoreRule) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	dp := w.profiles[profile]
 	if dp == nil {
-		w.mu.Unlock()
-		return nil, nil, nil
+		return nil, nil
 	}
-	desired, rules := dp.list(true), dp.rules
-	w.mu.Unlock()
-	objs, err := decode(desired)
-	return objs, rules, err
+	out := make([]trackedDesired, 0, len(dp.objects))
+	for ref, d := range dp.objects {
+		if !d.disabled {
+			out = append(out, trackedDesired{ref: ref, d: d})
+		}
+	}
+	return out, dp.rules
 }

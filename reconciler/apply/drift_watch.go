@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unique"
 
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
@@ -74,6 +76,8 @@ type DriftWatcher struct {
 	// expected are drift-detected profiles being applied, not tracked yet:
 	// the watches keep their objects whole, so tracking them needs no reads.
 	expected map[string]bool
+	// scoped is the set of w.scope, for slim (which must not take watchMu).
+	scoped map[string]bool
 }
 
 // driftProfile is the desired state of one profile's tracked objects.
@@ -86,24 +90,37 @@ type driftProfile struct {
 }
 
 // desiredObject is the desired state of one tracked object, kept as JSON
-// (a third of the memory of its unstructured form); object decodes a copy.
+// (a third of the memory of its unstructured form) and interned: clusters
+// that hold the same render of an add-on share one copy of each object.
+// object decodes a copy.
 type desiredObject struct {
 	version  string // ObjectRef keys have none
 	disabled bool   // drift detection off by annotation
-	raw      []byte
+	raw      unique.Handle[string]
+	// synced is the live resourceVersion the object was last found in sync
+	// at; the object needs no comparison while it keeps it (every write
+	// changes it).
+	synced atomic.Pointer[string]
 }
+
+func (d *desiredObject) inSyncAt(rv string) bool {
+	s := d.synced.Load()
+	return s != nil && rv != "" && *s == rv
+}
+
+func (d *desiredObject) markInSync(rv string) { d.synced.Store(&rv) }
 
 func newDesiredObject(o *unstructured.Unstructured) (*desiredObject, error) {
 	raw, err := o.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", RefOf(o), err)
 	}
-	return &desiredObject{version: o.GroupVersionKind().Version, disabled: driftDisabled(o), raw: raw}, nil
+	return &desiredObject{version: o.GroupVersionKind().Version, disabled: driftDisabled(o), raw: unique.Make(string(raw))}, nil
 }
 
 func (d *desiredObject) object() (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(d.raw); err != nil {
+	if err := u.UnmarshalJSON([]byte(d.raw.Value())); err != nil {
 		return nil, fmt.Errorf("desired state: %w", err)
 	}
 	return u, nil
@@ -336,6 +353,9 @@ func (w *DriftWatcher) rescope(names []string) {
 	w.mu.Unlock()
 	scope, was := slices.Sorted(maps.Keys(set)), w.scope
 	w.scope = scope
+	w.mu.Lock()
+	w.scoped = set
+	w.mu.Unlock()
 	if scopeSelector(scope) == scopeSelector(was) {
 		return // past maxScopedProfiles, both select every labelled object
 	}
@@ -424,6 +444,10 @@ func (w *DriftWatcher) restart(parent context.Context, cl *Client, opts Options)
 	nw := newDriftWatcher(parent, w.cluster, cl, opts)
 	w.watchMu.Lock()
 	nw.scope = slices.Clone(w.scope) // the re-tracks below start with the whole selection
+	nw.scoped = map[string]bool{}
+	for _, n := range nw.scope {
+		nw.scoped[n] = true
+	}
 	w.watchMu.Unlock()
 	w.mu.Lock()
 	profiles := maps.Clone(w.profiles)
@@ -531,13 +555,17 @@ func (w *DriftWatcher) Expect(profile string) {
 	w.widen(profile) // its objects are seen whole as they are applied
 }
 
+// expecting reports whether the watches keep a profile's objects whole
+// before it is tracked: it is being applied, or the scope names it (it
+// will be tracked, e.g. restored after a restart, and its objects listed
+// now need no read then).
 func (w *DriftWatcher) expecting(profile string) bool {
 	if profile == "" {
 		return false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.expected[profile]
+	return w.expected[profile] || w.scoped[profile]
 }
 
 // tracked reports whether a profile tracks an object.
@@ -592,21 +620,16 @@ func decode(ds []*desiredObject) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
-// desired returns a copy of the desired object of a key and its profile;
-// nil when no longer tracked.
-func (w *DriftWatcher) desired(key driftKey) (*unstructured.Unstructured, *driftProfile, error) {
+// desired returns the desired object of a key and its profile; nil when
+// no longer tracked.
+func (w *DriftWatcher) desired(key driftKey) (*desiredObject, *driftProfile) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	dp := w.profiles[key.profile]
-	var d *desiredObject
-	if dp != nil {
-		d = dp.objects[key.ref]
+	if dp == nil || dp.objects[key.ref] == nil {
+		return nil, nil
 	}
-	w.mu.Unlock()
-	if d == nil {
-		return nil, nil, nil
-	}
-	want, err := d.object()
-	return want, dp, err
+	return dp.objects[key.ref], dp
 }
 
 func (w *DriftWatcher) work() {
@@ -639,8 +662,12 @@ func (w *DriftWatcher) next() bool {
 // reconcile compares one object with its desired state and re-applies it
 // when it was deleted or its fields drifted.
 func (w *DriftWatcher) reconcile(ctx context.Context, key driftKey) error {
-	want, dp, err := w.desired(key)
-	if err != nil || want == nil || driftDisabled(want) {
+	d, dp := w.desired(key)
+	if d == nil || d.disabled {
+		return nil
+	}
+	want, err := d.object()
+	if err != nil {
 		return err
 	}
 	live, err := w.live(ctx, key, want.GroupVersionKind())
@@ -651,6 +678,7 @@ func (w *DriftWatcher) reconcile(ctx context.Context, key driftKey) error {
 	case live.Object == nil: // gone
 	case owner == key.profile && w.fleet.owns(live.GetLabels()):
 		if driftDisabled(live) || !differs(want, live, dp.compiled) {
+			d.markInSync(live.GetResourceVersion())
 			return nil
 		}
 	default:

@@ -195,13 +195,15 @@ func deleteInventory(ctx context.Context, c client.Client, f Fleet, profile stri
 }
 
 // listInventories returns every profile inventory of the fleet in the
-// cluster; legacy ones (see Fleet.Legacy) are adopted.
-func listInventories(ctx context.Context, c client.Client, f Fleet) ([]*Inventory, error) {
+// cluster; legacy ones (see Fleet.Legacy) are adopted. cache, when not
+// nil, is refilled with the fleet's own.
+func listInventories(ctx context.Context, c client.Client, f Fleet, cache *inventoryCache) ([]*Inventory, error) {
 	list := &corev1.ConfigMapList{}
 	if err := c.List(ctx, list, client.InNamespace(InventoryNamespace), client.HasLabels{LabelInventory}); err != nil {
 		return nil, fmt.Errorf("list inventories: %w", err)
 	}
 	byProfile := map[string]*Inventory{}
+	cached := map[string]cachedInventory{}
 	var legacy []*Inventory
 	for i := range list.Items {
 		cm := &list.Items[i]
@@ -217,6 +219,11 @@ func listInventories(ctx context.Context, c client.Client, f Fleet) ([]*Inventor
 			continue
 		}
 		byProfile[inv.Profile] = inv
+		cp := *inv
+		cached[cm.Name] = cachedInventory{resourceVersion: cm.ResourceVersion, inv: &cp}
+	}
+	if cache != nil {
+		cache.store(cached)
 	}
 	for _, inv := range legacy {
 		if byProfile[inv.Profile] != nil {

@@ -159,6 +159,8 @@ type Cluster struct {
 	// inventories were last listed (see claimant).
 	listedMu sync.Mutex
 	listed   map[ObjectRef]owner
+	// inventories are those of the last full listing (see Inventories).
+	inventories inventoryCache
 }
 
 // profileState is what this Manager knows of a profile on a cluster.
@@ -267,11 +269,15 @@ func (c *Cluster) setState(profile string, s *profileState) {
 }
 
 // Inventories lists the profiles that have an inventory in the cluster (what
-// a restarted daemon needs to decide withdrawals).
+// a restarted daemon needs to decide withdrawals). When no inventory
+// changed since the last listing, only their metadata is read.
 func (c *Cluster) Inventories(ctx context.Context) ([]*Inventory, error) {
-	invs, err := listInventories(ctx, c.currentClient().Kube, c.fleet())
-	if err == nil {
-		c.remember(invs)
+	kube := c.currentClient().Kube
+	invs, unchanged, err := c.inventories.unchanged(ctx, kube, c.fleet())
+	if err == nil && !unchanged {
+		if invs, err = listInventories(ctx, kube, c.fleet(), &c.inventories); err == nil {
+			c.remember(invs)
+		}
 	}
 	return invs, c.wrap(ctx, err)
 }
