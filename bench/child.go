@@ -185,8 +185,11 @@ func (c *Child) Passes(ctx context.Context) (converged, total float64, err error
 }
 
 // WaitPasses waits until the child has finished at least n passes, of
-// which at least conv converged, polling its metrics.
-func (c *Child) WaitPasses(ctx context.Context, n, conv float64, within time.Duration) error {
+// which at least conv converged, polling its metrics every poll. Each poll
+// is a scrape the child serves; waits inside a CPU or memory reading poll
+// at a scrape rate a real Prometheus might use, not every 100 ms (serving
+// ten scrapes a second was two thirds of an idle daemon's CPU).
+func (c *Child) WaitPasses(ctx context.Context, n, conv float64, within, poll time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	for {
@@ -199,7 +202,7 @@ func (c *Child) WaitPasses(ctx context.Context, n, conv float64, within time.Dur
 			return fmt.Errorf("regatta run exited (see %s)", c.logPath)
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %v passes (%v converged): %v (%v converged) seen (see %s)", n, conv, total, cv, c.logPath)
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(poll):
 		}
 	}
 }

@@ -159,7 +159,7 @@ func (s *steady) oneCluster(ctx context.Context) (Memory, error) {
 		return Memory{}, err
 	}
 	defer c.Stop()
-	if err := c.WaitPasses(ctx, 2, 1, 5*time.Minute+2*s.o.DriftInterval); err != nil {
+	if err := c.WaitPasses(ctx, 2, 1, 5*time.Minute+2*s.o.DriftInterval, s.idlePoll()); err != nil {
 		return Memory{}, err
 	}
 	return readMemory(ctx, c)

@@ -131,7 +131,7 @@ func (s *steady) start(ctx context.Context, res *SteadyResult) error {
 	if err != nil {
 		return err
 	}
-	if err := s.child.WaitPasses(ctx, 1, 1, 10*time.Minute); err != nil {
+	if err := s.child.WaitPasses(ctx, 1, 1, 10*time.Minute, 100*time.Millisecond); err != nil {
 		return err
 	}
 	res.FirstPassSecs = time.Since(begin).Seconds()
@@ -144,6 +144,10 @@ func (s *steady) start(ctx context.Context, res *SteadyResult) error {
 	return nil
 }
 
+// idlePoll is how often waits in the idle window poll the daemon's
+// metrics: ten times per drift interval.
+func (s *steady) idlePoll() time.Duration { return s.o.DriftInterval / 10 }
+
 // idle waits for a drift pass to finish, then counts every API server's
 // requests over the next Intervals drift passes.
 func (s *steady) idle(ctx context.Context, res *SteadyResult) error {
@@ -152,7 +156,7 @@ func (s *steady) idle(ctx context.Context, res *SteadyResult) error {
 		return err
 	}
 	wait := s.o.DriftInterval*time.Duration(s.o.Intervals+2) + time.Minute
-	if err := s.child.WaitPasses(ctx, total+1, 0, wait); err != nil {
+	if err := s.child.WaitPasses(ctx, total+1, 0, wait, s.idlePoll()); err != nil {
 		return err
 	}
 	before, ctlBefore, err := s.scrapeAll(ctx)
@@ -163,7 +167,7 @@ func (s *steady) idle(ctx context.Context, res *SteadyResult) error {
 	if err != nil {
 		return err
 	}
-	if err := s.child.WaitPasses(ctx, total+1+float64(s.o.Intervals), 0, wait); err != nil {
+	if err := s.child.WaitPasses(ctx, total+1+float64(s.o.Intervals), 0, wait, s.idlePoll()); err != nil {
 		return err
 	}
 	cpuAfter, err := ProcCPU(s.child.Pid())

@@ -68,7 +68,7 @@ type DriftWatcher struct {
 
 	mu        sync.Mutex
 	profiles  map[string]*driftProfile
-	informers map[schema.GroupKind]cache.SharedIndexInformer
+	informers map[schema.GroupKind]*Informer
 	// leases hold the informers in the client's shared registry.
 	leases  map[schema.GroupKind]*InformerLease
 	counts  map[string]int
@@ -145,7 +145,7 @@ func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Op
 		rm: resourceManager(cl.Kube, nil, opts.Concurrency),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[driftKey](
 			100*time.Millisecond, time.Minute)),
-		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind]cache.SharedIndexInformer{},
+		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind]*Informer{},
 		leases: map[schema.GroupKind]*InformerLease{}, counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
 	for range driftWorkers {
 		w.wg.Go(w.work)
@@ -271,7 +271,7 @@ func (w *DriftWatcher) kindsSynced(kinds []schema.GroupKind) bool {
 
 // informerFor returns the running informer of a kind, starting one on
 // first use; w.watchMu is held.
-func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) (cache.SharedIndexInformer, error) {
+func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) (*Informer, error) {
 	w.mu.Lock()
 	inf := w.informers[gvk.GroupKind()]
 	w.mu.Unlock()
@@ -288,7 +288,7 @@ func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) (cache.SharedInd
 // startInformer acquires the informer of a kind's resource for the current
 // scope and puts it in place of the kind's previous one, which it releases;
 // w.watchMu is held.
-func (w *DriftWatcher) startInformer(gk schema.GroupKind, gvr schema.GroupVersionResource) (cache.SharedIndexInformer, error) {
+func (w *DriftWatcher) startInformer(gk schema.GroupKind, gvr schema.GroupVersionResource) (*Informer, error) {
 	lease, err := w.client.Informers().Acquire(w.informerKey(gvr), w.slim, w.handler())
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", gk.Kind, err)
@@ -728,8 +728,8 @@ func (w *DriftWatcher) cached(ref ObjectRef) *unstructured.Unstructured {
 	if ref.Namespace != "" {
 		key = ref.Namespace + "/" + ref.Name
 	}
-	obj, ok, err := inf.GetStore().GetByKey(key)
-	if err != nil || !ok {
+	obj, ok := inf.GetByKey(key)
+	if !ok {
 		return nil
 	}
 	u, _ := obj.(*unstructured.Unstructured)

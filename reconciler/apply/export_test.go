@@ -23,5 +23,5 @@ func (w *DriftWatcher) WatchedKeys(group, kind string) ([]string, string) {
 	if inf == nil {
 		return nil, sel
 	}
-	return inf.GetStore().ListKeys(), sel
+	return inf.ListKeys(), sel
 }

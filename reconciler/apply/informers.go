@@ -1,13 +1,12 @@
 package apply
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -50,8 +49,8 @@ type Informers struct {
 }
 
 type informerEntry struct {
-	inf   cache.SharedIndexInformer
-	stop  chan struct{}
+	inf   *Informer
+	stop  context.CancelFunc
 	done  chan struct{}
 	users int
 }
@@ -59,10 +58,10 @@ type informerEntry struct {
 // InformerLease is one user's hold on a shared informer: its handler
 // receives the informer's events until Release.
 type InformerLease struct {
-	Informer cache.SharedIndexInformer
+	Informer *Informer
 	reg      *Informers
 	key      InformerKey
-	handle   cache.ResourceEventHandlerRegistration
+	handle   *informerHandler
 	once     sync.Once
 }
 
@@ -84,32 +83,22 @@ func (r *Informers) Acquire(key InformerKey, transform cache.TransformFunc, h ca
 			return nil, err
 		}
 	}
-	handle, err := e.inf.AddEventHandler(h)
-	if err != nil {
-		if e.users == 0 {
-			r.stopEntry(key, e)
-		}
-		return nil, fmt.Errorf("watch %s: %w", key.Resource, err)
-	}
+	handle := e.inf.addHandler(h)
 	e.users++
 	return &InformerLease{Informer: e.inf, reg: r, key: key, handle: handle}, nil
 }
 
 // start creates and runs the informer of key; r.mu is held.
 func (r *Informers) start(key InformerKey, transform cache.TransformFunc) (*informerEntry, error) {
-	tweak := func(o *metav1.ListOptions) {
-		o.LabelSelector, o.FieldSelector = key.LabelSelector, key.FieldSelector
+	if r.watch == nil {
+		return nil, fmt.Errorf("watch %s: the client has no watch connection", key.Resource)
 	}
-	inf := dynamicinformer.NewFilteredDynamicInformer(r.watch, key.Resource, key.Namespace, 0, cache.Indexers{}, tweak).Informer()
-	if transform != nil {
-		if err := inf.SetTransform(transform); err != nil {
-			return nil, fmt.Errorf("watch %s: %w", key.Resource, err)
-		}
-	}
-	e := &informerEntry{inf: inf, stop: make(chan struct{}), done: make(chan struct{})}
+	inf := newInformer(r.watch, key, transform)
+	ctx, stop := context.WithCancel(context.Background())
+	e := &informerEntry{inf: inf, stop: stop, done: make(chan struct{})}
 	go func() {
 		defer close(e.done)
-		inf.Run(e.stop)
+		inf.Run(ctx)
 	}()
 	r.entries[key] = e
 	r.started++
@@ -119,7 +108,7 @@ func (r *Informers) start(key InformerKey, transform cache.TransformFunc) (*info
 // stopEntry stops an informer and forgets it; r.mu is held. It does not
 // wait for the informer to end (see Release).
 func (r *Informers) stopEntry(key InformerKey, e *informerEntry) {
-	close(e.stop)
+	e.stop()
 	delete(r.entries, key)
 }
 
@@ -134,7 +123,7 @@ func (l *InformerLease) Release() {
 			r.mu.Unlock()
 			return
 		}
-		_ = e.inf.RemoveEventHandler(l.handle)
+		e.inf.removeHandler(l.handle)
 		e.users--
 		last := e.users == 0
 		if last {

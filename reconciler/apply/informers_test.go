@@ -147,7 +147,7 @@ func TestSharedInformersOneWatchPerKey(t *testing.T) {
 	if a.has("after") {
 		t.Error("a released user was still told")
 	}
-	if n := len(lb.Informer.GetStore().List()); n != 2 {
+	if n := len(lb.Informer.List()); n != 2 {
 		t.Errorf("the remaining informer holds %d objects, want 2", n)
 	}
 	lb.Release()

@@ -30,7 +30,7 @@ func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client
 	var all []map[string]any
 	for i, rs := range src.Spec.ResourceSelectors {
 		name := fmt.Sprintf("%s spec.resourceSelectors[%d].evaluate", src.Source.File, i)
-		selected, err := m.evaluate(ctx, name, rs, storeObjects(w.informers[i].GetStore().List()))
+		selected, err := m.evaluate(ctx, name, rs, storeObjects(w.informers[i].List()))
 		if err != nil {
 			return nil, err
 		}

@@ -114,7 +114,7 @@ type watch struct {
 	src       *spec.EventSource
 	client    *apply.Client
 	cancel    context.CancelFunc
-	informers []cache.SharedIndexInformer
+	informers []*apply.Informer
 	// leases hold the informers in the cluster client's shared registry:
 	// event sources with the same selector share one.
 	leases []*apply.InformerLease
