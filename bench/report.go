@@ -41,6 +41,7 @@ go run ./bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive 
 go run ./bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
 go run ./bench/cmd/regatta-bench -report-only                # rewrite this file from bench/results/results.json
 benchstat bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
+go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta -rollout-profile   # then:
 go tool pprof -top bench/raw/rollout-regatta.cpu.pprof       # also .heap.pprof, bench/raw/scale/<n>/cpu.pprof
 REGATTA_BENCH_DEBUG=1 go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta   # per add-on apply/wait times in bench/raw/rollout/round-0/regatta/regatta.log
 ` + "```" + `

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -29,6 +30,38 @@ import (
 // other build (kyaml would otherwise keep it for the rest of the process).
 // This is the package's only mutable package-level state.
 var kustomizeMu sync.RWMutex
+
+// schemaRelease drops kyaml's parsed OpenAPI schema (about 4 MiB, kept
+// process-wide once a build needed it) when the Renderer built no
+// kustomization for a while, as a daemon between commits does; the next
+// build parses it again. The zero value (or after <= 0) keeps it.
+type schemaRelease struct {
+	after   time.Duration
+	release func() // releaseSchema; tests count calls
+	mu      sync.Mutex
+	timer   *time.Timer
+}
+
+// built re-arms the release after a build.
+func (s *schemaRelease) built() {
+	if s.after <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer == nil {
+		s.timer = time.AfterFunc(s.after, s.release)
+		return
+	}
+	s.timer.Reset(s.after)
+}
+
+// releaseSchema resets kyaml's schema while no build runs.
+func releaseSchema() {
+	kustomizeMu.Lock()
+	defer kustomizeMu.Unlock()
+	openapi.ResetOpenAPI()
+}
 
 // errCustomSchema stops a shared build at the first kustomization that
 // declares an OpenAPI schema, before kustomize installs it.
@@ -81,6 +114,7 @@ func (a *addonRender) renderKustomize(dir string, ks *spec.KustomizeSource) ([]O
 		return nil, err
 	}
 	m, err := runKustomize(kfs, absPath(root))
+	a.r.schema.built()
 	if err != nil {
 		if kfs.failure != nil {
 			return nil, kfs.failure

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -72,4 +74,47 @@ func itemsOf(res *Result) string {
 		return fmt.Sprint(out)
 	}
 	return "no MyKind"
+}
+
+// An idle Renderer releases kustomize's parsed schema; builds after a
+// release, and builds racing releases (run with -race), parse it again
+// and render as before.
+func TestSchemaReleasedWhenIdle(t *testing.T) {
+	fsys := memRepo(t)
+	r := New(Options{CacheBytes: -1, SchemaIdleTimeout: 10 * time.Millisecond})
+	var released atomic.Int32
+	r.schema.release = func() { released.Add(1); releaseSchema() }
+	render := func(name string, i int) {
+		t.Helper()
+		res, err := r.Render(context.Background(), Request{FS: fsys, Profile: loadProfile(t, fsys, name), Cluster: fleetCluster(i)})
+		if err != nil {
+			t.Errorf("%s: %v", name, err) // not Fatal: also called from goroutines
+			return
+		}
+		if got, want := itemsOf(res), schemaItems[name]; got != want {
+			t.Errorf("%s (render %d): items %s, want %s", name, i, got, want)
+		}
+	}
+	render("schema-builtin", 0)
+	deadline := time.Now().Add(10 * time.Second)
+	for released.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the schema was not released after the builds stopped")
+		}
+		time.Sleep(5 * time.Millisecond) // polling for the release
+	}
+	render("schema-builtin", 1)
+	render("schema-custom", 2)
+
+	r.schema.after = time.Microsecond // releases race the builds below
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 6 {
+				name := []string{"schema-builtin", "schema-custom"}[(g+i)%2]
+				render(name, 10+g*6+i)
+			}
+		})
+	}
+	wg.Wait()
 }

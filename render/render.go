@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -124,6 +125,9 @@ func (r *Result) Objects() []Object {
 // DefaultCacheBytes bounds the result cache when Options.CacheBytes is 0.
 const DefaultCacheBytes = 256 << 20
 
+// DefaultSchemaIdleTimeout is the SchemaIdleTimeout regatta's commands use.
+const DefaultSchemaIdleTimeout = time.Minute
+
 // Options configures a Renderer.
 type Options struct {
 	// Helm renders charts; nil makes any Helm add-on an error.
@@ -148,6 +152,12 @@ type Options struct {
 	// TemplateLimits bound each template execution; zero fields take
 	// DefaultTemplateLimits.
 	TemplateLimits TemplateLimits
+	// SchemaIdleTimeout releases kustomize's parsed OpenAPI schema (about
+	// 4 MiB) once the Renderer built no kustomization for this long; the
+	// next build parses it again (a fraction of a second). 0 keeps it for
+	// the life of the process. The schema is process-wide: a release made
+	// by one Renderer also makes the others parse it again.
+	SchemaIdleTimeout time.Duration
 }
 
 // Renderer renders profiles. It is safe for concurrent use.
@@ -157,6 +167,7 @@ type Renderer struct {
 	templates   *templateCache
 	limits      TemplateLimits
 	keyringHash string
+	schema      *schemaRelease
 }
 
 // New returns a Renderer.
@@ -173,6 +184,7 @@ func New(opts Options) *Renderer {
 		cache:       newCache(opts.CacheBytes),
 		templates:   newTemplateCache(templateFuncs(), limits),
 		limits:      limits,
+		schema:      &schemaRelease{after: opts.SchemaIdleTimeout, release: releaseSchema},
 		keyringHash: keyringHash(opts),
 	}
 }

@@ -20,7 +20,8 @@ func newResults(o *options) *bench.Results {
 		Options: map[string]string{"phases": o.phases, "rounds": fmt.Sprint(o.rounds),
 			"serialEvery": fmt.Sprint(o.serialEvery), "changes": fmt.Sprint(o.changes),
 			"clusters": fmt.Sprint(o.clusters), "profiles": fmt.Sprint(o.profiles),
-			"scale": o.scaleSizes, "benchCount": fmt.Sprint(o.benchCount), "daemonArgs": o.daemonArgs}}
+			"scale": o.scaleSizes, "benchCount": fmt.Sprint(o.benchCount), "daemonArgs": o.daemonArgs,
+			"rolloutProfile": fmt.Sprint(o.profile)}}
 }
 
 func machine() bench.Machine {
@@ -96,8 +97,10 @@ func startCPUProfile(on bool, path string) func() {
 // profileTops summarises the CPU profiles the run wrote.
 func profileTops(ctx context.Context, o *options) []bench.ProfileTop {
 	var out []bench.ProfileTop
-	cands := []struct{ what, path string }{
-		{"regatta's first rollout (round 0, in-process daemon)", filepath.Join(o.raw, "rollout-regatta.cpu.pprof")},
+	var cands []struct{ what, path string }
+	if o.profile { // else the file is an earlier run's
+		cands = append(cands, struct{ what, path string }{"regatta's first rollout (round 0, in-process daemon)",
+			filepath.Join(o.raw, "rollout-regatta.cpu.pprof")})
 	}
 	for _, n := range strings.Split(o.scaleSizes, ",") {
 		n = strings.TrimSpace(n)

@@ -40,6 +40,7 @@ type options struct {
 	analysis     string
 	reportOnly   bool
 	daemonArgs   string
+	profile      bool
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -62,6 +63,8 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis included in the report")
 	fs.StringVar(&o.daemonArgs, "daemon-args", "", "more flags of the daemon phase's `regatta run` processes, space-separated (experiments, e.g. \"--memory-limit 48Mi\")")
 	fs.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from <results>/results.json")
+	fs.BoolVar(&o.profile, "rollout-profile", false, "profile regatta's first rollout of round 0 (CPU, block and mutex profiles in <raw>); "+
+		"the profilers slow that rollout, so its ratios are not comparable")
 }
 
 func (o *options) has(phase string) bool { return slices.Contains(strings.Split(o.phases, ","), phase) }
@@ -152,7 +155,10 @@ func logf(format string, args ...any) {
 func runRollout(ctx context.Context, o *options, res *bench.Results, sh *shared) error {
 	ro := bench.RolloutOptions{Rounds: o.rounds, Clusters: o.clusters, Profiles: o.profiles,
 		SerialEvery: o.serialEvery, Changes: o.changes, Bins: sh.bins, Only: splitList(o.methods), SerialTimeout: 4 * time.Minute,
-		Dir: abs(filepath.Join(o.raw, "rollout")), CPUProfile: filepath.Join(o.raw, "rollout-regatta.cpu.pprof"), Logf: logf}
+		Dir: abs(filepath.Join(o.raw, "rollout")), Logf: logf}
+	if o.profile {
+		ro.CPUProfile = filepath.Join(o.raw, "rollout-regatta.cpu.pprof")
+	}
 	return bench.RunRollout(ctx, ro, sh.chart, func(s bench.Sample) { res.Samples = append(res.Samples, s) })
 }
 

@@ -51,6 +51,9 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 		Keys:             keys,
 		AllowRemoteBases: r.allowRemoteBases,
 		CheckURL:         policy.Check,
+		// A daemon between commits holds no parsed schema; a command
+		// ends before the release matters.
+		SchemaIdleTimeout: render.DefaultSchemaIdleTimeout,
 	}), nil
 }
 
