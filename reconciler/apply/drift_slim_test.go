@@ -8,7 +8,8 @@ import (
 )
 
 // The informers keep a tracked object without status and managedFields,
-// and any other object as a stub that cached never returns.
+// as JSON beside its identity, and any other object as a stub that cached
+// never returns.
 func TestSlim(t *testing.T) {
 	live := func(name string) *unstructured.Unstructured {
 		u := deployment(2, "app:1", map[string]any{LabelProfile: "p"})
@@ -30,9 +31,19 @@ func TestSlim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, ok := got.(*unstructured.Unstructured)
+	so, ok := got.(*slimObject)
 	if !ok {
 		t.Fatalf("tracked object cached as %T", got)
+	}
+	if again, _ := w.slim(so); again != so {
+		t.Errorf("slim of a slim object returned %#v", again)
+	}
+	if ref, ok := eventRef(so); !ok || ref != (ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "tracked"}) {
+		t.Errorf("eventRef(slim object) = %v, %v", ref, ok)
+	}
+	u, err := so.object()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if u.Object["status"] != nil || u.GetManagedFields() != nil || u.GetLabels()[LabelProfile] != "p" ||
 		u.GetAnnotations()["a"] != "b" || u.GetResourceVersion() != "7" || differs(deployment(2, "app:1", nil), u, nil) {

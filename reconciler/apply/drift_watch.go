@@ -508,14 +508,17 @@ func eventRef(obj any) (ObjectRef, bool) {
 
 // slim is the informers' transform: it keeps in memory only what reconcile
 // compares. An object a profile tracks keeps its body, labels and
-// annotations (no status, managedFields or other metadata); any other
-// object of a watched kind (another profile's, or one not yet tracked)
-// shrinks to a stub of its identity, which cached never returns: reconcile
-// reads such an object from the API server. Idempotent, as client-go asks.
+// annotations (no status, managedFields or other metadata), encoded as
+// JSON beside its identity (slimObject: one allocation instead of a tree
+// of maps, which would pin the memory of the decoded watch event around
+// it); any other object of a watched kind (another profile's, or one not
+// yet tracked) shrinks to a stub of its identity, which cached never
+// returns: reconcile reads such an object from the API server.
+// Idempotent, as client-go asks.
 func (w *DriftWatcher) slim(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return obj, nil // a stub already
+		return obj, nil // slim already
 	}
 	if !w.tracked(RefOf(u).key()) && !w.expecting(u.GetLabels()[LabelProfile]) {
 		return stubOf(u), nil
@@ -527,6 +530,25 @@ func (w *DriftWatcher) slim(obj any) (any, error) {
 				delete(md, k)
 			}
 		}
+	}
+	raw, err := u.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", RefOf(u), err)
+	}
+	return &slimObject{PartialObjectMetadata: *stubOf(u), raw: raw}, nil
+}
+
+// slimObject is a tracked object as the drift watches keep it.
+type slimObject struct {
+	metav1.PartialObjectMetadata
+	raw []byte // the slimmed object
+}
+
+// object decodes a copy of the slimmed object.
+func (o *slimObject) object() (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(o.raw); err != nil {
+		return nil, fmt.Errorf("cached %s/%s: %w", o.Namespace, o.Name, err)
 	}
 	return u, nil
 }
@@ -715,8 +737,8 @@ func (w *DriftWatcher) live(ctx context.Context, key driftKey, gvk schema.GroupV
 	return u, nil
 }
 
-// cached returns the whole object from the informer's store; nil when it
-// is absent or a stub (see slim).
+// cached returns a copy of the whole object in the informer's store; nil
+// when it is absent or a stub (see slim).
 func (w *DriftWatcher) cached(ref ObjectRef) *unstructured.Unstructured {
 	w.mu.Lock()
 	inf := w.informers[ref.GroupVersionKind().GroupKind()]
@@ -732,7 +754,15 @@ func (w *DriftWatcher) cached(ref ObjectRef) *unstructured.Unstructured {
 	if !ok {
 		return nil
 	}
-	u, _ := obj.(*unstructured.Unstructured)
+	so, ok := obj.(*slimObject)
+	if !ok {
+		return nil // a stub
+	}
+	u, err := so.object()
+	if err != nil {
+		w.log.Error("drift watch cache", "error", err)
+		return nil // read from the API server instead
+	}
 	return u
 }
 
