@@ -327,13 +327,13 @@ func (w *DriftWatcher) fromCache(gvk schema.GroupVersionKind, items []metav1.Par
 	return stale
 }
 
-// inSyncAt reports whether every profile that tracks ref found it in sync
-// at resourceVersion rv.
+// inSyncAt reports whether every profile that tracks ref with drift
+// detection on found it in sync at resourceVersion rv.
 func (w *DriftWatcher) inSyncAt(ref ObjectRef, rv string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, dp := range w.profiles {
-		if d := dp.objects[ref]; d != nil && !d.inSyncAt(rv) {
+		if d := dp.objects[ref]; d != nil && !d.disabled && !d.inSyncAt(rv) {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
@@ -46,18 +48,23 @@ func (l *readLog) reset() []read {
 }
 
 // On a converged cluster whose watches run, the drift check lists each
-// tracked kind's metadata and takes the objects from the watches' cache:
-// no object's body is read.
+// tracked kind's metadata and reads no object's body, objects opted out of
+// drift detection included.
 func TestDriftCheckReadsMetadataOnly(t *testing.T) {
 	ns := "drift-meta"
 	log := &readLog{}
 	opts := testOptions()
 	opts.Client.WrapTransport = log.wrap
 	c := target(t, newManager(t, opts), mainCluster)
+	objs := []*unstructured.Unstructured{namespace(ns)}
+	for i := range 6 {
+		objs = append(objs, configMap(ns, fmt.Sprintf("cm-%d", i), nil))
+		optOut := configMap(ns, fmt.Sprintf("opted-out-%d", i), nil)
+		optOut.SetAnnotations(map[string]string{apply.AnnotationDriftDetection: apply.Disabled})
+		objs = append(objs, optOut)
+	}
 	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-meta", RenderHash: "h1",
-		SyncMode: spec.SyncModeContinuousWithDriftDetection,
-		Steps: []apply.Step{step("a", namespace(ns), configMap(ns, "a", nil), configMap(ns, "b", nil),
-			configMap(ns, "c", nil), configMap(ns, "d", nil), configMap(ns, "e", nil), configMap(ns, "f", nil))}}))
+		SyncMode: spec.SyncModeContinuousWithDriftDetection, Steps: []apply.Step{step("a", objs...)}}))
 	eventually(t, 10*time.Second, "drift watches listed", func() bool {
 		return c.Drift().Tracked("drift-meta") && c.Drift().HasSynced()
 	})
