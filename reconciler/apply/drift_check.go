@@ -8,7 +8,6 @@ import (
 
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -221,16 +220,7 @@ func (w *DriftWatcher) liveOrGet(ctx context.Context, live map[ObjectRef]*unstru
 	if l := live[ref]; l != nil {
 		return l, nil
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	err := w.client.Kube.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, &ObjectError{Object: ref, Op: "get", Err: err}
-	}
-	return u, nil
+	return w.read(ctx, ref, gvk)
 }
 
 // liveState is what the drift check's lists found: the resourceVersion of
@@ -318,7 +308,7 @@ func (w *DriftWatcher) fromCache(gvk schema.GroupVersionKind, items []metav1.Par
 		if w.inSyncAt(ref, m.ResourceVersion) {
 			continue
 		}
-		if u := w.cached(ref); u != nil && u.GetResourceVersion() == m.ResourceVersion {
+		if u := w.cached(ref, m.ResourceVersion); u != nil {
 			live.objects[ref] = u
 		} else if w.tracked(ref) {
 			stale++

@@ -453,7 +453,7 @@ func (w *DriftWatcher) restart(parent context.Context, cl *Client, opts Options)
 	profiles := maps.Clone(w.profiles)
 	desired := map[string][]*desiredObject{}
 	for name, dp := range profiles {
-		desired[name] = dp.list(false)
+		desired[name] = dp.list()
 	}
 	nw.counts = maps.Clone(w.counts)
 	w.mu.Unlock()
@@ -617,16 +617,10 @@ func (w *DriftWatcher) trackers(ref ObjectRef) []string {
 	return out
 }
 
-// list returns the desired objects, leaving out those with drift detection
-// off when enabledOnly. Call it with w.mu held (forget deletes keys).
-func (dp *driftProfile) list(enabledOnly bool) []*desiredObject {
-	out := make([]*desiredObject, 0, len(dp.objects))
-	for _, d := range dp.objects {
-		if !enabledOnly || !d.disabled {
-			out = append(out, d)
-		}
-	}
-	return out
+// list returns the desired objects. Call it with w.mu held (forget
+// deletes keys).
+func (dp *driftProfile) list() []*desiredObject {
+	return slices.Collect(maps.Values(dp.objects))
 }
 
 // decode returns copies of desired objects.
@@ -722,24 +716,34 @@ func (w *DriftWatcher) reconcile(ctx context.Context, key driftKey) error {
 // (which the informer may not have seen yet, or holds as a stub). An object
 // that is gone is returned empty (nil Object).
 func (w *DriftWatcher) live(ctx context.Context, key driftKey, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	if u := w.cached(key.ref); u != nil && u.GetLabels()[LabelProfile] == key.profile {
+	if u := w.cached(key.ref, ""); u != nil && u.GetLabels()[LabelProfile] == key.profile {
 		return u, nil
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	err := w.client.Kube.Get(ctx, client.ObjectKey{Namespace: key.ref.Namespace, Name: key.ref.Name}, u)
-	if apierrors.IsNotFound(err) {
+	u, err := w.read(ctx, key.ref, gvk)
+	if u == nil && err == nil {
 		return &unstructured.Unstructured{}, nil
 	}
+	return u, err
+}
+
+// read gets an object from the API server; nil when it is gone.
+func (w *DriftWatcher) read(ctx context.Context, ref ObjectRef, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	err := w.client.Kube.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, &ObjectError{Object: key.ref, Op: "get", Err: err}
+		return nil, &ObjectError{Object: ref, Op: "get", Err: err}
 	}
 	return u, nil
 }
 
-// cached returns a copy of the whole object in the informer's store; nil
-// when it is absent or a stub (see slim).
-func (w *DriftWatcher) cached(ref ObjectRef) *unstructured.Unstructured {
+// cached returns a copy of the whole object in the informer's store, at
+// resourceVersion rv unless rv is empty; nil when it is absent, a stub
+// (see slim) or at another version (then it is not decoded).
+func (w *DriftWatcher) cached(ref ObjectRef, rv string) *unstructured.Unstructured {
 	w.mu.Lock()
 	inf := w.informers[ref.GroupVersionKind().GroupKind()]
 	w.mu.Unlock()
@@ -755,8 +759,8 @@ func (w *DriftWatcher) cached(ref ObjectRef) *unstructured.Unstructured {
 		return nil
 	}
 	so, ok := obj.(*slimObject)
-	if !ok {
-		return nil // a stub
+	if !ok || rv != "" && so.ResourceVersion != rv {
+		return nil // a stub, or another version
 	}
 	u, err := so.object()
 	if err != nil {
