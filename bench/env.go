@@ -20,9 +20,9 @@ type Clusters struct {
 
 // StartClusters starts n fresh kube-apiservers from bins and writes their
 // admin kubeconfigs under dir.
-func StartClusters(ctx context.Context, bins *Binaries, n int, dir string) (*Clusters, error) {
+func StartClusters(ctx context.Context, bins *Binaries, n int, dir string, apiserverFlags ...string) (*Clusters, error) {
 	fleet := NewClusters(n)
-	opts := testenv.Options{BinDir: bins.Dir, EtcdBinary: bins.Etcd}
+	opts := testenv.Options{BinDir: bins.Dir, EtcdBinary: bins.Etcd, APIServerFlags: apiserverFlags}
 	for _, c := range fleet {
 		opts.Clusters = append(opts.Clusters, testenv.ClusterOptions{Name: c.Name})
 	}

@@ -27,6 +27,9 @@ type Limit struct {
 	// Objects are the rendered objects by cluster name.
 	Objects     map[string][]*unstructured.Unstructured
 	Kubeconfigs map[string][]byte
+	// Bookkeeping, when set, adds what regatta's guarantees need (see
+	// Bookkeeping): the floor of regatta's rollout, not the servers' limit.
+	Bookkeeping *Bookkeeping
 }
 
 // Run applies everything and returns the wall time, client creation
@@ -36,7 +39,7 @@ func (l Limit) Run(ctx context.Context) (time.Duration, error) {
 	errs := make(chan error, len(l.Objects))
 	var wg sync.WaitGroup
 	for name, objs := range l.Objects {
-		wg.Go(func() { errs <- applyCluster(ctx, l.Kubeconfigs[name], objs) })
+		wg.Go(func() { errs <- l.applyCluster(ctx, name, objs) })
 	}
 	wg.Wait()
 	took := time.Since(start)
@@ -48,8 +51,8 @@ func (l Limit) Run(ctx context.Context) (time.Duration, error) {
 	return took, errors.Join(all...)
 }
 
-func applyCluster(ctx context.Context, kubeconfig []byte, objs []*unstructured.Unstructured) error {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+func (l Limit) applyCluster(ctx context.Context, cluster string, objs []*unstructured.Unstructured) error {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(l.Kubeconfigs[cluster])
 	if err != nil {
 		return err
 	}
@@ -65,6 +68,9 @@ func applyCluster(ctx context.Context, kubeconfig []byte, objs []*unstructured.U
 		} else {
 			rest = append(rest, o)
 		}
+	}
+	if l.Bookkeeping != nil {
+		return l.Bookkeeping.applyCluster(ctx, k, cfg, cluster, namespaces, rest)
 	}
 	if err := applyAll(ctx, k, namespaces); err != nil {
 		return err

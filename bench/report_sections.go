@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -10,7 +11,7 @@ func reportRollout(b *strings.Builder, r *Results) {
 	b.WriteString(rolloutHow)
 	b.WriteString("| method | runs | p50 | p95 | min | max | p50 / minimal program |\n|---|---|---|---|---|---|---|\n")
 	lim := Quantile(r.Secs(MethodLimit), .5)
-	for _, m := range []string{MethodRegatta, MethodLimit, MethodXargs, MethodSerial, MethodChange, MethodRestart,
+	for _, m := range []string{MethodRegatta, MethodLimit, MethodFloor, MethodXargs, MethodSerial, MethodChange, MethodRestart,
 		MethodStuckOthers, MethodStuckOwn, MethodStuckStatus, MethodEventApplied, MethodEventWithdrawn, MethodEventBurst} {
 		xs := r.Secs(m)
 		if len(xs) == 0 {
@@ -18,7 +19,7 @@ func reportRollout(b *strings.Builder, r *Results) {
 		}
 		p50 := Quantile(xs, .5)
 		rel := ratio(p50 / lim)
-		if m != MethodRegatta && m != MethodLimit && m != MethodXargs && m != MethodSerial && m != MethodRestart {
+		if m != MethodRegatta && m != MethodLimit && m != MethodFloor && m != MethodXargs && m != MethodSerial && m != MethodRestart {
 			rel = "–"
 		}
 		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", methodLabel(m), len(xs), secs(p50),
@@ -32,6 +33,13 @@ func reportRollout(b *strings.Builder, r *Results) {
 		ratio(reg/lim), ratio(reg/xa), ratio(xa/reg), ratio(reg/se), ratio(se/reg),
 		ratio(Quantile(r.PairedRatios(MethodRegatta, MethodLimit), .5)),
 		ratio(Quantile(r.PairedRatios(MethodRegatta, MethodXargs), .5)))
+	if fl := Quantile(r.Secs(MethodFloor), .5); !math.IsNaN(fl) {
+		fmt.Fprintf(b, "The minimal program with regatta's bookkeeping (the floor) took %s the minimal program's time "+
+			"(per-round median %s); **regatta/floor %s** (per-round median %s).\n\n", ratio(fl/lim),
+			ratio(Quantile(r.PairedRatios(MethodFloor, MethodLimit), .5)), ratio(reg/fl),
+			ratio(Quantile(r.PairedRatios(MethodRegatta, MethodFloor), .5)))
+	}
+	reportCPU(b, r)
 	reportRequests(b, r)
 	reportRounds(b, r)
 }
@@ -39,6 +47,7 @@ func reportRollout(b *strings.Builder, r *Results) {
 func methodLabel(m string) string {
 	return map[string]string{
 		MethodRegatta: "regatta, first rollout", MethodLimit: "minimal program (API servers' limit)",
+		MethodFloor: "minimal program with regatta's bookkeeping (floor)",
 		MethodXargs: "script, `xargs -P 10`", MethodSerial: "script, serial",
 		MethodChange: "regatta, one overlay changed", MethodRestart: "regatta restarted on the unchanged fleet",
 		MethodStuckOthers: "one cluster stuck: change on the 9 others", MethodStuckOwn: "one cluster stuck: change on the stuck cluster",
@@ -79,10 +88,48 @@ ContinuousWithDriftDetection.
   ` + "`xargs -P 10`" + ` and serially (` + "`xargs -P 1`" + `, every other round); kubectl is bin/kubectl (k8s 1.37), HOME fresh.
 - **minimal program**: the objects rendered beforehand (untimed); all clusters at once, Namespaces
   first, then everything else with 16 server-side applies in flight per cluster; nothing else.
+- **minimal program with regatta's bookkeeping (the floor)**: the minimal program plus what regatta's
+  guarantees make any implementation send, at the same 16 in flight: an inventory ConfigMap per pair
+  written before anything is created and again when done (regatta's shape and size), regatta's three
+  ownership labels and tier annotation on every object, and a list and a watch per kind on the objects
+  of the three ContinuousWithDriftDetection profiles, whose events are decoded. No rendering, no
+  health, no status. What regatta takes beyond it is regatta's own code.
 
 Every method's result is verified afterwards (untimed): each cluster holds the 30 objects of every profile.
 
 `
+
+// reportCPU shows what the machine's processes spent during each first
+// rollout (mean over rounds): on this machine every process shares two
+// cores, so the API servers' work for a method's requests is part of its
+// time.
+func reportCPU(b *strings.Builder, r *Results) {
+	cols := []string{"machine", "kube-apiserver-", "etcd", "regatta-bench"}
+	b.WriteString("CPU seconds during one first rollout (mean over rounds; /proc, by process; `regatta-bench` is the " +
+		"bench process, which runs regatta's daemon and the minimal programs in-process):\n\n" +
+		"| method | wall | machine (all processes) | API servers | etcd | bench process |\n|---|---|---|---|---|---|\n")
+	for _, m := range []string{MethodRegatta, MethodLimit, MethodFloor} {
+		sum, n, wall := CPUUse{}, 0, 0.0
+		for _, s := range r.Samples {
+			if s.Method == m && s.Err == "" && len(s.CPU) > 0 {
+				for k, v := range s.CPU {
+					sum[k] += v
+				}
+				wall += s.Secs
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		row := []string{methodLabel(m), secs(wall / float64(n))}
+		for _, c := range cols {
+			row = append(row, fmt.Sprintf("%.1f s", sum[c]/float64(n)))
+		}
+		fmt.Fprintf(b, "| %s |\n", strings.Join(row, " | "))
+	}
+	b.WriteString("\n")
+}
 
 func reportRounds(b *strings.Builder, r *Results) {
 	b.WriteString("<details><summary>Every measurement</summary>\n\n| round | method | seconds | pass seconds | error |\n|---|---|---|---|---|\n")
@@ -249,7 +296,7 @@ func reportRequests(b *strings.Builder, r *Results) {
 	b.WriteString("API requests per cluster during one measurement (each API server's `apiserver_request_total` " +
 		"before and after, mean over rounds; the API server's own few background requests included):\n\n")
 	b.WriteString("| method | writes | reads (dry runs incl.) | largest |\n|---|---|---|---|\n")
-	for _, m := range []string{MethodRegatta, MethodLimit, MethodXargs, MethodSerial, MethodChange, MethodRestart} {
+	for _, m := range []string{MethodRegatta, MethodLimit, MethodFloor, MethodXargs, MethodSerial, MethodChange, MethodRestart} {
 		sum, n := RequestCounts{}, 0
 		for _, s := range r.Samples {
 			if s.Method == m && s.Err == "" && len(s.Requests) > 0 {

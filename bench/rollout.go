@@ -23,8 +23,11 @@ const (
 	MethodStuckOwn    = "stuck-own"
 	MethodStuckStatus = "stuck-status"
 	MethodLimit       = "limit"
-	MethodXargs       = "script-xargs"
-	MethodSerial      = "script-serial"
+	// MethodFloor is the minimal program with the bookkeeping regatta's
+	// guarantees need (Bookkeeping): what no code of regatta's can undercut.
+	MethodFloor  = "limit-bookkeeping"
+	MethodXargs  = "script-xargs"
+	MethodSerial = "script-serial"
 )
 
 // RolloutOptions configures the rollout phase.
@@ -48,7 +51,12 @@ type RolloutOptions struct {
 	Only []string
 	// CPUProfile, when set, profiles regatta's first rollout in round 0.
 	CPUProfile string
-	Logf       func(string, ...any)
+	// APIServerProfile, when set, is the window of a CPU profile of every
+	// API server taken from the start of each first rollout (regatta's and
+	// the minimal program's), written to the round's folder. It must be
+	// longer than the rollout; the round waits for the window to end.
+	APIServerProfile time.Duration
+	Logf             func(string, ...any)
 }
 
 // Sample is one timed measurement.
@@ -65,7 +73,10 @@ type Sample struct {
 	Requests []RequestRow `json:"requests,omitempty"`
 	// Revision is the commit a change sample converged on.
 	Revision string `json:"revision,omitempty"`
-	Err      string `json:"error,omitempty"`
+	// CPU is the CPU time the machine's processes used during the
+	// measurement, by command name (first rollouts only).
+	CPU CPUUse `json:"cpu,omitempty"`
+	Err string `json:"error,omitempty"`
 }
 
 // rolloutRound is the state of one round.
@@ -94,7 +105,11 @@ func runRound(ctx context.Context, o RolloutOptions, n int, chart *ChartRepo, ou
 		return err
 	}
 	start := time.Now()
-	cs, err := StartClusters(ctx, o.Bins, o.Clusters, filepath.Join(dir, "kubeconfigs"))
+	var flags []string
+	if o.APIServerProfile > 0 {
+		flags = APIServerProfileFlags
+	}
+	cs, err := StartClusters(ctx, o.Bins, o.Clusters, filepath.Join(dir, "kubeconfigs"), flags...)
 	if err != nil {
 		return err
 	}
@@ -106,6 +121,9 @@ func runRound(ctx context.Context, o RolloutOptions, n int, chart *ChartRepo, ou
 		for _, s := range samples {
 			s.Phase, s.Round = "rollout", n
 			o.Logf("round %d: %-14s %6.2fs %s", n, s.Method, s.Secs, s.Err)
+			if len(s.CPU) > 0 {
+				o.Logf("round %d: %-14s cpu: %s", n, s.Method, s.CPU)
+			}
 			out(s)
 		}
 	}
@@ -114,7 +132,7 @@ func runRound(ctx context.Context, o RolloutOptions, n int, chart *ChartRepo, ou
 
 // methods returns the round's methods, rotated by the round number.
 func (r *rolloutRound) methods() []string {
-	all := []string{MethodRegatta, MethodLimit, MethodXargs}
+	all := []string{MethodRegatta, MethodLimit, MethodFloor, MethodXargs}
 	if r.o.SerialEvery > 0 && r.n%r.o.SerialEvery == 0 {
 		all = append(all, MethodSerial)
 	}
@@ -132,7 +150,9 @@ func (r *rolloutRound) run(ctx context.Context, method string) []Sample {
 	case MethodRegatta:
 		samples, err = r.regatta(ctx)
 	case MethodLimit:
-		samples, err = r.limit(ctx)
+		samples, err = r.limit(ctx, MethodLimit, "lm")
+	case MethodFloor:
+		samples, err = r.limit(ctx, MethodFloor, "fl")
 	case MethodXargs:
 		samples, err = r.script(ctx, MethodXargs, "xa", 10)
 	case MethodSerial:
@@ -148,6 +168,16 @@ func (r *rolloutRound) run(ctx context.Context, method string) []Sample {
 
 func (r *rolloutRound) fleet(prefix string) Fleet {
 	return Fleet{Prefix: prefix, Clusters: r.cs.Fleet, Profiles: r.o.Profiles, ChartRepo: r.chart.URL()}
+}
+
+// apiProfiles starts the API servers' profiles of a method's first
+// rollout, when asked for; the function it returns waits for them.
+func (r *rolloutRound) apiProfiles(ctx context.Context, method string) func() {
+	if r.o.APIServerProfile <= 0 {
+		return func() {}
+	}
+	p := startAPIProfiles(ctx, r.cs, r.dir, "apiserver-"+method, r.o.APIServerProfile)
+	return func() { p.wait(r.o.Logf) }
 }
 
 // requests sums apiserver_request_total over the round's clusters.

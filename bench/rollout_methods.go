@@ -37,6 +37,8 @@ func (r *rolloutRound) regatta(ctx context.Context) ([]Sample, error) {
 	defer logf.Close()
 	before := r.requests(ctx)
 	stop := r.profile()
+	cpu := ReadCPUUse()
+	waitProfiles := r.apiProfiles(ctx, MethodRegatta)
 	start := time.Now()
 	d, err := StartDaemon(ctx, DaemonOptions{RepoURL: g.URL(), HelmCacheDir: filepath.Join(dir, "helm"), Log: logf, Regatta: r.o.Bins.Regatta})
 	if err != nil {
@@ -44,13 +46,15 @@ func (r *rolloutRound) regatta(ctx context.Context) ([]Sample, error) {
 	}
 	defer d.Stop()
 	p, err := d.WaitRevision(ctx, rev, 10*time.Minute)
+	used := ReadCPUUse().Sub(cpu)
 	stop()
+	waitProfiles()
 	if err != nil {
 		return nil, err
 	}
 	r.heapProfile()
 	samples := []Sample{{Method: MethodRegatta, Secs: p.At.Sub(start).Seconds(), PassSecs: p.Result.Duration.Seconds(),
-		Requests: r.perCluster(before, r.requests(ctx))}}
+		Requests: r.perCluster(before, r.requests(ctx)), CPU: used}}
 	if err := r.verify(ctx, f); err != nil {
 		return samples, err
 	}
@@ -197,10 +201,11 @@ func describeCM(cm *corev1.ConfigMap) string {
 	return fmt.Sprintf("ConfigMap %s/%s has generation %q", cm.Namespace, cm.Name, cm.Data["generation"])
 }
 
-// limit pre-renders the fleet (untimed), then times the minimal program.
-func (r *rolloutRound) limit(ctx context.Context) ([]Sample, error) {
-	f := r.fleet("lm")
-	dir := filepath.Join(r.dir, "limit")
+// limit pre-renders the fleet (untimed), then times the minimal program,
+// with the bookkeeping for MethodFloor.
+func (r *rolloutRound) limit(ctx context.Context, method, prefix string) ([]Sample, error) {
+	f := r.fleet(prefix)
+	dir := filepath.Join(r.dir, method)
 	if err := WriteTree(dir, f.Files()); err != nil {
 		return nil, err
 	}
@@ -213,12 +218,25 @@ func (r *rolloutRound) limit(ctx context.Context) ([]Sample, error) {
 		kcs[c.Name] = c.Kubeconfig
 	}
 	before := r.requests(ctx)
-	took, err := Limit{Objects: objs, Kubeconfigs: kcs}.Run(ctx)
+	cpu := ReadCPUUse()
+	waitProfiles := r.apiProfiles(ctx, method)
+	l := Limit{Objects: objs, Kubeconfigs: kcs}
+	if method == MethodFloor {
+		l.Bookkeeping = &Bookkeeping{}
+		for i := range f.Profiles {
+			if DriftDetected(i) {
+				l.Bookkeeping.Watched = append(l.Bookkeeping.Watched, f.Namespace(ProfileName(i)))
+			}
+		}
+	}
+	took, err := l.Run(ctx)
+	used := ReadCPUUse().Sub(cpu)
+	waitProfiles()
 	if err != nil {
 		return nil, err
 	}
 	reqs := r.perCluster(before, r.requests(ctx))
-	return []Sample{{Method: MethodLimit, Secs: took.Seconds(), Requests: reqs}}, r.verify(ctx, f)
+	return []Sample{{Method: method, Secs: took.Seconds(), Requests: reqs, CPU: used}}, r.verify(ctx, f)
 }
 
 // script times the scripted rollout with xargs -P parallel.

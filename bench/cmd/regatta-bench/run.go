@@ -41,6 +41,7 @@ type options struct {
 	reportOnly   bool
 	daemonArgs   string
 	profile      bool
+	apiProfile   time.Duration
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -63,6 +64,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis included in the report")
 	fs.StringVar(&o.daemonArgs, "daemon-args", "", "more flags of the daemon phase's `regatta run` processes, space-separated (experiments, e.g. \"--memory-limit 48Mi\")")
 	fs.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from <results>/results.json")
+	fs.DurationVar(&o.apiProfile, "apiserver-profile", 0, "profile every API server's CPU over this window from the start of each first rollout (regatta's and the minimal program's; profiles in <raw>/rollout/round-N); longer than a rollout, which then waits for the window to end")
 	fs.BoolVar(&o.profile, "rollout-profile", false, "profile regatta's first rollout of round 0 (CPU, block and mutex profiles in <raw>); "+
 		"the profilers slow that rollout, so its ratios are not comparable")
 }
@@ -156,6 +158,7 @@ func runRollout(ctx context.Context, o *options, res *bench.Results, sh *shared)
 	ro := bench.RolloutOptions{Rounds: o.rounds, Clusters: o.clusters, Profiles: o.profiles,
 		SerialEvery: o.serialEvery, Changes: o.changes, Bins: sh.bins, Only: splitList(o.methods), SerialTimeout: 4 * time.Minute,
 		Dir: abs(filepath.Join(o.raw, "rollout")), Logf: logf}
+	ro.APIServerProfile = o.apiProfile
 	if o.profile {
 		ro.CPUProfile = filepath.Join(o.raw, "rollout-regatta.cpu.pprof")
 	}
