@@ -13,8 +13,14 @@
 //     daemon following a loopback Git server), the scripted reference
 //     (kubectl apply --server-side, serial and xargs -P 10) and the minimal
 //     program (server-side apply of pre-rendered objects) take turns in a
-//     rotating order, each in its own namespaces. After regatta's first
-//     rollout, commits that change one Kustomize overlay are timed too.
+//     rotating order, each in its own namespaces, and so does the floor:
+//     the minimal program with the bookkeeping regatta's guarantees need
+//     (inventories before and after, ownership labels, drift watches), so
+//     that what regatta costs beyond it is its own code. The CPU every
+//     process of the machine used is recorded per first rollout, and
+//     -apiserver-profile keeps a CPU profile of each API server. After
+//     regatta's first rollout, commits that change one Kustomize overlay
+//     are timed too.
 //   - daemon: `bin/regatta run` as a child process on 10 fresh clusters:
 //     API requests per cluster per drift interval from each API server's
 //     apiserver_request_total, drift correction latency, and RSS.

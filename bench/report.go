@@ -31,9 +31,11 @@ func Report(r *Results) string {
 const reproduce = `## Reproduce
 
 ` + "```" + `
-make bench                                                   # everything (~18-22 min on 2 cores), writes this file
+make bench                                                   # everything (~35-40 min on 2 cores), writes this file
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
+go run ./bench/cmd/regatta-bench -phases rollout -rounds 3 -methods regatta,limit,limit-bookkeeping -changes 0   # regatta against the floor
+go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta,limit -apiserver-profile 25s   # API servers' CPU profiles in bench/raw/rollout/round-0
 go run ./bench/cmd/regatta-bench -phases daemon              # §2 and §4
 go run ./bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
 go run ./bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
