@@ -117,10 +117,14 @@ func parseLabels(s string) map[string]string {
 }
 
 // Sub returns c minus base, keeping positive differences.
-func (c RequestCounts) Sub(base RequestCounts) RequestCounts {
-	out := RequestCounts{}
-	for k, v := range c {
-		if d := v - base[k]; d > 0 {
+func (c RequestCounts) Sub(base RequestCounts) RequestCounts { return diffAbove(c, base, 0) }
+
+// diffAbove returns the differences of after and before larger than min,
+// by key.
+func diffAbove[M ~map[K]float64, K comparable](after, before M, min float64) M {
+	out := M{}
+	for k, v := range after {
+		if d := v - before[k]; d > min {
 			out[k] = d
 		}
 	}

@@ -3,9 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -52,27 +49,10 @@ func fetchProfile(ctx context.Context, cfg *rest.Config, window time.Duration, p
 		return err
 	}
 	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", cfg.Host, int(window.Seconds()))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
+	if err := download(ctx, client, url, path); err != nil {
+		return fmt.Errorf("%w (the API servers need %v)", err, APIServerProfileFlags)
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /debug/pprof/profile: %s (the API servers need %v)", resp.Status, APIServerProfileFlags)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
 
 // wait blocks until every profile is written and logs what failed.

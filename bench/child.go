@@ -109,17 +109,25 @@ func (c *Child) Kill() {
 // SaveProfile writes one of the child's Go profiles (heap, goroutine, ...)
 // to path.
 func (c *Child) SaveProfile(ctx context.Context, name, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.pprof+name, nil)
+	if err := download(ctx, http.DefaultClient, c.pprof+name, path); err != nil {
+		return fmt.Errorf("profile %s: %w", name, err)
+	}
+	return nil
+}
+
+// download writes the body of a GET of url to path.
+func download(ctx context.Context, client *http.Client, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("profile %s: %s", name, resp.Status)
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	f, err := os.Create(path)
 	if err != nil {

@@ -38,15 +38,7 @@ func ReadCPUUse() CPUUse {
 
 // Sub returns the CPU used between an earlier reading and this one, for
 // the names that used any.
-func (u CPUUse) Sub(before CPUUse) CPUUse {
-	out := CPUUse{}
-	for name, secs := range u {
-		if d := secs - before[name]; d > 0.005 {
-			out[name] = d
-		}
-	}
-	return out
-}
+func (u CPUUse) Sub(before CPUUse) CPUUse { return diffAbove(u, before, 0.005) }
 
 // userHZ is the unit of /proc's CPU times on Linux.
 const userHZ = 100

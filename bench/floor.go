@@ -35,6 +35,9 @@ type Bookkeeping struct {
 // (Namespaces too) on the watched pairs' objects, each after a list as an
 // informer does, and reads (decodes) their events until ctx ends.
 func (b Bookkeeping) watch(ctx context.Context, cfg *rest.Config) error {
+	if len(b.Watched) == 0 {
+		return nil // no drift-detected pair: regatta would watch nothing
+	}
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
