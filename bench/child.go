@@ -253,23 +253,11 @@ func procStatus(path string) (rss, hwm int64, err error) {
 
 // ProcCPU returns the CPU time (user and system) a process has used.
 func ProcCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := readProcStat(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
-	// The command (field 2) may hold spaces: count fields after its ")".
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	fs := strings.Fields(string(b[i+1:]))
-	if len(fs) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	utime, _ := strconv.ParseInt(fs[11], 10, 64) // fields 14 and 15 of stat
-	stime, _ := strconv.ParseInt(fs[12], 10, 64)
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(utime+stime) * time.Second / ticks, nil
+	return time.Duration(st.utime+st.stime) * time.Second / userHZ, nil
 }
 
 // ProcAnon returns the anonymous part of a process's resident memory

@@ -46,25 +46,42 @@ const userHZ = 100
 // procStatCPU returns a process's command name and its user, system and
 // waited-for children's CPU seconds from its stat file.
 func procStatCPU(path string) (string, float64, bool) {
-	b, err := os.ReadFile(path)
+	st, err := readProcStat(path)
 	if err != nil {
 		return "", 0, false
 	}
+	return st.comm, float64(st.utime+st.stime+st.cutime+st.cstime) / userHZ, true
+}
+
+// procStat holds the fields of a /proc/<pid>/stat file the suite reads;
+// the times are in USER_HZ ticks.
+type procStat struct {
+	comm                         string
+	utime, stime, cutime, cstime int64
+}
+
+// readProcStat parses a /proc/<pid>/stat file.
+func readProcStat(path string) (procStat, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return procStat{}, err
+	}
+	// The command (field 2) may hold spaces and parentheses: it runs from
+	// the first "(" to the last ")", and fields are counted after it.
 	s := string(b)
 	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 	if open < 0 || end < open {
-		return "", 0, false
+		return procStat{}, fmt.Errorf("%s: unexpected format", path)
 	}
 	fs := strings.Fields(s[end+1:])
 	if len(fs) < 15 {
-		return "", 0, false
+		return procStat{}, fmt.Errorf("%s: unexpected format", path)
 	}
-	var ticks int64
-	for _, f := range fs[11:15] { // utime, stime, cutime, cstime: fields 14-17
-		n, _ := strconv.ParseInt(f, 10, 64)
-		ticks += n
+	var t [4]int64
+	for k, f := range fs[11:15] { // utime, stime, cutime, cstime: fields 14-17
+		t[k], _ = strconv.ParseInt(f, 10, 64)
 	}
-	return s[open+1 : end], float64(ticks) / userHZ, true
+	return procStat{comm: s[open+1 : end], utime: t[0], stime: t[1], cutime: t[2], cstime: t[3]}, nil
 }
 
 // machineBusy returns the busy time of every CPU (all but idle and iowait)
