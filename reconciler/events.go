@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -161,17 +162,14 @@ func stepIndex(dst *render.Result, st render.Step) int {
 
 // eventMatches reads the matching resources of every source cluster of
 // the pair: the cluster itself, or, for a cross-cluster profile, every
-// cluster its source selector selects by their last known labels.
+// cluster its source selector selects by their last known labels. A
+// tenant's profile reads only the clusters, namespaces and kinds its
+// tenant was granted: a source cluster outside the grant fails the pair
+// before anything is read.
 func (p *clusterPass) eventMatches(ctx context.Context, prof *spec.Profile, src *spec.EventSource) ([]events.Matches, error) {
-	var sources []*spec.Cluster
-	if prof.Spec.EventTrigger.CrossCluster() {
-		for _, c := range p.rev.repo.Clusters {
-			if prof.WatchesCluster(c.Metadata.Name, p.labelsOf(c)) {
-				sources = append(sources, c)
-			}
-		}
-	} else if prof.WatchesCluster(p.spec.Metadata.Name, p.st.Labels) {
-		sources = append(sources, p.spec)
+	sources, err := prof.EventSourceClusters(p.spec, p.rev.repo.Clusters, p.labelsOf)
+	if err != nil {
+		return nil, &render.Error{File: prof.Source.File, Line: prof.Source.LineOf(sourceField(err)), Err: err}
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.r.opts.ClusterTimeout)
 	defer cancel()
@@ -181,13 +179,21 @@ func (p *clusterPass) eventMatches(ctx context.Context, prof *spec.Profile, src 
 		if err != nil {
 			return nil, fmt.Errorf("source cluster %s: %w", c.Metadata.Name, err)
 		}
-		objs, err := p.r.events.Matching(cctx, c.Metadata.Name, cl, src)
+		objs, err := p.r.events.Matching(cctx, c.Metadata.Name, cl, src, prof.Tenant())
 		if err != nil {
 			return nil, fmt.Errorf("source cluster %s: event source %s: %w", c.Metadata.Name, src.Metadata.Name, err)
 		}
 		out = append(out, events.Matches{Cluster: c.Metadata.Name, Objects: objs})
 	}
 	return out, nil
+}
+
+func sourceField(err error) string {
+	var ue *spec.UngrantedSourcesError
+	if errors.As(err, &ue) {
+		return ue.Field
+	}
+	return ""
 }
 
 func (p *clusterPass) labelsOf(c *spec.Cluster) map[string]string {

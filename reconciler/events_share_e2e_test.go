@@ -37,7 +37,7 @@ func TestEventSourcesShareWatches(t *testing.T) {
 	defer cancel()
 	a, b := source("a"), source("b")
 	for _, src := range []*spec.EventSource{a, b} {
-		if _, err := m.Matching(ctx, "c36", cl, src); err != nil {
+		if _, err := m.Matching(ctx, "c36", cl, src, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestEventSourcesShareWatches(t *testing.T) {
 		mu.Lock()
 		told := notified["b"] > before
 		mu.Unlock()
-		objs, err := m.Matching(ctx, "c36", cl, b)
+		objs, err := m.Matching(ctx, "c36", cl, b, nil)
 		return told && err == nil && len(objs) == 1
 	})
 	m.Retain(func(string, string) bool { return false })

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/regatta-dev/regatta/spec"
@@ -115,7 +116,23 @@ func (a *addonRender) sourcePath(ap *addonPlan, field, p string) (string, error)
 	if ap.overlay != nil && ap.overlay.Path != "" {
 		field, p = fmt.Sprintf("spec.overlays[%d].path", ap.overlayIndex), ap.overlay.Path
 	}
-	return a.fieldString(field, p)
+	return a.pathField(field, p)
+}
+
+// pathField is a path field of the profile, templated: where a template
+// makes it leave the repository, or a tenant's folder, it is refused at
+// the field with the reason, whatever exists there (regatta validate
+// reports it as the daemon does). Paths without template actions are
+// checked so when the repository loads.
+func (a *addonRender) pathField(field, text string) (string, error) {
+	p, err := a.fieldString(field, text)
+	if err != nil || !spec.IsTemplated(text) {
+		return p, err
+	}
+	if _, err := spec.ResolvePath(a.fs.fsys, p); errors.Is(err, spec.ErrPathEscapes) {
+		return "", a.fieldError(field, err)
+	}
+	return p, nil
 }
 
 // fieldString is a templated profile field such as a path, as the plan

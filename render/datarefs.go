@@ -19,7 +19,7 @@ var errNotFound = errors.New("not found")
 // Secret values decoded. The file's path is a template; a SOPS-encrypted
 // file is decrypted. With Optional, a missing file or object is no data.
 func (a *addonRender) readData(field string, ref spec.DataReference) (map[string]string, error) {
-	file, err := a.fieldString(field+".path", ref.Path)
+	file, err := a.pathField(field+".path", ref.Path)
 	if err != nil {
 		return nil, err
 	}

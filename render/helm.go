@@ -46,7 +46,7 @@ func (a *addonRender) helmRequest(ap *addonPlan, field string) (helm.Request, er
 	req := baseHelmRequest(ap.addon.Helm, a.plan.req.Cluster)
 	req.Tests = ap.addon.Helm.Test != nil && ap.addon.Helm.Test.Enable
 	if h := ap.addon.Helm; h.Path != "" {
-		dir, err := a.fieldString(field+".path", h.Path)
+		dir, err := a.pathField(field+".path", h.Path)
 		if err != nil {
 			return req, err
 		}
@@ -105,7 +105,7 @@ func (a *addonRender) helmValues(ap *addonPlan, field string) (map[string]any, e
 // valuesFile reads a values file: its path and its content are templates,
 // and a SOPS-encrypted file is decrypted first.
 func (a *addonRender) valuesFile(field, p string) (map[string]any, error) {
-	file, err := a.fieldString(field, p)
+	file, err := a.pathField(field, p)
 	if err != nil {
 		return nil, err
 	}

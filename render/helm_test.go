@@ -46,7 +46,7 @@ func TestHelmErrors(t *testing.T) {
 	assertError(t, err, "helm-broken", `profile helm-broken: addon broken: charts/broken/templates/cm.yaml:6: helm: `, "charts/broken/templates/cm.yaml", 6)
 
 	_, err = New(Options{}).Render(context.Background(), request(t, fsys, "helm", prodCluster()))
-	assertError(t, err, "helm", `spec.addons[0].helm: helm: no chart renderer configured`, "profiles/helm.yaml", 10)
+	assertError(t, err, "helm", `spec.addons[0].helm: helm: no chart renderer configured`, "profiles/helm.yaml", 9)
 }
 
 // chartRepo serves the demo chart, packaged, from an httptest chart

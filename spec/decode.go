@@ -25,7 +25,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		n = n.Alias
 	}
 	if path != "" {
-		d.lines[path] = n.Line
+		d.line(path, n.Line)
 	}
 	if isNull(n) {
 		return
@@ -57,6 +57,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		v.Set(reflect.ValueOf(normalize(x)))
 	default:
 		d.decodeScalar(n, v, path)
+	}
+}
+
+// line records the line of a field path unless it has one: the key's line
+// for a field of a mapping (keys records it first, so a block value such as
+// a selector is placed at its key, not its first line), else the value's.
+func (d *decoder) line(path string, l int) {
+	if _, ok := d.lines[path]; !ok {
+		d.lines[path] = l
 	}
 }
 
@@ -102,6 +111,7 @@ func (d *decoder) keys(n *yaml.Node, path string, fn func(key string, val *yaml.
 			continue
 		}
 		seen[k.Value] = k.Line
+		d.lines[join(path, k.Value)] = k.Line
 		fn(k.Value, val)
 	}
 }

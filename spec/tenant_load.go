@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -177,13 +178,15 @@ func outsideTenantOnly(r *Repository, p *Profile) bool {
 }
 
 // checkTenantProfiles warns of tenant profiles whose selector matches
-// clusters the tenant may not reach: they are not deployed there.
+// clusters the tenant may not reach: they are not deployed there. Event
+// profiles that would read clusters outside the grant are errors.
 func checkTenantProfiles(r *Repository, diags *Diagnostics) {
 	for _, p := range r.Profiles {
 		t := p.tenant
 		if t == nil || p.selector == nil {
 			continue
 		}
+		checkTenantEvents(r, p, report{src: &p.Source, diags: diags})
 		var refused []string
 		for _, c := range r.Clusters {
 			if p.selects(c.Metadata.Name, c.Metadata.Labels) && !t.AllowsCluster(c.Metadata.Name, c.Metadata.Labels) {
@@ -191,12 +194,37 @@ func checkTenantProfiles(r *Repository, diags *Diagnostics) {
 			}
 		}
 		if len(refused) > 0 {
-			field := "spec.clusterSelector"
-			if p.Spec.ClusterSelector.IsEmpty() {
-				field = "spec.clusterRefs"
-			}
-			report{src: &p.Source, diags: diags}.warnf(field,
+			report{src: &p.Source, diags: diags}.warnf(p.selectorField(),
 				"selects %s, which tenant %s may not reach: the profile is not deployed there", strings.Join(refused, ", "), t.Metadata.Name)
+		}
+	}
+}
+
+// checkTenantEvents warns of a tenant's event profile whose event source
+// selects resources the tenant may never see. (Source clusters outside
+// the grant are refused per pair by the daemon and as errors by regatta
+// validate, not here: one tenant's profile must not keep a whole commit
+// out.)
+func checkTenantEvents(r *Repository, p *Profile, rep report) {
+	if t := p.Spec.EventTrigger; t != nil {
+		if src := r.EventSource(t.EventSourceName); src != nil {
+			checkTenantEventSource(p.tenant, src, rep)
+		}
+	}
+}
+
+// checkTenantEventSource warns of resource selectors whose kind or
+// namespace the tenant may not read.
+func checkTenantEventSource(t *Tenant, src *EventSource, rep report) {
+	for i, rs := range src.Spec.ResourceSelectors {
+		gk := schema.GroupKind{Group: rs.Group, Kind: rs.Kind}
+		switch {
+		case !t.AllowsKind(gk, false) && !t.AllowsKind(gk, true):
+			rep.warnf("spec.eventTrigger.eventSourceName", "event source %s selects kind %s (resourceSelectors[%d]), which tenant %s may not read: the profile never sees those resources",
+				src.Metadata.Name, groupKindName(gk), i, t.Name())
+		case rs.Namespace != "" && !t.AllowsNamespace(rs.Namespace):
+			rep.warnf("spec.eventTrigger.eventSourceName", "event source %s selects namespace %s (resourceSelectors[%d]), which is not one of tenant %s's namespaces: the profile never sees those resources",
+				src.Metadata.Name, rs.Namespace, i, t.Name())
 		}
 	}
 }

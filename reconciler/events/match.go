@@ -17,9 +17,11 @@ import (
 // Matching returns the resources of src that match on the cluster now,
 // sorted, each a copy of the watch cache's: the objects every resource
 // selector selects and its evaluate() accepts, all or none of them as the
-// aggregated selection says. It starts the watch on first use and waits
-// for it to list, returning ErrNotSynced when ctx ends first.
-func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client, src *spec.EventSource) ([]map[string]any, error) {
+// aggregated selection says. A tenant's profile (tenant not nil) sees
+// only what its tenant may read: the others are dropped before any
+// script or template sees them. It starts the watch on first use and
+// waits for it to list, returning ErrNotSynced when ctx ends first.
+func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client, src *spec.EventSource, tenant *spec.Tenant) ([]map[string]any, error) {
 	w, err := m.ensure(cluster, cl, src)
 	if err != nil {
 		return nil, err
@@ -30,7 +32,8 @@ func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client
 	var all []map[string]any
 	for i, rs := range src.Spec.ResourceSelectors {
 		name := fmt.Sprintf("%s spec.resourceSelectors[%d].evaluate", src.Source.File, i)
-		selected, err := m.evaluate(ctx, name, rs, storeObjects(w.informers[i].List()))
+		readable := readableObjects(tenant, w.namespaced[i], w.informers[i].List())
+		selected, err := m.evaluate(ctx, name, rs, readable)
 		if err != nil {
 			return nil, err
 		}
@@ -56,13 +59,20 @@ func (m *Manager) aggregate(ctx context.Context, src *spec.EventSource, all []ma
 	return all, nil
 }
 
-// storeObjects copies the objects of a watch cache.
-func storeObjects(items []any) []map[string]any {
+// readableObjects copies the objects of a watch cache that the tenant
+// may read (all of them for a platform profile, tenant nil).
+func readableObjects(tenant *spec.Tenant, namespaced bool, items []any) []map[string]any {
 	out := make([]map[string]any, 0, len(items))
 	for _, it := range items {
-		if u, ok := it.(*unstructured.Unstructured); ok {
-			out = append(out, runtime.DeepCopyJSON(u.Object))
+		u, ok := it.(*unstructured.Unstructured)
+		if !ok {
+			continue
 		}
+		gk := u.GroupVersionKind().GroupKind()
+		if tenant != nil && !tenant.MayRead(gk, u.GetNamespace(), u.GetName(), namespaced) {
+			continue
+		}
+		out = append(out, runtime.DeepCopyJSON(u.Object))
 	}
 	return out
 }

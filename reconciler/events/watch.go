@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -115,6 +116,9 @@ type watch struct {
 	client    *apply.Client
 	cancel    context.CancelFunc
 	informers []*apply.Informer
+	// namespaced tells, per resource selector, whether its kind is
+	// namespaced (for a tenant's grant).
+	namespaced []bool
 	// leases hold the informers in the cluster client's shared registry:
 	// event sources with the same selector share one.
 	leases []*apply.InformerLease
@@ -164,12 +168,13 @@ func (m *Manager) start(key watchKey, cl *apply.Client, src *spec.EventSource) (
 	ctx, cancel := context.WithCancel(m.ctx)
 	w := &watch{key: key, src: src, client: cl, cancel: cancel}
 	for i, rs := range src.Spec.ResourceSelectors {
-		lease, err := m.informer(cl, rs, w)
+		lease, namespaced, err := m.informer(cl, rs, w)
 		if err != nil {
 			w.stop()
 			return nil, fmt.Errorf("event source %s: spec.resourceSelectors[%d]: %w", src.Metadata.Name, i, err)
 		}
 		w.informers = append(w.informers, lease.Informer)
+		w.namespaced = append(w.namespaced, namespaced)
 		w.leases = append(w.leases, lease)
 	}
 	go func() {
@@ -195,16 +200,17 @@ const eventView = "event"
 // informer acquires the informer of one resource selector from the
 // cluster's shared registry: its namespace and label filters go to the
 // server as the watch's namespace and label selector, so another event
-// source with the same selector on the cluster shares the watch.
-func (m *Manager) informer(cl *apply.Client, rs spec.ResourceSelector, w *watch) (*apply.InformerLease, error) {
+// source with the same selector on the cluster shares the watch. It also
+// tells whether the kind is namespaced.
+func (m *Manager) informer(cl *apply.Client, rs spec.ResourceSelector, w *watch) (*apply.InformerLease, bool, error) {
 	gk := schema.GroupKind{Group: rs.Group, Kind: rs.Kind}
 	mapping, err := cl.Mapper.RESTMapping(gk, rs.Version)
 	if err != nil {
-		return nil, fmt.Errorf("kind %s/%s %s: %w", rs.Group, rs.Version, rs.Kind, err)
+		return nil, false, fmt.Errorf("kind %s/%s %s: %w", rs.Group, rs.Version, rs.Kind, err)
 	}
 	sel, err := labelSelector(rs.LabelFilters)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	key := apply.InformerKey{Resource: mapping.Resource, Namespace: rs.Namespace, LabelSelector: sel, View: eventView}
 	h := cache.ResourceEventHandlerFuncs{
@@ -212,7 +218,8 @@ func (m *Manager) informer(cl *apply.Client, rs spec.ResourceSelector, w *watch)
 		UpdateFunc: func(any, any) { m.changed(w) },
 		DeleteFunc: func(any) { m.changed(w) },
 	}
-	return cl.Informers().Acquire(key, slim, h)
+	lease, err := cl.Informers().Acquire(key, slim, h)
+	return lease, mapping.Scope.Name() == meta.RESTScopeNameNamespace, err
 }
 
 // changed batches the changes of a watch: the first one of a window

@@ -9,7 +9,6 @@ package tenancy
 import (
 	"fmt"
 	"io/fs"
-	"path"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -116,72 +115,20 @@ func describe(o render.Object) string {
 	return fmt.Sprintf("%s/%s", o.GetKind(), o.GetName())
 }
 
-// refusal says why the tenant may not deploy o, or "".
+// refusal says why the tenant may not deploy o, or "": the tenant's one
+// rule (spec.Tenant.Refusal) with the object's scope as the cluster (or,
+// offline, its namespace) tells it.
 func refusal(t *spec.Tenant, o render.Object, stepNS string, scope Scope) string {
 	gk := o.GroupVersionKind().GroupKind()
 	ns := o.GetNamespace()
-	clusterScoped := ns == ""
+	namespaced := ns != ""
 	if scope != nil {
-		if namespaced, known := scope(gk); known {
-			clusterScoped = !namespaced
+		if n, known := scope(gk); known {
+			namespaced = n
 			if namespaced && ns == "" {
 				ns = stepNS // where the apply engine places it
 			}
 		}
 	}
-	if clusterScoped {
-		return clusterRefusal(t, gk, o.GetName())
-	}
-	if !allowsKind(t, gk, false) {
-		return fmt.Sprintf("tenant %s may not deploy kind %s (not in spec.kinds)", t.Name(), groupKind(gk))
-	}
-	if !AllowsNamespace(t, ns) {
-		return fmt.Sprintf("namespace %s is not one of tenant %s's namespaces (%s)", ns, t.Name(), strings.Join(t.Spec.Namespaces, ", "))
-	}
-	return ""
-}
-
-func clusterRefusal(t *spec.Tenant, gk schema.GroupKind, name string) string {
-	if !allowsKind(t, gk, true) {
-		return fmt.Sprintf("tenant %s may not deploy cluster-scoped kind %s (cluster-scoped kinds must be listed by name in spec.kinds)", t.Name(), groupKind(gk))
-	}
-	if gk == (schema.GroupKind{Kind: "Namespace"}) && !AllowsNamespace(t, name) {
-		return fmt.Sprintf("namespace %s is not one of tenant %s's namespaces (%s)", name, t.Name(), strings.Join(t.Spec.Namespaces, ", "))
-	}
-	return ""
-}
-
-func groupKind(gk schema.GroupKind) string {
-	if gk.Group == "" {
-		return gk.Kind + " (core)"
-	}
-	return gk.Group + "/" + gk.Kind
-}
-
-// allowsKind reports whether spec.kinds allows gk; a cluster-scoped kind
-// needs its own entry, "*" covers namespaced kinds only.
-func allowsKind(t *spec.Tenant, gk schema.GroupKind, clusterScoped bool) bool {
-	for _, k := range t.Spec.Kinds {
-		if k.Group != gk.Group {
-			continue
-		}
-		if k.Kind == gk.Kind || (k.Kind == "*" && !clusterScoped) {
-			return true
-		}
-	}
-	return false
-}
-
-// AllowsNamespace reports whether ns is one of the tenant's namespaces
-// (names or globs).
-func AllowsNamespace(t *spec.Tenant, ns string) bool {
-	if ns == "" {
-		return false
-	}
-	for _, p := range t.Spec.Namespaces {
-		if ok, _ := path.Match(p, ns); ok {
-			return true
-		}
-	}
-	return false
+	return t.Refusal(gk, ns, o.GetName(), namespaced)
 }

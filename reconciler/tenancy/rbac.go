@@ -94,7 +94,7 @@ func withDeclared(t *spec.Tenant, namespaces []string) []string {
 		}
 	}
 	for _, ns := range namespaces {
-		if AllowsNamespace(t, ns) {
+		if t.AllowsNamespace(ns) {
 			set[ns] = true
 		}
 	}

@@ -58,7 +58,7 @@ type eventRequest struct {
 func renderEventProfile(ctx context.Context, r *render.Renderer, req eventRequest, stdout, stderr io.Writer) error {
 	t := req.p.Spec.EventTrigger
 	src := req.fleet.EventSource(t.EventSourceName)
-	selected, err := events.Select(ctx, lua.NewRunner(lua.Options{}), src, req.objs)
+	selected, err := events.Select(ctx, lua.NewRunner(lua.Options{}), src, req.objs, req.p.Tenant())
 	if err != nil {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("profile %s: event source %s: %w", req.p.Metadata.Name, src.Metadata.Name, err)}
 	}

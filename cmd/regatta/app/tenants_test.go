@@ -40,7 +40,7 @@ func TestValidateTenantsExample(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
-	want := "warning: tenants/team-a/profiles/team-a-web.yaml:7: spec.clusterSelector: selects north, which tenant team-a may not reach"
+	want := "warning: tenants/team-a/profiles/team-a-web.yaml:6: spec.clusterSelector: selects north, which tenant team-a may not reach"
 	if !strings.Contains(stdout, want) {
 		t.Errorf("no warning %q:\n%s", want, stdout)
 	}
@@ -188,6 +188,27 @@ func TestCodeowners(t *testing.T) {
 	}
 }
 
+// TestCodeownersNeedsPlatformOwner: without a platform owner, a tenant's
+// folder rule would cover its tenant.yaml; nothing is printed.
+func TestCodeownersNeedsPlatformOwner(t *testing.T) {
+	t.Setenv("REGATTA_PLATFORM_OWNER", "")
+	os.Unsetenv("REGATTA_PLATFORM_OWNER")
+	code, stdout, stderr := run(t, "codeowners", tenantsExample)
+	if code != 2 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q: want exit 2 and no section", code, stdout)
+	}
+	if !strings.Contains(stderr, "--platform-owner (or $REGATTA_PLATFORM_OWNER) is required") {
+		t.Errorf("stderr does not say what is missing: %s", stderr)
+	}
+}
+
+func TestCodeownersEnvOwner(t *testing.T) {
+	t.Setenv("REGATTA_PLATFORM_OWNER", "@env/platform")
+	if _, stdout, _ := run(t, "codeowners", tenantsExample); !strings.Contains(stdout, "tenant.yaml @env/platform") {
+		t.Errorf("REGATTA_PLATFORM_OWNER not read:\n%s", stdout)
+	}
+}
+
 // tenantPlanRepo commits the tenants example, then edits as a second commit.
 func tenantPlanRepo(t *testing.T, edits map[string]string) string {
 	t.Helper()
@@ -234,5 +255,81 @@ func TestPlanRefusesTenantObjects(t *testing.T) {
 	code, stdout, stderr := run(t, "plan", "--base", "HEAD~1", dir)
 	if code != 1 || !strings.Contains(stdout, "tenants/team-a/apps/web/bad.yaml:1: ClusterRole/evil") {
 		t.Errorf("exit %d, want 1 with the refused object:\n%s%s", code, stdout, stderr)
+	}
+}
+
+const secretsSource = `apiVersion: regatta.dev/v1alpha1
+kind: EventSource
+metadata:
+  name: secrets
+spec:
+  resourceSelectors:
+  - version: v1
+    kind: Secret
+`
+
+const copyProfile = `apiVersion: regatta.dev/v1alpha1
+kind: Profile
+metadata:
+  name: team-a-copy
+spec:
+  eventTrigger:
+    eventSourceName: secrets
+    sourceClusterSelector:
+      matchLabels: {team-b: "yes"}
+    destinationClusterSelector:
+      matchLabels: {apps: "true"}
+  addons:
+  - name: copy
+    template: true
+    manifests: {path: tenants/team-a/copy}
+`
+
+// TestValidateRefusesUngrantedEventSources: a tenant's event profile that
+// would read a cluster outside its grant is an error at the field that
+// selects it; an event source of kinds the tenant may not read is a
+// warning.
+func TestValidateRefusesUngrantedEventSources(t *testing.T) {
+	dir := tenantFleet(t, map[string]string{
+		"events/secrets.yaml":                      secretsSource,
+		"tenants/team-a/profiles/team-a-copy.yaml": copyProfile,
+		"tenants/team-a/copy/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"copy-{{ .Event.Name }}\", namespace: team-a}\ndata: {from: \"{{ .Event.SourceCluster }}\"}\n",
+	})
+	code, stdout, stderr := run(t, "validate", dir)
+	for _, want := range []string{
+		"tenants/team-a/profiles/team-a-copy.yaml:8: spec.eventTrigger.sourceClusterSelector: selects north as event source clusters, which tenant team-a was not granted",
+		"warning: tenants/team-a/profiles/team-a-copy.yaml:7: spec.eventTrigger.eventSourceName: event source secrets selects kind Secret (core) (resourceSelectors[0]), which tenant team-a may not read",
+		"warning: tenants/team-a/profiles/team-a-copy.yaml:10: spec.eventTrigger.destinationClusterSelector: selects north, which tenant team-a may not reach",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("missing %q in:\n%s%s", want, stdout, stderr)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	granted := strings.ReplaceAll(copyProfile, `team-b: "yes"`, `apps: "true"`)
+	granted = strings.ReplaceAll(granted, "destinationClusterSelector:\n      matchLabels: {apps: \"true\"}", "destinationClusterSelector:\n      matchLabels: {team-b: \"yes\"}")
+	dir = tenantFleet(t, map[string]string{
+		"events/secrets.yaml":                      secretsSource,
+		"tenants/team-a/profiles/team-a-copy.yaml": strings.ReplaceAll(granted, "apps: \"true\"}", "fleet: demo, team-a-src: \"yes\"}"),
+		"tenants/team-a/copy/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"copy-{{ .Event.Name }}\", namespace: team-a}\n",
+	})
+	if code, stdout, stderr := run(t, "validate", dir); strings.Contains(stdout, "was not granted") {
+		t.Errorf("exit %d: sources inside the grant refused:\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestValidateRefusesTemplatedEscape: a templated add-on path that climbs
+// out of the tenant's folder is refused by validate, at the profile's
+// line, as the daemon refuses it.
+func TestValidateRefusesTemplatedEscape(t *testing.T) {
+	profile := strings.ReplaceAll(readFile(t, tenantsExample+"/tenants/team-a/profiles/team-a-web.yaml"),
+		"path: tenants/team-a/apps/web", `path: tenants/team-a/x/{{ "../../../platform" }}`)
+	dir := tenantFleet(t, map[string]string{"tenants/team-a/profiles/team-a-web.yaml": profile})
+	code, stdout, stderr := run(t, "validate", dir)
+	want := "tenants/team-a/profiles/team-a-web.yaml:12: spec.addons[0].manifests.path:"
+	if code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "outside tenants/team-a/") {
+		t.Errorf("exit %d, want 1 and %q ... outside tenants/team-a/ in:\n%s%s", code, want, stdout, stderr)
 	}
 }

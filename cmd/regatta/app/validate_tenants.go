@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"path"
 
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
@@ -52,6 +53,9 @@ func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags 
 			for _, d := range checkTenantPair(ctx, r, fsys, p, c) {
 				add(d)
 			}
+			if d, refused := ungrantedSources(repo, p, c); refused {
+				add(d)
+			}
 		}
 	}
 	out.Sort()
@@ -71,6 +75,24 @@ func checkTenantPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spe
 	return out
 }
 
+// ungrantedSources reports, as the daemon refuses it, an event profile
+// that would read clusters outside its tenant's grant for destination c
+// (by the clusters' declared labels).
+func ungrantedSources(repo *spec.Repository, p *spec.Profile, c *spec.Cluster) (spec.Diagnostic, bool) {
+	declared := func(c *spec.Cluster) map[string]string { return c.Metadata.Labels }
+	_, err := p.EventSourceClusters(c, repo.Clusters, declared)
+	var ue *spec.UngrantedSourcesError
+	if !errors.As(err, &ue) {
+		return spec.Diagnostic{}, false
+	}
+	return spec.Diagnostic{
+		File:    p.Source.File,
+		Line:    p.Source.LineOf(ue.Field),
+		Field:   ue.Field,
+		Message: ue.Reason(),
+	}, true
+}
+
 // renderDiagnostic places a render failure at its innermost file and line:
 // an error when a path leaves the tenant's folder or the tenant may not
 // decrypt, a warning otherwise.
@@ -81,7 +103,7 @@ func renderDiagnostic(p *spec.Profile, c *spec.Cluster, err error) spec.Diagnost
 	if found != nil {
 		d.File, d.Line, d.Message = found.File, found.Line, found.Err.Error()
 	}
-	if !spec.Inside(p.Root(), d.File) && d.File != p.Source.File {
+	if !spec.Inside(p.Root(), path.Clean(d.File)) && d.File != p.Source.File {
 		// a file outside the folder: say where the tenant named it
 		d.Message = fmt.Sprintf("add-on %s: %s", addon, d.Message)
 		d.File, d.Line = p.Source.File, addonLine(p, addon)
