@@ -1,5 +1,10 @@
 package render
 
+import (
+	"encoding/json"
+	"math"
+)
+
 // EventData is what an event profile's templates see of its event, as
 // .Event: the instance's deterministic name, the cluster where the event
 // happened, and the matching resource (one instance per resource) or
@@ -24,11 +29,83 @@ type eventData struct {
 	Resources     []any
 }
 
+// eventDataOf is the template data of e: a copy of its objects whose
+// numbers are as in an unstructured object, whatever decoded them (JSON
+// and YAML decoders give float64; a watch int64; the status branch int).
 func eventDataOf(e *EventData) eventData {
 	if e == nil {
 		return eventData{}
 	}
-	return eventData{Name: e.Name, SourceCluster: e.SourceCluster, Resource: e.Resource, Resources: e.Resources}
+	res, _ := jsonNumbers(e.Resource).(map[string]any)
+	list, _ := jsonNumbers(e.Resources).([]any)
+	return eventData{
+		Name:          e.Name,
+		SourceCluster: e.SourceCluster,
+		Resource:      res,
+		Resources:     list,
+	}
+}
+
+// jsonNumbers copies the maps and lists of v, turning integral numbers
+// into int64 and the others into float64, so that templates compare
+// them with constants (eq .port 443) as Kubernetes' unstructured objects
+// and Sveltos' templates let them.
+func jsonNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonNumbers(e)
+		}
+		return out
+	case []any:
+		if x == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonNumbers(e)
+		}
+		return out
+	}
+	return jsonNumber(v)
+}
+
+// jsonNumber is v as int64 when it is a whole number within int64,
+// float64 when it is another number, and v itself when not a number.
+// The numbers are those of JSON and YAML decoders: float64, int64,
+// json.Number (UseNumber), int and uint64 (go.yaml.in/yaml/v3).
+func jsonNumber(v any) any {
+	switch n := v.(type) {
+	case float64:
+		return wholeOr(n)
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return i
+		}
+		if f, err := n.Float64(); err == nil {
+			return wholeOr(f)
+		}
+	case int:
+		return int64(n)
+	case uint64:
+		if n <= math.MaxInt64 {
+			return int64(n)
+		}
+		return float64(n)
+	}
+	return v
+}
+
+// wholeOr is f as int64 when it is a whole number int64 holds exactly.
+func wholeOr(f float64) any {
+	if f == math.Trunc(f) && f >= math.MinInt64 && f < math.MaxInt64 {
+		return int64(f)
+	}
+	return f
 }
 
 // eventField follows .Event paths for the read analysis (see dataField).

@@ -100,8 +100,8 @@ func describe(n *yaml.Node) string {
 }
 
 // keys walks a mapping node, reporting duplicate keys, and calls fn for each
-// unique key with its value node.
-func (d *decoder) keys(n *yaml.Node, path string, fn func(key string, val *yaml.Node)) {
+// unique key with its key and value nodes.
+func (d *decoder) keys(n *yaml.Node, path string, fn func(k, val *yaml.Node)) {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -112,7 +112,7 @@ func (d *decoder) keys(n *yaml.Node, path string, fn func(key string, val *yaml.
 		}
 		seen[k.Value] = k.Line
 		d.lines[join(path, k.Value)] = k.Line
-		fn(k.Value, val)
+		fn(k, val)
 	}
 }
 
@@ -122,14 +122,13 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	fields := structFields(v.Type())
-	d.keys(n, path, func(key string, val *yaml.Node) {
-		idx, ok := fields[key]
-		if !ok {
-			d.lines[join(path, key)] = val.Line
-			d.rep.errorf(join(path, key), "unknown field %q", key)
+	d.keys(n, path, func(k, val *yaml.Node) {
+		idx, ok := fields[k.Value]
+		if !ok { // placed at the key's line by keys
+			d.rep.errorf(join(path, k.Value), "unknown field %q", k.Value)
 			return
 		}
-		d.decode(val, v.FieldByIndex(idx), join(path, key))
+		d.decode(val, v.FieldByIndex(idx), join(path, k.Value))
 	})
 }
 
@@ -148,10 +147,10 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
 	if v.IsNil() {
 		v.Set(reflect.MakeMap(v.Type()))
 	}
-	d.keys(n, path, func(key string, val *yaml.Node) {
+	d.keys(n, path, func(k, val *yaml.Node) {
 		elem := reflect.New(v.Type().Elem()).Elem()
-		d.decode(val, elem, join(path, key))
-		v.SetMapIndex(reflect.ValueOf(key), elem)
+		d.decode(val, elem, join(path, k.Value))
+		v.SetMapIndex(reflect.ValueOf(k.Value), elem)
 	})
 }
 

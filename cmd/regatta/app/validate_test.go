@@ -30,6 +30,8 @@ func TestValidateExitCodes(t *testing.T) {
 			"profiles/c.yaml:6: spec.dependsOn[0]: dependency cycle: a -> b -> c -> a\n", "invalid: 4 errors"},
 		{"warnings only print", []string{"validate", specTestdata + "invalid-fields"}, 1,
 			"warning: profiles/unmatched.yaml:5: spec.clusterSelector: selects no cluster\n", ""},
+		{"unknown field with a block value: the key's line", []string{"validate", specTestdata + "invalid-unknown-fields"}, 1,
+			"profiles/p.yaml:10: spec.eventTriger: unknown field \"eventTriger\"\n", "invalid: 19 errors"},
 		{"missing dir", []string{"validate", "/nonexistent/fleet"}, 2, "", "no such file or directory"},
 		{"two dirs", []string{"validate", "a", "b"}, 2, "", "at most one directory"},
 		{"bad output", []string{"validate", "-o", "xml", specTestdata + "valid-full"}, 2, "", "--output must be text or json"},
