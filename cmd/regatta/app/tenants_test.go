@@ -114,6 +114,10 @@ func TestValidateRefusesTenantEscapes(t *testing.T) {
 		{"profile path", map[string]string{"tenants/team-b/profiles/team-b-api.yaml": strings.ReplaceAll(readFile(t, tenantsExample+"/tenants/team-b/profiles/team-b-api.yaml"), "path: tenants/team-b/api", "path: tenants/team-b/../../platform")}, "resolves to platform, outside tenants/team-b/"},
 		{"helm values file", map[string]string{"tenants/team-b/profiles/team-b-api.yaml": helmTenantProfile}, "helm.valuesFiles[0]: \"tenants/team-b/../../clusters/east/cluster.yaml\" resolves to clusters/east/cluster.yaml, outside tenants/team-b/"},
 		{"sops without recipients", map[string]string{"tenants/team-b/api/config.yaml": sopsDoc}, "lists no age recipient"},
+		{"substituteFrom file", map[string]string{teamBProfile: teamBWith(t, "    postBuild:\n      substituteFrom:\n      - {kind: ConfigMap, name: vars, path: platform/namespaces.yaml}\n")}, "outside tenants/team-b/"},
+		{"templated substituteFrom file", map[string]string{teamBProfile: teamBWith(t, "    postBuild:\n      substituteFrom:\n      - {kind: ConfigMap, name: vars, path: 'tenants/team-b/{{ \"../../clusters\" }}/{{ .Cluster.Name }}/cluster.yaml'}\n")},
+			"spec.addons[0].postBuild.substituteFrom[0].path: \"tenants/team-b/../../clusters/north/cluster.yaml\" resolves to clusters/north/cluster.yaml, outside tenants/team-b/"},
+		{"health script file", map[string]string{teamBProfile: teamBWith(t, "  healthChecks:\n  - {group: apps, kind: Deployment, scriptFile: platform/health.lua}\n"), "platform/health.lua": "hs = {status = \"Healthy\"}\nreturn hs\n"}, "outside tenants/team-b/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,6 +128,14 @@ func TestValidateRefusesTenantEscapes(t *testing.T) {
 			}
 		})
 	}
+}
+
+const teamBProfile = "tenants/team-b/profiles/team-b-api.yaml"
+
+// teamBWith returns team b's profile with lines added at its end (in its
+// only add-on, or at spec level when they are indented so).
+func teamBWith(t *testing.T, lines string) string {
+	return readFile(t, tenantsExample+"/"+teamBProfile) + lines
 }
 
 func readFile(t *testing.T, p string) string {
