@@ -83,7 +83,7 @@ spec:
 	if code != 0 {
 		t.Fatalf("render: exit %d: %s", code, stderr)
 	}
-	ns := strings.Index(stdout, "# profile: created, add-on: chart (release namespace, created when missing), source: profiles/created.yaml (spec.addons[0].helm.createNamespace)\n" +
+	ns := strings.Index(stdout, "# profile: created, add-on: chart (release namespace, created when missing), source: profiles/created.yaml (spec.addons[0].helm.createNamespace)\n"+
 		"apiVersion: v1\nkind: Namespace\nmetadata:\n  annotations:\n    regatta.dev/created-namespace: \"true\"\n  name: team-web\n")
 	if cm := strings.Index(stdout, "name: web-settings"); ns < 0 || cm < ns {
 		t.Errorf("render output lacks the created Namespace before the chart's objects:\n%s", stdout)
