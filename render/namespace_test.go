@@ -211,3 +211,28 @@ func TestCreateNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateNamespaceOverlayPatch: an overlay's patches apply to the
+// created Namespace too (how a profile opts in to pruning it with its
+// contents from Git).
+func TestCreateNamespaceOverlayPatch(t *testing.T) {
+	fsys := nsRepo(t)
+	prof := withSource(loadProfile(t, fsys, "plain"), spec.Addon{Name: "demo", Helm: &spec.HelmSource{
+		Path: "charts/demo", ReleaseName: "demo", ReleaseNamespace: "demo-ns", CreateNamespace: true}})
+	prof.Spec.Overlays = []spec.Overlay{{
+		ClusterSelector: spec.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
+		Addon:           "demo",
+		Patches: []spec.Patch{{
+			Target: &spec.PatchSelector{Kind: "Namespace"},
+			Patch:  "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo-ns\n  annotations:\n    " + spec.AnnotationPruneContents + ": " + spec.PruneContentsEnabled + "\n",
+		}},
+	}}
+	res, err := New(Options{Helm: helmRenderer(t)}).Render(context.Background(), Request{FS: fsys, Revision: "r", Profile: prof, Cluster: prodCluster()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := res.Steps[0].Objects[0]
+	if a := ns.GetAnnotations(); ns.GetKind() != "Namespace" || a[spec.AnnotationPruneContents] != spec.PruneContentsEnabled || a[spec.AnnotationCreatedNamespace] != "true" {
+		t.Errorf("first object %s %s, annotations %v", ns.GetKind(), ns.GetName(), a)
+	}
+}
