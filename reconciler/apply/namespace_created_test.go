@@ -80,12 +80,19 @@ func TestCreatedNamespaceLifecycle(t *testing.T) {
 
 // TestCreatedNamespaceNeverAdopted: a namespace that existed before is
 // left as it is (no labels), out of the inventory, and neither prune nor
-// withdrawal deletes it; the chart's objects still go into it.
+// withdrawal deletes it; the chart's objects still go into it. A dry run
+// (regatta plan --live) reports it as skipped.
 func TestCreatedNamespaceNeverAdopted(t *testing.T) {
 	m := newManager(t, testOptions())
 	c, k := target(t, m, mainCluster), kube(t, mainCluster)
 	createLive(t, k, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cns-pre", Labels: map[string]string{"team": "a"}}})
-	res := c.Apply(t.Context(), chartRequest("cns-pre", "cns-pre", "h1"))
+	dry := chartRequest("cns-pre-dry", "cns-pre", "h0")
+	dry.SyncMode = spec.SyncModeDryRun // what `regatta plan --live` asks
+	res := c.Apply(t.Context(), dry)
+	if ch, _ := actionOf(res, "Namespace", "cns-pre"); res.State != apply.StateDryRun || ch.Action != apply.ActionSkipped {
+		t.Errorf("dry run: state %s, namespace change %+v", res.State, ch)
+	}
+	res = c.Apply(t.Context(), chartRequest("cns-pre", "cns-pre", "h1"))
 	mustApplied(t, res)
 	if ch, _ := actionOf(res, "Namespace", "cns-pre"); ch.Action != apply.ActionSkipped || !strings.Contains(ch.Message, "never adopts") {
 		t.Errorf("namespace change %+v", ch)
