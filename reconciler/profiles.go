@@ -286,6 +286,11 @@ func toStatus(r apply.Result) status.Profile {
 		c := r.Conflicts[0]
 		s.Message = c.Describe()
 	}
+	for _, ch := range r.Changes {
+		if s.Message == "" && ch.Action == apply.ActionSkipped && strings.HasPrefix(ch.Message, apply.MsgKeptNotEmpty) {
+			s.Message = ch.Object.String() + " " + ch.Message
+		}
+	}
 	if r.State == apply.StateDryRun {
 		for _, ch := range r.Changes {
 			if ch.Action != apply.ActionUnchanged {

@@ -27,6 +27,7 @@ func (r *Renderer) renderPlan(ctx context.Context, p *plan) (*Result, []memoEntr
 		}
 		res.Steps = append(res.Steps, steps...)
 	}
+	res.Steps = dropDuplicateNamespaces(res.Steps)
 	defaultNamespaces(res.Steps, addonNamespaces(p))
 	return res, entries, nil
 }

@@ -30,7 +30,10 @@ func (a *addonRender) renderHelm(ap *addonPlan, field string) ([]Step, error) {
 		return nil, a.helmError(field, req, err)
 	}
 	source := chartSource(req, res.ChartVersion)
-	steps := make([]Step, 0, len(res.Steps))
+	steps := make([]Step, 0, len(res.Steps)+1)
+	if st, ok := createdNamespaceStep(ap.addon.Name, field, ap.addon.Helm, a.profile.Source.File); ok {
+		steps = append(steps, st)
+	}
 	for _, s := range res.Steps {
 		objs := make([]Object, len(s.Objects))
 		for i, o := range s.Objects {

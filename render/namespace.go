@@ -1,8 +1,12 @@
 package render
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // DefaultNamespace is where a namespaced object without metadata.namespace
@@ -113,4 +117,70 @@ func defaultNamespaces(steps []Step, defaults map[string]string) {
 			steps[i].Objects[j] = Object{Unstructured: c, Source: o.Source}
 		}
 	}
+}
+
+// PhaseNamespace is the phase of the step that creates a Helm add-on's
+// release namespace (helm.createNamespace): before its pre hooks.
+const PhaseNamespace = "namespace"
+
+// createdNamespaceStep is the step that creates the release namespace of
+// a Helm add-on with createNamespace: a Namespace marked with
+// spec.AnnotationCreatedNamespace, so the apply creates it only when it is
+// missing and prunes it only when nothing else is in it. Nothing for a
+// namespace every cluster has.
+func createdNamespaceStep(addon, field string, h *spec.HelmSource, profileFile string) (Step, bool) {
+	ns := h.ReleaseNamespace
+	if !h.CreateNamespace || ns == "" || spec.PresetNamespaces[ns] {
+		return Step{}, false
+	}
+	o := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Namespace",
+		"metadata": map[string]any{
+			"name":        ns,
+			"annotations": map[string]any{spec.AnnotationCreatedNamespace: "true"},
+		},
+	}}
+	src := fmt.Sprintf("%s (%s.createNamespace)", profileFile, field)
+	return Step{Addon: addon, Phase: PhaseNamespace, Objects: []Object{{Unstructured: o, Source: src}}}, true
+}
+
+// isCreatedNamespace reports whether o is a Namespace createNamespace
+// rendered.
+func isCreatedNamespace(o Object) bool {
+	return o.GetKind() == "Namespace" && o.GroupVersionKind().Group == "" &&
+		o.GetAnnotations()[spec.AnnotationCreatedNamespace] == "true"
+}
+
+// dropDuplicateNamespaces removes a created Namespace that the profile
+// renders already: a Namespace another add-on declares (that one is
+// applied as any object), or one an earlier add-on creates (two charts in
+// one release namespace). Steps left empty are removed.
+func dropDuplicateNamespaces(steps []Step) []Step {
+	declared, created := map[string]bool{}, map[string]bool{}
+	for _, st := range steps {
+		for _, o := range st.Objects {
+			if o.GetKind() == "Namespace" && o.GroupVersionKind().Group == "" && !isCreatedNamespace(o) {
+				declared[o.GetName()] = true
+			}
+		}
+	}
+	out := make([]Step, 0, len(steps))
+	for _, st := range steps {
+		if st.Phase == PhaseNamespace {
+			var keep []Object // a new slice: the step's may be the cache's
+			for _, o := range st.Objects {
+				if !declared[o.GetName()] && !created[o.GetName()] {
+					keep = append(keep, o)
+				}
+				created[o.GetName()] = true
+			}
+			if len(keep) == 0 {
+				continue
+			}
+			st.Objects = keep
+		}
+		out = append(out, st)
+	}
+	return out
 }

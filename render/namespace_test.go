@@ -2,6 +2,8 @@ package render
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"testing/fstest"
 
@@ -163,5 +165,74 @@ func TestNamespacesDefaultedOnCopies(t *testing.T) {
 	defaultNamespaces(steps, nil)
 	if orig.GetNamespace() != "" || steps[0].Objects[0].GetNamespace() != DefaultNamespace || steps[0].Objects[0].Source != orig.Source {
 		t.Errorf("original %q, step %q", orig.GetNamespace(), steps[0].Objects[0].GetNamespace())
+	}
+}
+
+// TestCreateNamespace: helm.createNamespace renders the release namespace,
+// marked as created, in a step of its own before the chart's pre hooks;
+// a namespace the profile declares, or that an earlier add-on creates,
+// is not rendered twice; without createNamespace nothing is added.
+func TestCreateNamespace(t *testing.T) {
+	fsys := nsRepo(t)
+	chart := func(release, ns string, create bool) *spec.HelmSource {
+		return &spec.HelmSource{Path: "charts/demo", ReleaseName: release, ReleaseNamespace: ns, CreateNamespace: create}
+	}
+	prof := withSource(loadProfile(t, fsys, "plain"), spec.Addon{Name: "demo", Helm: chart("demo", "demo-ns", true)})
+	prof.Spec.Addons = append(prof.Spec.Addons,
+		spec.Addon{Name: "again", Helm: chart("again", "demo-ns", true)},
+		spec.Addon{Name: "plain", Manifests: &spec.ManifestsSource{Path: "plain"}},
+		spec.Addon{Name: "declared", Helm: chart("declared", "team-a", true)},
+		spec.Addon{Name: "off", Helm: chart("off", "off-ns", false)},
+		spec.Addon{Name: "preset", Helm: chart("preset", "kube-system", true)},
+	)
+	r := New(Options{Helm: helmRenderer(t)})
+	for range 2 { // the second render is a cache hit
+		res, err := r.Render(context.Background(), Request{FS: fsys, Revision: "r", Profile: prof, Cluster: prodCluster()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var namespaces []string
+		for i, s := range res.Steps {
+			for _, o := range s.Objects {
+				if o.GetKind() == "Namespace" {
+					namespaces = append(namespaces, fmt.Sprintf("%s/%s/%s %s", s.Addon, s.Phase, o.GetName(), o.GetAnnotations()[spec.AnnotationCreatedNamespace]))
+				}
+			}
+			if s.Phase == PhaseNamespace && (i == len(res.Steps)-1 || res.Steps[i+1].Phase != PhasePre) {
+				t.Errorf("step %d (%s): the namespace step is not followed by the chart's pre hooks", i, s.Addon)
+			}
+		}
+		want := []string{"demo/namespace/demo-ns true", "plain/main/team-a "}
+		if !slices.Equal(namespaces, want) {
+			t.Errorf("namespaces %q, want %q", namespaces, want)
+		}
+		if s := res.Steps[0]; s.Addon != "demo" || s.Phase != PhaseNamespace || s.Objects[0].Source != "profiles/plain.yaml (spec.addons[0].helm.createNamespace)" {
+			t.Errorf("first step %s %s, source %q", s.Addon, s.Phase, s.Objects[0].Source)
+		}
+	}
+}
+
+// TestCreateNamespaceOverlayPatch: an overlay's patches apply to the
+// created Namespace too (how a profile opts in to pruning it with its
+// contents from Git).
+func TestCreateNamespaceOverlayPatch(t *testing.T) {
+	fsys := nsRepo(t)
+	prof := withSource(loadProfile(t, fsys, "plain"), spec.Addon{Name: "demo", Helm: &spec.HelmSource{
+		Path: "charts/demo", ReleaseName: "demo", ReleaseNamespace: "demo-ns", CreateNamespace: true}})
+	prof.Spec.Overlays = []spec.Overlay{{
+		ClusterSelector: spec.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
+		Addon:           "demo",
+		Patches: []spec.Patch{{
+			Target: &spec.PatchSelector{Kind: "Namespace"},
+			Patch:  "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: demo-ns\n  annotations:\n    " + spec.AnnotationPruneContents + ": " + spec.PruneContentsEnabled + "\n",
+		}},
+	}}
+	res, err := New(Options{Helm: helmRenderer(t)}).Render(context.Background(), Request{FS: fsys, Revision: "r", Profile: prof, Cluster: prodCluster()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := res.Steps[0].Objects[0]
+	if a := ns.GetAnnotations(); ns.GetKind() != "Namespace" || a[spec.AnnotationPruneContents] != spec.PruneContentsEnabled || a[spec.AnnotationCreatedNamespace] != "true" {
+		t.Errorf("first object %s %s, annotations %v", ns.GetKind(), ns.GetName(), a)
 	}
 }

@@ -199,6 +199,11 @@ type HelmSource struct {
 	ValuesFrom []DataReference `yaml:"valuesFrom,omitempty"`
 	// Test applies the chart's test hooks after the release.
 	Test *HelmTest `yaml:"test,omitempty"`
+	// CreateNamespace creates the release namespace before the chart's
+	// objects when it does not exist, as Helm's --create-namespace,
+	// Sveltos' installOptions.createNamespace and Flux's
+	// install.createNamespace (spec/namespace.go). Default false.
+	CreateNamespace bool `yaml:"createNamespace,omitempty"`
 }
 
 // KustomizeSource is a kustomization folder of the fleet repository.

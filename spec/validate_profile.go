@@ -52,6 +52,7 @@ func validateProfile(r *Repository, p *Profile, rep report) {
 	checkDuration(rep, "spec.healthTimeout", s.HealthTimeout)
 	checkDependsOn(r, p, rep)
 	checkAddons(r.FS, s.Addons, rep)
+	checkCreateNamespace(p, rep)
 	checkOverlays(r, p, rep)
 	checkHealthChecks(r, s.HealthChecks, rep)
 	checkDriftExclusions(s.DriftExclusions, rep)
@@ -147,6 +148,24 @@ func checkHelm(fsys fs.FS, h *HelmSource, field string, rep report) {
 	checkDNS(rep, field+".releaseNamespace", h.ReleaseNamespace, validation.IsDNS1123Label)
 	for i, f := range h.ValuesFiles {
 		checkRepoPath(fsys, rep, fmt.Sprintf("%s.valuesFiles[%d]", field, i), f, pathFile)
+	}
+}
+
+// checkCreateNamespace refuses createNamespace in an event profile, whose
+// instances would each create the same release namespace, and warns when
+// the namespace exists on every cluster.
+func checkCreateNamespace(p *Profile, rep report) {
+	for i, a := range p.Spec.Addons {
+		if a.Helm == nil || !a.Helm.CreateNamespace {
+			continue
+		}
+		field := fmt.Sprintf("spec.addons[%d].helm.createNamespace", i)
+		switch {
+		case p.Spec.EventTrigger != nil:
+			rep.errorf(field, "not supported in an event profile (every instance would create namespace %s): create it in a profile of its own", a.Helm.ReleaseNamespace)
+		case PresetNamespaces[a.Helm.ReleaseNamespace]:
+			rep.warnf(field, "namespace %s exists on every cluster: nothing to create (set releaseNamespace)", a.Helm.ReleaseNamespace)
+		}
 	}
 }
 

@@ -119,6 +119,11 @@ func (im *importer) helmRelease(s *scan, hr object) (helmUnit, bool) {
 	if enable, _ := migrate.Get(specm, "test", "enable").(bool); enable {
 		src.Test = &spec.HelmTest{Enable: true}
 	}
+	if create, _ := migrate.Get(specm, "install", "createNamespace").(bool); create && !spec.PresetNamespaces[ns] {
+		src.CreateNamespace = true
+		im.report.Add(hr.doc, "spec.install.createNamespace", "carried over as helm.createNamespace: regatta creates namespace %s when it is missing, "+
+			"and deletes it with the add-on only if regatta created it and nothing else is in it", ns)
+	}
 	h.Source = src
 	h.Wait = !disableWait(specm)
 	h.values, h.Source.ValuesFrom = im.releaseValues(s, hr)
@@ -144,7 +149,7 @@ func (im *importer) reportRelease(hr object) {
 			im.report.Add(hr.doc, field, "not carried over: regatta renders the chart on every new commit and re-checks at its own --interval")
 		case k == "install" || k == "upgrade" || k == "test":
 			for _, sub := range sortedKeys(migrate.Map(specm, k)) {
-				if (k == "install" && sub == "disableWait") || (k == "test" && sub == "enable") || isZero(migrate.Get(specm, k, sub)) {
+				if (k == "install" && (sub == "disableWait" || sub == "createNamespace")) || (k == "test" && sub == "enable") || isZero(migrate.Get(specm, k, sub)) {
 					continue
 				}
 				im.report.Add(hr.doc, field+"."+sub, "not carried over: regatta applies the chart's objects with server-side apply, not as a Helm release")

@@ -221,8 +221,9 @@ func (im *importer) chart(d *migrate.Doc, field string, cm map[string]any) *spec
 	if rt, _ := migrate.Get(cm, "options", "runTests").(bool); rt {
 		h.Test = &spec.HelmTest{Enable: true}
 	}
+	im.createNamespace(d, field, cm, h)
 	for k, v := range migrate.Map(cm, "options") {
-		if k != "wait" && k != "runTests" && k != "timeout" && v != false {
+		if k != "wait" && k != "runTests" && k != "timeout" && k != "installOptions" && v != false {
 			im.report.Add(d, field+".options."+k, "not carried over")
 		}
 	}
@@ -232,6 +233,31 @@ func (im *importer) chart(d *migrate.Doc, field string, cm map[string]any) *spec
 		}
 	}
 	return h
+}
+
+// createNamespace carries options.installOptions.createNamespace over,
+// true unless it says false, as Sveltos defaults it, and reports the other
+// installOptions.
+func (im *importer) createNamespace(d *migrate.Doc, field string, cm map[string]any, h *spec.HelmSource) {
+	field += ".options.installOptions"
+	want, ns := true, h.ReleaseNamespace
+	if v, ok := migrate.Get(cm, "options", "installOptions", "createNamespace").(bool); ok {
+		want = v
+	}
+	switch {
+	case want && (ns == "" || spec.PresetNamespaces[ns]): // every cluster has it
+	case want:
+		h.CreateNamespace = true
+		im.report.Add(d, field+".createNamespace", "carried over as helm.createNamespace: true (Sveltos' default): regatta creates namespace %s when it is missing, "+
+			"and deletes it with the add-on only if regatta created it and nothing else is in it", ns)
+	default:
+		im.report.Add(d, field+".createNamespace", "false carried over: namespace %s must exist before the chart (deploy it in an earlier add-on or profile)", ns)
+	}
+	for k, v := range migrate.Map(cm, "options", "installOptions") {
+		if k != "createNamespace" && v != false {
+			im.report.Add(d, field+"."+k, "not carried over")
+		}
+	}
 }
 
 // values parses a values text; a Sveltos template is reported.

@@ -38,6 +38,9 @@ func (e *AddonError) Error() string {
 	if e.Phase == PhasePre || e.Phase == PhasePost {
 		return fmt.Sprintf("add-on %s (%s hooks, weight %d): %v", e.Addon, e.Phase, e.Weight, e.Err)
 	}
+	if e.Phase == PhaseNamespace {
+		return fmt.Sprintf("add-on %s (release namespace): %v", e.Addon, e.Err)
+	}
 	return fmt.Sprintf("add-on %s: %v", e.Addon, e.Err)
 }
 

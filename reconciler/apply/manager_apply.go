@@ -196,6 +196,10 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 		p.res.fail(err)
 		return
 	}
+	if err := p.leaveExisting(ctx, inv, steps, p.res.record); err != nil {
+		p.res.fail(unreachable(ctx, p.c.name, err))
+		return
+	}
 	p.resume = 0
 	if p.req.Async {
 		p.resume = p.c.resumeAt(p.req)

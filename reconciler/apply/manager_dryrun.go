@@ -21,6 +21,10 @@ func (p *pass) dryRun(ctx context.Context, inv *Inventory) {
 		p.res.fail(err)
 		return
 	}
+	if err := p.leaveExisting(ctx, inv, steps, p.recordDryRun); err != nil {
+		p.res.fail(unreachable(ctx, p.c.name, err))
+		return
+	}
 	all := flatten(steps)
 	var errs []error
 	for i, st := range steps {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,14 +19,23 @@ const msgGone = "already gone"
 
 // pruner deletes or releases inventoried objects of one profile.
 type pruner struct {
-	kube    client.Client
-	mapper  meta.RESTMapper
+	kube   client.Client
+	mapper meta.RESTMapper
+	// reader reads as regatta, also when kube impersonates a tenant.
+	reader  reader
 	profile string
 	fleet   Fleet
+	log     *slog.Logger
 }
 
 func (p *pass) pruner() *pruner {
-	return &pruner{kube: p.writer.Kube, mapper: p.writer.Mapper, profile: p.req.Profile, fleet: p.c.fleet()}
+	return newPruner(p.c, p.cl, p.writer, p.req.Profile)
+}
+
+// newPruner deletes with w and reads with cl.
+func newPruner(c *Cluster, cl, w *Client, profile string) *pruner {
+	return &pruner{kube: w.Kube, mapper: w.Mapper, reader: reader{kube: cl.Kube, disco: cl.Discovery},
+		profile: profile, fleet: c.fleet(), log: c.log()}
 }
 
 // deleteOrder returns entries in reverse apply order, with Namespaces and
@@ -79,6 +89,10 @@ func (pr *pruner) delete(ctx context.Context, e InventoryEntry, dryRun bool) (Ob
 	if msg := pr.keepReason(live); msg != "" {
 		ch.Action, ch.Message = ActionSkipped, msg
 		return ch, nil
+	}
+	if msg, err := pr.keepNamespace(ctx, e.ObjectRef, live); err != nil || msg != "" {
+		ch.Action, ch.Message = ActionSkipped, msg
+		return ch, err
 	}
 	if dryRun || live.DeletionTimestamp != nil {
 		return ch, nil

@@ -80,7 +80,7 @@ func (c *Cluster) withdraw(ctx context.Context, cl *Client, inv *Inventory, beha
 		res.fail(fmt.Errorf("cluster %s: %w", c.name, err))
 		return
 	}
-	pr := &pruner{kube: w.Kube, mapper: w.Mapper, profile: inv.Profile, fleet: c.fleet()}
+	pr := newPruner(c, cl, w, inv.Profile)
 	var kept []InventoryEntry
 	switch behavior {
 	case spec.StopMatchingWithdrawPolicies:

@@ -217,7 +217,10 @@ func writeRendered(w io.Writer, res *render.Result, showSecrets bool) error {
 				return err
 			}
 			phase := ""
-			if st.Phase != "" && st.Phase != render.PhaseMain {
+			switch {
+			case st.Phase == render.PhaseNamespace:
+				phase = " (release namespace, created when missing)"
+			case st.Phase != "" && st.Phase != render.PhaseMain:
 				phase = fmt.Sprintf(" (%s hook, weight %d)", st.Phase, st.Weight)
 			}
 			fmt.Fprintf(w, "---\n# profile: %s, add-on: %s%s, source: %s\n%s", res.Profile, st.Addon, phase, o.Source, b)
