@@ -74,8 +74,9 @@ func TestTenantEventsReadOnlyTheGrant(t *testing.T) {
 			"data: {from: '{{ .Event.SourceCluster }}', seen: '{{ toJson .Event.Resource.data }}'}\n",
 	}, map[string]string{"c35": "tesrc: \"yes\"", "c36": "tedst: \"yes\""})
 
-	waitFor(t, 60*time.Second, "te-a's own Secret copied, once and in the aggregate", func() bool {
-		return configMap(t, "c36", "te-a", "copy-te-a-mine") != nil && configMap(t, "c36", "te-a", "all")["names"] == "te-a/mine "
+	waitFor(t, 60*time.Second, "te-a's own Secret copied, once and in the aggregate, and the pairs recorded", func() bool {
+		return configMap(t, "c36", "te-a", "copy-te-a-mine") != nil && configMap(t, "c36", "te-a", "all")["names"] == "te-a/mine " &&
+			instanceResources(h, "c36", "te-a-copy") != "" && h.pairRecord("c36", "te-a-x").State != ""
 	})
 	if got := instanceResources(h, "c36", "te-a-copy"); got != "c36:Secret/te-a/mine" {
 		t.Errorf("te-a-copy's instances: %s", got)
