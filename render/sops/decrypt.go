@@ -61,7 +61,7 @@ func (k *Keyring) decrypt(ctx context.Context, store store, data []byte, allowed
 // dataKey recovers the data key through the local and remote key
 // services, recording why each key failed.
 func (k *Keyring) dataKey(ctx context.Context, m *gosops.Metadata, allowed *spec.Decryption) ([]byte, error) {
-	d := &decryption{k: k, ctx: ctx, allowed: allowed, errs: map[Key][]error{}}
+	d := &decryption{k: k, ctx: ctx, allowed: allowed, errs: map[Key][]error{}, decrypted: map[Key]bool{}}
 	var svcs []keyservice.KeyServiceClient
 	if len(k.local) > 0 {
 		svcs = append(svcs, &guard{d: d, svc: localService{d}})
@@ -135,7 +135,8 @@ func threshold(m *gosops.Metadata) int {
 	return len(m.KeyGroups)
 }
 
-// noKeyError lists, group by group, why each key did not decrypt.
+// noKeyError lists, group by group, why each key did not decrypt (none
+// for a group one of whose keys did).
 func (d *decryption) noKeyError(m *gosops.Metadata) error {
 	e := &NoKeyError{Threshold: threshold(m)}
 	for _, g := range m.KeyGroups {
@@ -143,6 +144,10 @@ func (d *decryption) noKeyError(m *gosops.Metadata) error {
 		for _, mk := range g {
 			key := keyservice.KeyFromMasterKey(mk)
 			id := idOf(&key)
+			if d.decrypted[id] {
+				errs = nil
+				break
+			}
 			errs = append(errs, &KeyError{Type: id.Type, ID: id.ID, Err: d.reason(id)})
 		}
 		e.Groups = append(e.Groups, errs)

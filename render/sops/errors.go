@@ -47,7 +47,8 @@ func (e *KeyError) Error() string {
 func (e *KeyError) Unwrap() error { return e.Err }
 
 // NoKeyError reports that the data key could not be recovered: no key of
-// a key group decrypted (or fewer groups than the Shamir threshold).
+// a key group decrypted (or fewer groups than the Shamir threshold). A
+// group that decrypted has no errors.
 type NoKeyError struct {
 	// Groups are the key groups of the file, each with the errors of its
 	// keys (empty for a group that decrypted).
@@ -59,9 +60,16 @@ type NoKeyError struct {
 func (e *NoKeyError) Error() string {
 	var b strings.Builder
 	if len(e.Groups) > 1 {
-		fmt.Fprintf(&b, "%d of %d key groups needed, ", e.Threshold, len(e.Groups))
+		ok := 0
+		for _, g := range e.Groups {
+			if len(g) == 0 {
+				ok++
+			}
+		}
+		fmt.Fprintf(&b, "the data key needs %d of %d key groups, %d decrypted", e.Threshold, len(e.Groups), ok)
+	} else {
+		b.WriteString("no key can decrypt the data key")
 	}
-	b.WriteString("no key can decrypt the data key")
 	sep := ": "
 	for i, g := range e.Groups {
 		for _, ke := range g {

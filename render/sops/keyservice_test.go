@@ -100,7 +100,7 @@ func TestShamirKeyGroups(t *testing.T) {
 	}{
 		{"age and PGP", Options{AgeKeys: ages, GnuPGHome: g.Home, LocalKeyTypes: []string{KeyTypeAge, KeyTypePGP}}, nil, nil, ""},
 		{"PGP and KMS", Options{GnuPGHome: g.Home, KeyServices: []string{ks.URI}, LocalKeyTypes: []string{KeyTypePGP}}, nil, nil, ""},
-		{"age only", Options{AgeKeys: ages, LocalKeyTypes: []string{KeyTypeAge}}, nil, ErrNoKey, "2 of 3 key groups needed, no key can decrypt the data key: group 1: age key"},
+		{"age only", Options{AgeKeys: ages, LocalKeyTypes: []string{KeyTypeAge}}, nil, ErrNoKey, "the data key needs 2 of 3 key groups, 1 decrypted: group 2: PGP key 0x" + fp + ": not tried: not decrypted locally"},
 		{"restricted to two groups", Options{AgeKeys: ages, GnuPGHome: g.Home, KeyServices: []string{ks.URI}},
 			&spec.Decryption{AgeRecipients: []string{d.age}, AWSKMSARNs: []string{testARN}}, nil, ""},
 		{"restricted to one group", Options{AgeKeys: ages, GnuPGHome: g.Home, KeyServices: []string{ks.URI}},

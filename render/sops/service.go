@@ -25,6 +25,14 @@ type decryption struct {
 	allowed *spec.Decryption
 	mu      sync.Mutex
 	errs    map[Key][]error
+	// decrypted are the keys that decrypted their part of the data key.
+	decrypted map[Key]bool
+}
+
+func (d *decryption) succeeded(id Key) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.decrypted[id] = true
 }
 
 func (d *decryption) record(id Key, err error) {
@@ -53,6 +61,9 @@ func (g *guard) Decrypt(_ context.Context, req *keyservice.DecryptRequest, opts 
 		return nil, err
 	}
 	rsp, err := g.svc.Decrypt(g.d.ctx, req, opts...)
+	if err == nil {
+		g.d.succeeded(id)
+	}
 	if err != nil {
 		if g.remote != "" {
 			err = fmt.Errorf("key service %s: %w", g.remote, err)
