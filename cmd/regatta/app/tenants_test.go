@@ -113,7 +113,7 @@ func TestValidateRefusesTenantEscapes(t *testing.T) {
 		{"symlinked file", map[string]string{"tenants/team-b/api/ns.yaml": "->../../../platform/namespaces.yaml", kust: "resources: [config.yaml, ns.yaml]"}, "outside tenants/team-b/"},
 		{"profile path", map[string]string{"tenants/team-b/profiles/team-b-api.yaml": strings.ReplaceAll(readFile(t, tenantsExample+"/tenants/team-b/profiles/team-b-api.yaml"), "path: tenants/team-b/api", "path: tenants/team-b/../../platform")}, "resolves to platform, outside tenants/team-b/"},
 		{"helm values file", map[string]string{"tenants/team-b/profiles/team-b-api.yaml": helmTenantProfile}, "helm.valuesFiles[0]: \"tenants/team-b/../../clusters/east/cluster.yaml\" resolves to clusters/east/cluster.yaml, outside tenants/team-b/"},
-		{"sops without recipients", map[string]string{"tenants/team-b/api/config.yaml": sopsDoc}, "lists no age recipient"},
+		{"sops without recipients", map[string]string{"tenants/team-b/api/config.yaml": sopsDoc}, "lists no key the cluster allows"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
