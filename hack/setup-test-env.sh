@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Prepares this machine for regatta's tests against real Kubernetes API servers:
 #   1. installs Debian's etcd-server when no `etcd` is on PATH (needs root or sudo);
-#   2. builds kube-apiserver (several stamped versions) and kubectl into bin/
+#   2. installs Debian's gnupg when no `gpg` is on PATH (SOPS PGP tests);
+#   3. builds the sops CLI (github.com/getsops/sops/v3/cmd/sops at
+#      $SOPS_VERSION) from the Go module proxy into bin/sops: its own
+#      module, so its dependencies stay out of regatta's go.mod;
+#   4. builds kube-apiserver (several stamped versions) and kubectl into bin/
 #      with hack/build-kube.sh (arguments are passed on to it).
 # Safe to re-run: it does nothing that is already done.
 set -euo pipefail
@@ -29,6 +33,47 @@ install_etcd() {
   log "installed $(etcd --version 2>/dev/null | head -n1)"
 }
 
+# apt_install PACKAGE: installs a Debian package (needs root or sudo).
+apt_install() {
+  command -v apt-get >/dev/null || die "$1 is missing and apt-get is not available: install it yourself"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "$1 is missing: run as root or install the $1 package"
+    sudo=(sudo)
+  fi
+  log "$1 is missing: installing Debian package $1"
+  "${sudo[@]}" apt-get update -q
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$1"
+}
+
+install_gpg() {
+  if command -v gpg >/dev/null; then
+    log "gpg found: $(command -v gpg) ($(gpg --version | head -n1))"
+    return
+  fi
+  apt_install gnupg
+  command -v gpg >/dev/null || die "gnupg was installed but no gpg is on PATH"
+}
+
+SOPS_VERSION="${SOPS_VERSION:-v3.13.3}"
+build_sops() {
+  local bin_dir out
+  bin_dir="$(cd "$here/.." && pwd)/bin"
+  out="$bin_dir/sops"
+  if [ -x "$out" ] && "$out" --version --disable-version-check 2>/dev/null | grep -q "sops ${SOPS_VERSION#v}"; then
+    log "sops found: $out (${SOPS_VERSION})"
+    return
+  fi
+  log "building sops ${SOPS_VERSION} into $out"
+  mkdir -p "$bin_dir"
+  # `go install pkg@version` builds in the module's own context: sops'
+  # go.mod, not regatta's.
+  (cd / && GOBIN="$bin_dir" CGO_ENABLED=0 GOFLAGS=-mod=mod go install "github.com/getsops/sops/v3/cmd/sops@${SOPS_VERSION}")
+  "$out" --version --disable-version-check | grep -q "sops ${SOPS_VERSION#v}" || die "bin/sops is not sops ${SOPS_VERSION}"
+}
+
 install_etcd
+install_gpg
+build_sops
 "$here/build-kube.sh" "$@"
 log "test environment ready"

@@ -56,7 +56,7 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		fs:            newRepoFS(spec.Confine(p.req.FS, p.req.Profile.Root())),
 		tpl:           newTemplater(ctx, r, p.data),
 		keys:          r.opts.Keys,
-		recipients:    decryptionRecipients(p.req),
+		decryption:    decryptionKeys(p.req),
 		templateFiles: ap.addon.Template,
 		allowRemote:   r.opts.AllowRemoteBases && p.req.Profile.Tenant() == nil, // a tenant reads its folder only
 		profile:       p.req.Profile,

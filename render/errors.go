@@ -69,7 +69,7 @@ func inAddon(profile, addon string, err error) error {
 }
 
 // errNoKeyring is the failure to decrypt without any configured key.
-var errNoKeyring = errors.New("file is encrypted with SOPS but no age key is configured (--sops-age-key-file or SOPS_AGE_KEY_FILE)")
+var errNoKeyring = errors.New("file is encrypted with SOPS but no SOPS keys are configured (--sops-age-key-file, SOPS_AGE_KEY_FILE)")
 
 // stripFilePrefix drops a leading "file: " that err repeats, since the
 // *Error around it names the file already.

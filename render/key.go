@@ -23,7 +23,7 @@ import (
 // Helm, the cluster's capabilities; (2) the repository content it read;
 // (3) the template data its content templates (template: true files,
 // values files) read, path by path (readsOf); (4) the decryption keys and
-// the cluster's allowed recipients, only if a SOPS file was read; (5) for
+// the cluster's allowed keys (spec.decryption), only if a SOPS file was read; (5) for
 // a remote chart, the chart's digest. A render records (2)-(4) as a memo
 // entry under the memo key plus the values of its reads; the memo key's
 // variants list which sets of reads renders of it made. The next request
@@ -259,7 +259,7 @@ func hashJSON(v any) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// keyringHash fingerprints a keyring by its recipients.
+// keyringHash fingerprints a keyring by its configuration.
 func keyringHash(opts Options) string {
 	if opts.LeaveEncrypted {
 		return "leave-encrypted"
@@ -267,5 +267,5 @@ func keyringHash(opts Options) string {
 	if opts.Keys == nil {
 		return "none"
 	}
-	return hashStrings(opts.Keys.Recipients()...)
+	return hashStrings(opts.Keys.Fingerprint())
 }

@@ -156,7 +156,7 @@ func memoInputs(prof *spec.Profile, ap *addonPlan, c ClusterFacts, fields map[st
 		in["overlay"] = ap.overlay
 	}
 	if t := prof.Tenant(); t != nil {
-		in["tenant"] = map[string]any{"root": t.Root(), "recipients": t.AgeRecipients()}
+		in["tenant"] = map[string]any{"root": t.Root(), "decryption": t.Spec.Decryption}
 	}
 	if len(fields) > 0 {
 		in["fields"] = fields
@@ -180,7 +180,7 @@ func (p *plan) factsKey(reads []dataRead, usedKeys bool) string {
 	}
 	if usedKeys {
 		if p.keysHash == "" {
-			p.keysHash = hashJSON(sortedCopy(decryptionRecipients(p.req)))
+			p.keysHash = hashJSON(decryptionKeys(p.req))
 		}
 		b.WriteString("keys=" + p.keysHash)
 	}

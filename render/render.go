@@ -24,9 +24,9 @@ type ClusterFacts struct {
 	// APIVersions are the served group/versions (and group/version/Kind
 	// entries) for Helm's .Capabilities.APIVersions.
 	APIVersions []string
-	// AgeRecipients restrict SOPS decryption to these age recipients
-	// (cluster.spec.decryption.ageRecipients); empty allows every key.
-	AgeRecipients []string
+	// Decryption restricts SOPS decryption to the keys it lists
+	// (cluster.spec.decryption); nil or empty allows every key.
+	Decryption *spec.Decryption
 }
 
 // Request asks for one profile rendered for one cluster.

@@ -85,6 +85,10 @@ func TestSOPSFailuresNameTheFile(t *testing.T) {
 	fsys := sopsRepo(t)
 	main := testKeyring(t, "age.key")
 	other := testKeyring(t, "other.key").Recipients()
+	noAge, err := sops.New(sops.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name       string
 		keys       *sops.Keyring
@@ -93,16 +97,17 @@ func TestSOPSFailuresNameTheFile(t *testing.T) {
 		want       string
 		is         error
 	}{
-		{"wrong key", main, "addons/wrongkey", nil, "addons/wrongkey/secret.yaml: sops: no age identity can decrypt", sops.ErrNoKey},
-		{"cluster restricted", main, "addons/secrets", other, "addons/secrets/secret.yaml: sops: no age identity allowed for this cluster can decrypt", sops.ErrNoKey},
+		{"wrong key", main, "addons/wrongkey", nil, "addons/wrongkey/secret.yaml: sops: no key can decrypt the data key: age key age1ec2c2l5l…: no identity for this recipient", sops.ErrNoKey},
+		{"cluster restricted", main, "addons/secrets", other, "addons/secrets/secret.yaml: sops: not encrypted to a key this cluster may use (spec.decryption); keys in file: age key age1qdtmz3rs…", sops.ErrNotAllowed},
 		{"tampered", main, "addons/tampered", nil, "addons/tampered/secret.yaml: sops: integrity check failed", sops.ErrIntegrity},
-		{"no keys", nil, "addons/secrets", nil, "addons/secrets/secret.yaml: file is encrypted with SOPS but no age key is configured", errNoKeyring},
+		{"no age key", noAge, "addons/secrets", nil, "addons/secrets/secret.yaml: sops: no key can decrypt the data key: age key age1qdtmz3rs…: no age key is configured", sops.ErrNoKey},
+		{"no keyring", nil, "addons/secrets", nil, "addons/secrets/secret.yaml: file is encrypted with SOPS but no SOPS keys are configured", errNoKeyring},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			prof := sopsProfile(t, fsys, spec.Addon{Name: "s", Manifests: &spec.ManifestsSource{Path: c.dir}})
 			cl := prodCluster()
-			cl.AgeRecipients = c.recipients
+			cl.Decryption = &spec.Decryption{AgeRecipients: c.recipients}
 			_, err := New(Options{Keys: c.keys}).Render(context.Background(), Request{FS: fsys, Profile: prof, Cluster: cl})
 			if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, c.is) {
 				t.Errorf("error %v, want %q and errors.Is %v", err, c.want, c.is)
@@ -122,12 +127,12 @@ func TestSOPSRecipientsEnterTheKey(t *testing.T) {
 	prof := sopsProfile(t, fsys, spec.Addon{Name: "s", Manifests: &spec.ManifestsSource{Path: "addons/secrets"}})
 	r := New(Options{Keys: keys})
 	allowed := prodCluster()
-	allowed.AgeRecipients = keys.Recipients()
+	allowed.Decryption = &spec.Decryption{AgeRecipients: keys.Recipients()}
 	if _, err := r.Render(context.Background(), Request{FS: fsys, Revision: "r", Profile: prof, Cluster: allowed}); err != nil {
 		t.Fatal(err)
 	}
 	denied := prodCluster()
-	denied.AgeRecipients = testKeyring(t, "other.key").Recipients()
+	denied.Decryption = &spec.Decryption{AgeRecipients: testKeyring(t, "other.key").Recipients()}
 	if _, err := r.Render(context.Background(), Request{FS: fsys, Revision: "r", Profile: prof, Cluster: denied}); !errors.Is(err, sops.ErrNoKey) {
 		t.Errorf("a cluster restricted to another key got the cached secret: %v", err)
 	}

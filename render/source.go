@@ -16,12 +16,12 @@ type addonRender struct {
 	fs   *repoFS
 	tpl  *templater
 	keys *sops.Keyring
-	// recipients restricts decryption to these age recipients when set.
-	recipients []string
+	// decryption restricts decryption to the keys it lists when set.
+	decryption *spec.Decryption
 	// templateFiles is the add-on's template: true.
 	templateFiles bool
 	// usedKeys is set once a SOPS document was met: the output then
-	// depends on the keys and the cluster's recipients.
+	// depends on the keys and the cluster's decryption keys.
 	usedKeys atomic.Bool
 	// allowRemote lets kustomize load remote bases and files; usedRemote
 	// is set once a render did.
@@ -62,7 +62,7 @@ func (a *addonRender) decrypt(p string, data []byte) ([]byte, error) {
 	if a.keys == nil {
 		return nil, &Error{File: p, Err: errNoKeyring}
 	}
-	plain, err := a.keys.Decrypt(p, data, a.recipients)
+	plain, err := a.keys.Decrypt(a.ctx, p, data, a.decryption)
 	if err != nil {
 		return nil, &Error{File: p, Err: stripFilePrefix(p, err)}
 	}

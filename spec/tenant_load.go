@@ -87,20 +87,10 @@ func validateTenant(r *Repository, t *Tenant, rep report) {
 	sa := t.Spec.ServiceAccount
 	checkDNS(rep, "spec.serviceAccount.name", sa.Name, validation.IsDNS1123Subdomain)
 	checkDNS(rep, "spec.serviceAccount.namespace", sa.Namespace, validation.IsDNS1123Label)
-	if d := t.Spec.Decryption; d != nil {
-		checkAgeRecipients(rep, "spec.decryption.ageRecipients", d.AgeRecipients)
-	}
+	checkDecryption(rep, "spec.decryption", t.Spec.Decryption)
 	for i, o := range t.Spec.Owners {
 		if o == "" || strings.ContainsAny(o, " \t\n#") {
 			rep.errorf(fmt.Sprintf("spec.owners[%d]", i), "%q is not a CODEOWNERS owner (@user, @org/team or an e-mail address)", o)
-		}
-	}
-}
-
-func checkAgeRecipients(rep report, field string, keys []string) {
-	for i, k := range keys {
-		if !strings.HasPrefix(k, "age1") {
-			rep.errorf(fmt.Sprintf("%s[%d]", field, i), "%q is not an age public key (age1...)", k)
 		}
 	}
 }

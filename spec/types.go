@@ -49,7 +49,8 @@ type ClusterSpec struct {
 	Paused bool `yaml:"paused,omitempty"`
 	// Values is free per-cluster data for templates (.Cluster.Values).
 	Values map[string]any `yaml:"values,omitempty"`
-	// Decryption restricts which SOPS keys may decrypt documents for this cluster.
+	// Decryption restricts which SOPS master keys may decrypt documents
+	// rendered for this cluster (spec/decryption.go).
 	Decryption *Decryption `yaml:"decryption,omitempty"`
 }
 
@@ -64,13 +65,6 @@ type SecretKeyRef struct {
 	Name      string `yaml:"name,omitempty"`
 	Namespace string `yaml:"namespace,omitempty"`
 	Key       string `yaml:"key,omitempty"`
-}
-
-// Decryption limits SOPS decryption for a cluster to the given age recipients.
-type Decryption struct {
-	// AgeRecipients are the public keys (age1...) whose identities may decrypt
-	// documents rendered for this cluster. Empty means any configured key.
-	AgeRecipients []string `yaml:"ageRecipients,omitempty"`
 }
 
 // Profile says what to deploy on which clusters, in which order:

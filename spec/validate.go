@@ -65,13 +65,7 @@ func validateCluster(r *Repository, c *Cluster, rep report) {
 	checkDNS(rep, "spec.kubeconfig.secretRef.name", ref.Name, validation.IsDNS1123Subdomain)
 	checkDNS(rep, "spec.kubeconfig.secretRef.namespace", ref.Namespace, validation.IsDNS1123Label)
 	checkDNS(rep, "spec.kubeconfig.secretRef.key", ref.Key, validation.IsConfigMapKey)
-	if d := c.Spec.Decryption; d != nil {
-		for i, k := range d.AgeRecipients {
-			if !strings.HasPrefix(k, "age1") {
-				rep.errorf(fmt.Sprintf("spec.decryption.ageRecipients[%d]", i), "%q is not an age public key (age1...)", k)
-			}
-		}
-	}
+	checkDecryption(rep, "spec.decryption", c.Spec.Decryption)
 	c.Files = clusterFiles(r, dir)
 }
 

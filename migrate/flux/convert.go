@@ -106,6 +106,8 @@ func (im *importer) reportKustomization(ks object) {
 			im.report.Add(ks.doc, field, "prune: false is not carried over: regatta prunes what a profile no longer renders")
 		case k == "decryption" && migrate.Str(specm, "decryption", "provider") != "sops":
 			im.report.Add(ks.doc, field, "only SOPS decryption is carried over")
+		case k == "decryption":
+			im.reportDecryption(ks)
 		case k == "healthChecks" || k == "healthCheckExprs":
 			im.report.Add(ks.doc, field, "not carried over: regatta waits for every object of the add-on to be healthy instead")
 		case !handledKustomization[k] && !isZero(specm[k]):

@@ -67,6 +67,7 @@ func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, e
 	}
 	g := &grouper{report: im.report}
 	fleet := &migrate.Fleet{}
+	secrets := im.scanSOPS()
 	for _, c := range clusters {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -74,6 +75,8 @@ func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, e
 		s := im.scanCluster(c)
 		cu := &clusterUnits{cluster: c, units: map[string]*unit{}}
 		vars := map[string]any{}
+		cluster := newCluster(c)
+		var keys clusterKeys
 		for _, b := range s.kustomizations {
 			if b.path == "" {
 				continue
@@ -82,9 +85,11 @@ func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, e
 			cu.units[u.ksKey] = u
 			cu.order = append(cu.order, u.ksKey)
 			im.mergeVars(vars, u)
+			secrets.add(&keys, b)
 		}
+		cluster.Spec.Decryption = keys.decryption()
 		g.all = append(g.all, cu)
-		fleet.Clusters = append(fleet.Clusters, newCluster(c, vars, pathEnv(cu)))
+		fleet.Clusters = append(fleet.Clusters, withValues(cluster, vars, pathEnv(cu)))
 	}
 	g.assign()
 	fleet.Profiles = g.profiles()
@@ -132,11 +137,17 @@ func clusterNames(fsys fs.FS) ([]string, error) {
 // cluster is, so the import labels them env=<name> too.
 var envNames = map[string]bool{"production": true, "prod": true, "staging": true, "stage": true, "dev": true, "development": true, "test": true, "qa": true, "uat": true}
 
-func newCluster(name string, values map[string]any, env string) *spec.Cluster {
-	c := &spec.Cluster{
+func newCluster(name string) *spec.Cluster {
+	return &spec.Cluster{
 		TypeMeta: spec.TypeMeta{APIVersion: spec.APIVersion, Kind: spec.KindCluster},
 		Metadata: spec.ObjectMeta{Name: name, Labels: map[string]string{clusterLabel: name}},
 	}
+}
+
+// withValues sets a cluster's values and its env label (from its name,
+// else from its Kustomizations' paths).
+func withValues(c *spec.Cluster, values map[string]any, env string) *spec.Cluster {
+	name := c.Metadata.Name
 	if envNames[name] {
 		env = name
 	}

@@ -21,19 +21,15 @@ var ErrNotFound = errors.New("kubeconfig not found")
 // FromRepository finds a cluster's kubeconfig in the fleet
 // repository: the Secret its kubeconfig.secretRef names, among the YAML
 // files of its folder, decrypted with keys when SOPS-encrypted (restricted
-// to the cluster's spec.decryption.ageRecipients). Errors name the file,
-// never a value.
+// to the keys of the cluster's spec.decryption). Errors name the file,
+// the key type and what is missing, never a value.
 func FromRepository(ctx context.Context, tree fs.FS, keys *sops.Keyring, c *spec.Cluster) ([]byte, error) {
 	ref := c.Spec.Kubeconfig.SecretRef
-	var recipients []string
-	if c.Spec.Decryption != nil {
-		recipients = c.Spec.Decryption.AgeRecipients
-	}
 	for _, file := range c.Files {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		secret, err := findSecret(tree, keys, recipients, file, ref.Namespace, ref.Name)
+		secret, err := findSecret(ctx, tree, keys, c.Spec.Decryption, file, ref.Namespace, ref.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -51,16 +47,16 @@ func FromRepository(ctx context.Context, tree fs.FS, keys *sops.Keyring, c *spec
 
 // findSecret returns the Secret namespace/name among the documents of
 // file, or nil.
-func findSecret(tree fs.FS, keys *sops.Keyring, recipients []string, file, namespace, name string) (map[string]any, error) {
+func findSecret(ctx context.Context, tree fs.FS, keys *sops.Keyring, allowed *spec.Decryption, file, namespace, name string) (map[string]any, error) {
 	data, err := fs.ReadFile(tree, file)
 	if err != nil {
 		return nil, err
 	}
 	if sops.IsEncrypted(data) {
 		if keys == nil {
-			return nil, fmt.Errorf("%s is SOPS-encrypted and no age key is configured (--sops-age-key-file)", file)
+			return nil, fmt.Errorf("%s is SOPS-encrypted and no SOPS keys are configured (--sops-age-key-file)", file)
 		}
-		if data, err = keys.Decrypt(file, data, recipients); err != nil {
+		if data, err = keys.Decrypt(ctx, file, data, allowed); err != nil {
 			return nil, err
 		}
 	}

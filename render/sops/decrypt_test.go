@@ -2,6 +2,7 @@ package sops
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/regatta-dev/regatta/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
@@ -57,7 +60,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestDecryptSecretYAML(t *testing.T) {
-	got, err := keyring(t, "age.key").Decrypt("secrets/db.yaml", read(t, "secret.enc.yaml"), nil)
+	got, err := keyring(t, "age.key").Decrypt(context.Background(), "secrets/db.yaml", read(t, "secret.enc.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +72,7 @@ func TestDecryptSecretYAML(t *testing.T) {
 
 func TestDecryptJSON(t *testing.T) {
 	k := keyring(t, "age.key")
-	got, err := k.Decrypt("config.enc.json", read(t, "config.enc.json"), k.Recipients())
+	got, err := k.Decrypt(context.Background(), "config.enc.json", read(t, "config.enc.json"), &spec.Decryption{AgeRecipients: k.Recipients()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,19 +109,19 @@ func TestDecryptErrors(t *testing.T) {
 		msg                 string
 	}{
 		{"wrong key", "secrets/db.yaml", "wrongkey.enc.yaml", main, nil, ErrNoKey,
-			"secrets/db.yaml: sops: no age identity can decrypt (recipients in file: " + other[:12] + "…)"},
+			"secrets/db.yaml: sops: no key can decrypt the data key: age key " + other[:12] + "…: no identity for this recipient among the 1 configured age keys"},
 		{"tampered", "secrets/db.yaml", "tampered.enc.yaml", main, nil, ErrIntegrity,
 			"secrets/db.yaml: sops: integrity check failed: MAC mismatch (the file was changed after it was encrypted)"},
-		{"restricted", "secrets/db.yaml", "secret.enc.yaml", both, []string{other}, ErrNoKey,
-			"secrets/db.yaml: sops: no age identity allowed for this cluster can decrypt (recipients in file: " + mainR[:12] + "…)"},
+		{"restricted", "secrets/db.yaml", "secret.enc.yaml", both, []string{other}, ErrNotAllowed,
+			"secrets/db.yaml: sops: not encrypted to a key this cluster may use (spec.decryption); keys in file: age key " + mainR[:12] + "…"},
 		{"restricted to unknown", "c.json", "config.enc.json", both, []string{"age1unknown"}, ErrNoKey,
-			"c.json: sops: no age identity allowed for this cluster can decrypt (recipients in file: " + mainR[:12] + "…, " + other[:12] + "…)"},
+			"c.json: sops: not encrypted to a key this cluster may use (spec.decryption); keys in file: age key " + mainR[:12] + "…, age key " + other[:12] + "…"},
 		{"not encrypted", "plain.yaml", "plain/secret.yaml", main, nil, ErrNotEncrypted,
 			"plain.yaml: sops: document is not encrypted with sops"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := c.k.Decrypt(c.file, read(t, c.fixture), c.allowed)
+			out, err := c.k.Decrypt(context.Background(), c.file, read(t, c.fixture), &spec.Decryption{AgeRecipients: c.allowed})
 			if err == nil || out != nil {
 				t.Fatalf("want error, got %q", out)
 			}
@@ -137,7 +140,7 @@ func TestDecryptErrors(t *testing.T) {
 func TestAllowedRecipientPermits(t *testing.T) {
 	both := keyring(t, "age.key", "other.key")
 	other := both.Recipients()[1]
-	if _, err := both.Decrypt("c.json", read(t, "config.enc.json"), []string{other}); err != nil {
+	if _, err := both.Decrypt(context.Background(), "c.json", read(t, "config.enc.json"), &spec.Decryption{AgeRecipients: []string{other}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -151,7 +154,7 @@ func TestConcurrentDecrypt(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := k.Decrypt(name, data, nil); err != nil {
+				if _, err := k.Decrypt(context.Background(), name, data, nil); err != nil {
 					t.Error(err)
 				}
 			}()

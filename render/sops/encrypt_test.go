@@ -2,6 +2,7 @@ package sops
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"testing"
 )
@@ -19,7 +20,7 @@ func TestEncryptRoundTrip(t *testing.T) {
 	if bytes.Contains(enc, []byte("top-secret-kubeconfig")) || !bytes.Contains(enc, []byte("name: c1-kubeconfig")) || !IsEncrypted(enc) {
 		t.Fatalf("not encrypted as a Secret:\n%s", enc)
 	}
-	dec, err := keys.Decrypt("kubeconfig.yaml", enc, nil)
+	dec, err := keys.Decrypt(context.Background(), "kubeconfig.yaml", enc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestEncryptRoundTrip(t *testing.T) {
 	}
 	other, _ := os.ReadFile("testdata/other.key")
 	otherKeys, _ := LoadAgeKeys(other)
-	if _, err := otherKeys.Decrypt("kubeconfig.yaml", enc, nil); err == nil {
+	if _, err := otherKeys.Decrypt(context.Background(), "kubeconfig.yaml", enc, nil); err == nil {
 		t.Error("another key decrypted it")
 	}
 }

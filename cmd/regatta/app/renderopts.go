@@ -2,6 +2,7 @@ package app
 
 import (
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -14,6 +15,9 @@ import (
 // renderOptionFlags are the flags of every command that renders.
 type renderOptionFlags struct {
 	ageKeyFile       string
+	gnupgHome        string
+	keyServices      []string
+	localKeyTypes    []string
 	allowRemoteBases bool
 	allowURLPrefixes []string
 	helmCacheDir     string
@@ -22,7 +26,10 @@ type renderOptionFlags struct {
 }
 
 func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&r.ageKeyFile, "sops-age-key-file", "", "age identities for SOPS-encrypted files (default $SOPS_AGE_KEY_FILE)")
+	fl.StringVar(&r.ageKeyFile, "sops-age-key-file", "", "age identities for SOPS-encrypted files (default $SOPS_AGE_KEY_FILE; $SOPS_AGE_KEY adds identities inline)")
+	fl.StringVar(&r.gnupgHome, "sops-gnupg-home", "", "GnuPG home whose secret keys decrypt PGP-encrypted SOPS files (default $GNUPGHOME, else ~/.gnupg)")
+	fl.StringArrayVar(&r.keyServices, "sops-keyservice", nil, "a sops key service to ask after the local one, tcp://host:port or unix:///path (repeat it for several; default $SOPS_KEYSERVICE, comma-separated)")
+	fl.StringSliceVar(&r.localKeyTypes, "sops-local-key-types", []string{"all"}, "key types decrypted in this process: all, none, or some of "+strings.Join(sops.KeyTypes, ",")+" (the others go to --sops-keyservice)")
 	fl.BoolVar(&r.allowRemoteBases, "allow-remote-bases", false, "let kustomizations load remote bases (git, https)")
 	fl.StringArrayVar(&r.allowURLPrefixes, "allow-url-prefix", nil, "fetch charts and remote bases only from URLs starting with this prefix (repeat it for several); a URL under a prefix may also reach loopback and link-local addresses, which are refused otherwise")
 	fl.StringVar(&r.helmCacheDir, "helm-cache-dir", "", "where chart indexes and archives are cached (default: the user cache dir)")
@@ -57,18 +64,56 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	}), nil
 }
 
-// keyring loads the age identities, or returns nil when none are configured.
+// keyring builds the SOPS keyring: age identities from --sops-age-key-file
+// ($SOPS_AGE_KEY_FILE) and $SOPS_AGE_KEY, PGP keys from the GnuPG home,
+// the cloud key types with the environment's credentials, and the key
+// services. It is never nil: keys that need no configuration (a
+// workload identity, a key service) are always available.
 func (r *renderOptionFlags) keyring() (*sops.Keyring, error) {
 	path := r.ageKeyFile
 	if path == "" {
 		path = os.Getenv("SOPS_AGE_KEY_FILE")
 	}
-	if path == "" {
-		return nil, nil
+	var ages []byte
+	if path != "" {
+		data, err := sops.ReadAgeKeyFile(path)
+		if err != nil {
+			return nil, usageError("--sops-age-key-file: %v", err)
+		}
+		ages = data
 	}
-	k, err := sops.LoadAgeKeyFile(path)
+	if inline := os.Getenv("SOPS_AGE_KEY"); inline != "" {
+		ages = append(append(ages, '\n'), inline...)
+	}
+	services := r.keyServices
+	if len(services) == 0 && os.Getenv("SOPS_KEYSERVICE") != "" {
+		services = strings.Split(os.Getenv("SOPS_KEYSERVICE"), ",")
+	}
+	k, err := sops.New(sops.Options{
+		AgeKeys:       ages,
+		GnuPGHome:     r.gnupgHome,
+		GPGExec:       os.Getenv("SOPS_GPG_EXEC"),
+		KeyServices:   services,
+		LocalKeyTypes: localKeyTypes(r.localKeyTypes),
+	})
 	if err != nil {
-		return nil, usageError("--sops-age-key-file: %v", err)
+		return nil, usageError("SOPS keys: %v", err)
 	}
 	return k, nil
+}
+
+// localKeyTypes turns --sops-local-key-types into sops.Options'
+// LocalKeyTypes: nil for all, empty for none.
+func localKeyTypes(flag []string) []string {
+	out := []string{}
+	for _, t := range flag {
+		switch t = strings.TrimSpace(t); t {
+		case "all":
+			return nil
+		case "none", "":
+		default:
+			out = append(out, t)
+		}
+	}
+	return out
 }

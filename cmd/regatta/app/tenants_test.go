@@ -113,7 +113,7 @@ func TestValidateRefusesTenantEscapes(t *testing.T) {
 		{"symlinked file", map[string]string{"tenants/team-b/api/ns.yaml": "->../../../platform/namespaces.yaml", kust: "resources: [config.yaml, ns.yaml]"}, "outside tenants/team-b/"},
 		{"profile path", map[string]string{"tenants/team-b/profiles/team-b-api.yaml": strings.ReplaceAll(readFile(t, tenantsExample+"/tenants/team-b/profiles/team-b-api.yaml"), "path: tenants/team-b/api", "path: tenants/team-b/../../platform")}, "resolves to platform, outside tenants/team-b/"},
 		{"helm values file", map[string]string{"tenants/team-b/profiles/team-b-api.yaml": helmTenantProfile}, "helm.valuesFiles[0]: \"tenants/team-b/../../clusters/east/cluster.yaml\" resolves to clusters/east/cluster.yaml, outside tenants/team-b/"},
-		{"sops without recipients", map[string]string{"tenants/team-b/api/config.yaml": sopsDoc}, "lists no age recipient"},
+		{"sops without recipients", map[string]string{"tenants/team-b/api/config.yaml": sopsDoc}, "lists no key the cluster allows"},
 		{"substituteFrom file", map[string]string{teamBProfile: teamBWith(t, "    postBuild:\n      substituteFrom:\n      - {kind: ConfigMap, name: vars, path: platform/namespaces.yaml}\n")}, "outside tenants/team-b/"},
 		{"templated substituteFrom file", map[string]string{teamBProfile: teamBWith(t, "    postBuild:\n      substituteFrom:\n      - {kind: ConfigMap, name: vars, path: 'tenants/team-b/{{ \"../../clusters\" }}/{{ .Cluster.Name }}/cluster.yaml'}\n")},
 			"spec.addons[0].postBuild.substituteFrom[0].path: \"tenants/team-b/../../clusters/north/cluster.yaml\" resolves to clusters/north/cluster.yaml, outside tenants/team-b/"},
