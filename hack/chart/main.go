@@ -6,6 +6,9 @@
 package main
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"flag"
@@ -13,9 +16,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/ignore"
 
 	"github.com/regatta-dev/regatta/deploy"
 )
@@ -71,28 +78,96 @@ func manifests(ctx context.Context, c *deploy.Chart, deployDir, out string) erro
 	return nil
 }
 
-// pack writes the chart's files to a temporary folder and packages it as
-// helm package does (.helmignore applies): out/regatta-X.Y.Z.tgz.
+// pack writes out/regatta-X.Y.Z.tgz as helm package lays it out (the
+// files .helmignore keeps under regatta/, Chart.yaml first), every entry
+// timed at $SOURCE_DATE_EPOCH, so one commit packages to the same bytes;
+// then loads it back as Helm would.
 func pack(c *deploy.Chart, out string) error {
-	tmp, err := os.MkdirTemp("", "regatta-chart-")
+	files, err := chartFiles(c.FS)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if err := os.CopyFS(tmp, c.FS); err != nil {
+	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	ch, err := loader.LoadDir(filepath.Join(tmp, "regatta"))
-	if err != nil {
+	name := filepath.Join(out, fmt.Sprintf("regatta-%s.tgz", c.Meta.Version))
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	mtime := sourceDate()
+	for _, f := range files {
+		data, err := fs.ReadFile(c.FS, f)
+		if err != nil {
+			return err
+		}
+		hdr := &tar.Header{Name: f, Mode: 0o644, Size: int64(len(data)), ModTime: mtime, Typeflag: tar.TypeReg}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := zw.Close(); err != nil {
 		return err
 	}
-	name, err := chartutil.Save(ch, out)
-	if err != nil {
+	if _, err := loader.LoadArchive(bytes.NewReader(buf.Bytes())); err != nil {
+		return fmt.Errorf("the packaged chart does not load: %w", err)
+	}
+	if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
 	fmt.Println(name)
 	return nil
+}
+
+// chartFiles lists the chart's files that .helmignore and Helm's default
+// rules keep, Chart.yaml first, then by path.
+func chartFiles(fsys fs.FS) ([]string, error) {
+	rules := ignore.Empty()
+	if data, err := fs.ReadFile(fsys, "regatta/.helmignore"); err == nil {
+		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf(".helmignore: %w", err)
+		}
+	}
+	rules.AddDefaults()
+	var files []string
+	err := fs.WalkDir(fsys, "regatta", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "regatta" {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if rules.Ignore(strings.TrimPrefix(p, "regatta/"), info) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	sort.SliceStable(files, func(i, j int) bool {
+		ci, cj := files[i] == "regatta/Chart.yaml", files[j] == "regatta/Chart.yaml"
+		if ci != cj {
+			return ci
+		}
+		return files[i] < files[j]
+	})
+	return files, err
+}
+
+// sourceDate is $SOURCE_DATE_EPOCH (the commit's date in a release), else now.
+func sourceDate() time.Time {
+	if s, err := strconv.ParseInt(os.Getenv("SOURCE_DATE_EPOCH"), 10, 64); err == nil {
+		return time.Unix(s, 0).UTC()
+	}
+	return time.Now().UTC()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -13,10 +14,18 @@ import (
 // TestPackageAndManifests packages the chart stamped with a release's
 // version and renders the release's plain manifests.
 func TestPackageAndManifests(t *testing.T) {
-	out := t.TempDir()
+	out, again := t.TempDir(), t.TempDir()
 	ctx := context.Background()
-	if err := run(ctx, []string{"package", "-deploy", "../../deploy", "-version", "v1.2.3", "-out", out}); err != nil {
-		t.Fatal(err)
+	t.Setenv("SOURCE_DATE_EPOCH", "1767323045")
+	for _, dir := range []string{out, again} {
+		if err := run(ctx, []string{"package", "-deploy", "../../deploy", "-version", "v1.2.3", "-out", dir}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := os.ReadFile(filepath.Join(out, "regatta-1.2.3.tgz"))
+	b, _ := os.ReadFile(filepath.Join(again, "regatta-1.2.3.tgz"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("two packages of one chart differ")
 	}
 	c, err := loader.Load(filepath.Join(out, "regatta-1.2.3.tgz"))
 	if err != nil {
