@@ -77,6 +77,7 @@ func TestBadValuesFailNamingTheValue(t *testing.T) {
 			"/fleet/repository/auth/type"},
 		{"zero replicas", values(map[string]any{"fleet.repository.url": url, "replicas": 0}), "replicas"},
 		{"misspelt value", values(map[string]any{"fleet.repository.url": url, "fleet.repository.brnch": "dev"}), "brnch"},
+		{"misspelt top-level value", values(map[string]any{"fleet.repository.url": url, "replica": 3}), "replica"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
