@@ -100,12 +100,20 @@ func parseFlags(args []string) (options, error) {
 	return o, nil
 }
 
-// caSource names the Debian package the CA bundle comes from, with its
-// version, when dpkg knows it.
+// caSource names the distribution package the CA bundle comes from, with
+// its version, when dpkg knows it: "debian ca-certificates 20230311+deb12u1".
 func caSource(file string) string {
 	out, err := exec.Command("dpkg-query", "-W", "-f", "${Version}", "ca-certificates").Output()
 	if err != nil || file != "/etc/ssl/certs/ca-certificates.crt" {
 		return file
 	}
-	return "debian ca-certificates " + strings.TrimSpace(string(out))
+	distro := "debian"
+	if rel, err := os.ReadFile("/etc/os-release"); err == nil {
+		for _, l := range strings.Split(string(rel), "\n") {
+			if v, ok := strings.CutPrefix(l, "ID="); ok {
+				distro = strings.Trim(v, `"`)
+			}
+		}
+	}
+	return distro + " ca-certificates " + strings.TrimSpace(string(out))
 }
