@@ -1,11 +1,8 @@
-// Package deploy holds the manifests that run regatta in a management
-// cluster; its test applies them to a real kube-apiserver.
 package deploy
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"strings"
@@ -15,39 +12,40 @@ import (
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/regatta-dev/regatta/cmd/regatta/app"
 	"github.com/regatta-dev/regatta/internal/testenv"
 )
 
-// files are the manifest sets: one leader and a standby, and three
-// replicas sharing the fleet.
-var files = []string{"regatta.yaml", "regatta-sharded.yaml"}
-
+// manifests reads one of the plain manifest files.
 func manifests(t *testing.T, file string) []*unstructured.Unstructured {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		var m map[string]any
-		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
-			return out
-		} else if err != nil {
+	return decode(t, data)
+}
+
+// TestManifestsMatchChart renders the chart with each plain manifest's
+// values and fails when the file differs: the chart is the one source.
+func TestManifestsMatchChart(t *testing.T) {
+	c, err := LoadChart("charts/regatta", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Manifests {
+		want, err := c.RenderManifest(context.Background(), ".", m)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if m != nil {
-			out = append(out, &unstructured.Unstructured{Object: m})
+		got, err := os.ReadFile(m.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("deploy/%s differs from the chart rendered with deploy/%s: run `make manifests` (edit the chart, not the file)", m.File, m.Values)
 		}
 	}
 }
@@ -63,17 +61,20 @@ var common = []access{
 	{"create", "coordination.k8s.io", "leases", "regatta-system", true},
 	{"update", "coordination.k8s.io", "leases", "regatta-system", true},
 	{"list", "", "secrets", "regatta-system", false},
+	{"watch", "", "secrets", "regatta-system", false},
 	{"get", "", "secrets", "kube-system", false},
 	{"delete", "", "secrets", "regatta-system", false},
 	{"delete", "coordination.k8s.io", "leases", "regatta-system", false},
+	{"create", "", "pods", "regatta-system", false},
+	{"get", "", "configmaps", "regatta-system", false},
 }
 
-// TestManifestsApplyAndGrantWhatRegattaNeeds applies each manifest set to
-// a real API server and checks the service account may read kubeconfig
-// Secrets and hold its Lease (list the members' Leases when sharded), and
-// nothing more.
+// TestManifestsApplyAndGrantWhatRegattaNeeds applies each plain manifest
+// to a real API server and checks that the service account may read
+// kubeconfig Secrets and hold its Lease (list the members' Leases when
+// sharded), and nothing more; and that its pod passes the restricted Pod
+// Security Standard its namespace enforces.
 func TestManifestsApplyAndGrantWhatRegattaNeeds(t *testing.T) {
-	env := testenv.StartT(t, testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "standby"}, {Name: "sharded"}}})
 	checkManifests(t, env.Cluster("standby"), "regatta.yaml", append(common,
 		access{"list", "coordination.k8s.io", "leases", "regatta-system", false}))
 	checkManifests(t, env.Cluster("sharded"), "regatta-sharded.yaml", append(common,
@@ -82,41 +83,39 @@ func TestManifestsApplyAndGrantWhatRegattaNeeds(t *testing.T) {
 
 func checkManifests(t *testing.T, cluster *testenv.Cluster, file string, checks []access) {
 	t.Helper()
-	cfg := cluster.RESTConfig()
-	ctx := context.Background()
-	dyn := dynamic.NewForConfigOrDie(cfg)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(cfg)))
-	for _, obj := range manifests(t, file) {
-		gvk := obj.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			t.Fatalf("%s: %v", gvk, err)
-		}
-		data, _ := obj.MarshalJSON()
-		ri := dyn.Resource(m.Resource).Namespace(obj.GetNamespace())
-		force := true
-		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data,
-			metav1.PatchOptions{FieldManager: "deploy-test", Force: &force}); err != nil {
-			t.Fatalf("%s: apply %s %s: %v", file, gvk.Kind, obj.GetName(), err)
-		}
-	}
-	cs := kubernetes.NewForConfigOrDie(cfg)
-	sa := "system:serviceaccount:regatta-system:regatta"
+	objs := manifests(t, file)
+	applyAll(t, cluster, objs)
+	checkPodAdmitted(t, cluster, objs)
+	checkAccess(t, cluster, file, "regatta-system", checks)
+}
+
+// checkAccess asks the API server whether the service account
+// regatta in ns may do each thing.
+func checkAccess(t *testing.T, cluster *testenv.Cluster, what, ns string, checks []access) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(cluster.RESTConfig())
 	for _, tt := range checks {
-		sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{User: sa,
-			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:regatta-system"},
-			ResourceAttributes: &authzv1.ResourceAttributes{Verb: tt.verb, Group: tt.group, Resource: tt.resource, Namespace: tt.ns}}}
-		res, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
+			User:   "system:serviceaccount:" + ns + ":regatta",
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns},
+			ResourceAttributes: &authzv1.ResourceAttributes{
+				Verb:      tt.verb,
+				Group:     tt.group,
+				Resource:  tt.resource,
+				Namespace: tt.ns,
+			},
+		}}
+		res, err := cs.AuthorizationV1().SubjectAccessReviews().Create(t.Context(), sar, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Status.Allowed != tt.want {
-			t.Errorf("%s: %s %s/%s in %s: allowed=%v, want %v", file, tt.verb, tt.group, tt.resource, tt.ns, res.Status.Allowed, tt.want)
+			t.Errorf("%s: %s %s/%s in %s: allowed=%v, want %v", what, tt.verb, tt.group, tt.resource, tt.ns, res.Status.Allowed, tt.want)
 		}
 	}
 }
 
-// TestDeploymentFlagsExist keeps the Deployment's arguments and REGATTA_
+// TestDeploymentFlagsExist keeps the workload's arguments and REGATTA_
 // variables in step with `regatta run`'s flags.
 func TestDeploymentFlagsExist(t *testing.T) {
 	root := app.NewRootCommand(io.Discard, io.Discard)
@@ -124,10 +123,10 @@ func TestDeploymentFlagsExist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range files {
-		for _, obj := range manifests(t, file) {
+	for _, m := range Manifests {
+		for _, obj := range manifests(t, m.File) {
 			if k := obj.GetKind(); k == "Deployment" || k == "StatefulSet" {
-				checkFlags(t, run, file, obj)
+				checkFlags(t, run, m.File, obj)
 			}
 		}
 	}
@@ -135,8 +134,7 @@ func TestDeploymentFlagsExist(t *testing.T) {
 
 func checkFlags(t *testing.T, run *cobra.Command, file string, obj *unstructured.Unstructured) {
 	t.Helper()
-	containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
-	c := containers[0].(map[string]any)
+	c := container(t, obj)
 	args, _, _ := unstructured.NestedStringSlice(c, "args")
 	if len(args) == 0 || args[0] != "run" {
 		t.Fatalf("%s: args = %v, want run first", file, args)
@@ -152,4 +150,14 @@ func checkFlags(t *testing.T, run *cobra.Command, file string, obj *unstructured
 			t.Errorf("%s: env %s names no flag --%s of regatta run", file, name, flag)
 		}
 	}
+}
+
+// container is the regatta container of a Deployment or StatefulSet.
+func container(t *testing.T, obj *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+	if len(containers) != 1 {
+		t.Fatalf("%s %s: %d containers, want 1", obj.GetKind(), obj.GetName(), len(containers))
+	}
+	return containers[0].(map[string]any)
 }

@@ -1,0 +1,293 @@
+package deploy
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/regatta-dev/regatta/internal/testenv"
+)
+
+func loadChart(t *testing.T) *Chart {
+	t.Helper()
+	c, err := LoadChart("charts/regatta", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// values builds chart values from dotted paths.
+func values(kv map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range kv {
+		m := out
+		parts := strings.Split(k, ".")
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		m[parts[len(parts)-1]] = v
+	}
+	return out
+}
+
+func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && (name == "" || o.GetName() == name) {
+			return o
+		}
+	}
+	return nil
+}
+
+// TestBadValuesFailNamingTheValue: values that would install a regatta
+// that cannot work fail at render, naming the value to fix.
+func TestBadValuesFailNamingTheValue(t *testing.T) {
+	c := loadChart(t)
+	url := "https://git.example.com/fleet.git"
+	tests := []struct {
+		name   string
+		values map[string]any
+		want   string
+	}{
+		{"empty repository URL", values(map[string]any{"fleet.repository.url": ""}), "fleet.repository.url is required"},
+		{"no repository URL", values(map[string]any{}), "fleet.repository.url is required"},
+		{"shard mode with 1 replica", values(map[string]any{"fleet.repository.url": url, "replicasMode": "shard", "replicas": 1}),
+			"replicas is 1 with replicasMode shard"},
+		{"ssh without a Secret name", values(map[string]any{"fleet.repository.url": url, "fleet.repository.auth.type": "ssh"}),
+			"fleet.repository.auth.secretName is required with fleet.repository.auth.type ssh"},
+		{"webhook without a Secret name", values(map[string]any{"fleet.repository.url": url, "webhook.enabled": true}),
+			"webhook.secretName is required"},
+		{"ingress without a host", values(map[string]any{"fleet.repository.url": url, "webhook.enabled": true,
+			"webhook.secretName": "hook", "webhook.ingress.enabled": true}), "webhook.ingress.host is required"},
+		{"unknown replicas mode", values(map[string]any{"fleet.repository.url": url, "replicasMode": "sharded"}), "replicasMode"},
+		{"unknown auth type", values(map[string]any{"fleet.repository.url": url, "fleet.repository.auth.type": "password"}),
+			"/fleet/repository/auth/type"},
+		{"zero replicas", values(map[string]any{"fleet.repository.url": url, "replicas": 0}), "replicas"},
+		{"misspelt value", values(map[string]any{"fleet.repository.url": url, "fleet.repository.brnch": "dev"}), "brnch"},
+		{"misspelt top-level value", values(map[string]any{"fleet.repository.url": url, "replica": 3}), "replica"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.Render(context.Background(), "regatta-system", tt.values)
+			if err == nil {
+				t.Fatal("rendered, want an error")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not say %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestChartOptions checks what each option renders.
+func TestChartOptions(t *testing.T) {
+	c := loadChart(t)
+	base := map[string]any{"fleet.repository.url": "https://git.example.com/fleet.git"}
+	with := func(kv map[string]any) map[string]any {
+		m := map[string]any{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for k, v := range kv {
+			m[k] = v
+		}
+		return values(m)
+	}
+	render := func(t *testing.T, v map[string]any) []*unstructured.Unstructured {
+		t.Helper()
+		objs, err := c.Render(context.Background(), "ops", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	t.Run("image defaults to the appVersion", func(t *testing.T) {
+		d := find(render(t, with(nil)), "Deployment", "regatta")
+		if img := container(t, d)["image"]; img != "ghcr.io/regatta-dev/regatta:"+c.Meta.AppVersion {
+			t.Errorf("image %v, want the chart's appVersion %s", img, c.Meta.AppVersion)
+		}
+		d = find(render(t, with(map[string]any{"image.digest": "sha256:" + strings.Repeat("ab", 32)})), "Deployment", "")
+		if img := container(t, d)["image"].(string); !strings.HasSuffix(img, "@sha256:"+strings.Repeat("ab", 32)) {
+			t.Errorf("image %v, want the digest", img)
+		}
+	})
+	t.Run("a release stamps the version", func(t *testing.T) {
+		s, err := LoadChart("charts/regatta", "v9.8.7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := s.Render(context.Background(), "ops", with(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img := container(t, find(objs, "Deployment", ""))["image"]; img != "ghcr.io/regatta-dev/regatta:v9.8.7" {
+			t.Errorf("image %v", img)
+		}
+	})
+	t.Run("optional objects", func(t *testing.T) {
+		objs := render(t, with(nil))
+		for _, k := range []string{"ServiceMonitor", "Ingress", "StatefulSet"} {
+			if find(objs, k, "") != nil {
+				t.Errorf("%s rendered by default", k)
+			}
+		}
+		objs = render(t, with(map[string]any{"metrics.serviceMonitor.enabled": true, "webhook.enabled": true,
+			"webhook.secretName": "hook", "webhook.ingress.enabled": true, "webhook.ingress.host": "regatta.example.com",
+			"replicasMode": "shard", "replicas": 3}))
+		for _, k := range []string{"ServiceMonitor", "Ingress", "StatefulSet", "PodDisruptionBudget", "NetworkPolicy"} {
+			if find(objs, k, "") == nil {
+				t.Errorf("no %s rendered", k)
+			}
+		}
+	})
+	t.Run("credentials", func(t *testing.T) {
+		for typ, want := range map[string][]string{
+			"basic": {"--git-password-file=/etc/regatta/git/password"},
+			"token": {"--git-token-file=/etc/regatta/git/bearerToken"},
+			"ssh":   {"--git-ssh-key-file=/etc/regatta/git/identity", "--git-known-hosts-file=/etc/regatta/git/known_hosts"},
+		} {
+			d := find(render(t, with(map[string]any{"fleet.repository.auth.type": typ,
+				"fleet.repository.auth.secretName": "git"})), "Deployment", "")
+			args, _, _ := unstructured.NestedStringSlice(container(t, d), "args")
+			for _, w := range want {
+				if !strings.Contains(strings.Join(args, " "), w) {
+					t.Errorf("%s: args %v lack %s", typ, args, w)
+				}
+			}
+		}
+	})
+}
+
+// chartCases are value sets applied into restricted namespaces.
+var chartCases = []struct {
+	ns     string
+	values map[string]any
+}{
+	{"chart-defaults", map[string]any{}},
+	{"chart-full", map[string]any{
+		"replicasMode":                     "shard",
+		"replicas":                         3,
+		"fleet.repository.auth.type":       "ssh",
+		"fleet.repository.auth.secretName": "git",
+		"fleet.repository.caSecretName":    "git-ca",
+		"sops.age.secretName":              "sops",
+		"webhook.enabled":                  true,
+		"webhook.secretName":               "hook",
+		"webhook.ingress.enabled":          true,
+		"webhook.ingress.host":             "regatta.example.com",
+		"webhook.ingress.tlsSecretName":    "regatta-tls",
+		"networkPolicy.metricsFrom": []any{map[string]any{"namespaceSelector": map[string]any{
+			"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}}},
+	}},
+	{"chart-single", map[string]any{
+		"replicas":                         1,
+		"fleet.repository.auth.type":       "token",
+		"fleet.repository.auth.secretName": "git",
+		"podDisruptionBudget.enabled":      false,
+		"networkPolicy.enabled":            false,
+	}},
+}
+
+// TestChartAdmittedInRestrictedNamespace renders the chart with regatta's
+// Helm renderer, applies it server-side into namespaces that enforce (and
+// warn about) the restricted Pod Security Standard, and checks that the
+// API server warns about nothing and admits the workload's pod.
+func TestChartAdmittedInRestrictedNamespace(t *testing.T) {
+	c := loadChart(t)
+	cluster := env.Cluster("chart")
+	for _, tt := range chartCases {
+		t.Run(tt.ns, func(t *testing.T) {
+			v := map[string]any{
+				"fleet.repository.url":            "https://git.example.com/fleet.git",
+				"rbac.kubeconfigSecretNamespaces": []any{tt.ns},
+			}
+			for k, x := range tt.values {
+				v[k] = x
+			}
+			objs, err := c.Render(context.Background(), tt.ns, values(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs = append([]*unstructured.Unstructured{restrictedNamespace(tt.ns)}, objs...)
+			if w := applyAll(t, cluster, objs); len(w) > 0 {
+				t.Errorf("the API server warned: %q", w)
+			}
+			checkPodAdmitted(t, cluster, objs)
+			shard := tt.values["replicasMode"] == "shard"
+			checkAccess(t, cluster, tt.ns, tt.ns, []access{
+				{"get", "", "secrets", tt.ns, true},
+				{"list", "", "secrets", tt.ns, false},
+				{"create", "coordination.k8s.io", "leases", tt.ns, true},
+				{"list", "coordination.k8s.io", "leases", tt.ns, shard},
+				{"get", "", "secrets", "default", false},
+			})
+		})
+	}
+}
+
+// restrictedNamespace enforces and warns about the restricted Pod
+// Security Standard (warn: workloads are checked at apply, enforce: pods).
+func restrictedNamespace(ns string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Namespace",
+		"metadata": map[string]any{
+			"name": ns,
+			"labels": map[string]any{
+				"pod-security.kubernetes.io/enforce": "restricted",
+				"pod-security.kubernetes.io/warn":    "restricted",
+			},
+		},
+	}}
+}
+
+// checkPodAdmitted creates (dry run) a pod of the workload's template in
+// its namespace, which must enforce the restricted Pod Security Standard;
+// a pod without a security context is refused there first, so the check
+// cannot pass on an API server without Pod Security admission.
+func checkPodAdmitted(t *testing.T, cluster *testenv.Cluster, objs []*unstructured.Unstructured) {
+	t.Helper()
+	wl := find(objs, "Deployment", "")
+	if wl == nil {
+		wl = find(objs, "StatefulSet", "")
+	}
+	ns := wl.GetNamespace()
+	cs := kubernetes.NewForConfigOrDie(cluster.RESTConfig())
+	nsObj, err := cs.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := nsObj.Labels["pod-security.kubernetes.io/enforce"]; l != "restricted" {
+		t.Fatalf("namespace %s enforces %q, want restricted", ns, l)
+	}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	bare := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "unrestricted", Namespace: ns},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(t.Context(), bare, dry); !apierrors.IsForbidden(err) {
+		t.Fatalf("a pod without security context in %s: %v, want forbidden by Pod Security", ns, err)
+	}
+	spec, _, _ := unstructured.NestedMap(wl.Object, "spec", "template", "spec")
+	var pod corev1.Pod
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"spec": spec}, &pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Name, pod.Namespace = wl.GetName()+"-0", ns
+	if _, err := cs.CoreV1().Pods(ns).Create(t.Context(), &pod, dry); err != nil {
+		t.Errorf("%s %s/%s: its pod is not admitted: %v", wl.GetKind(), ns, wl.GetName(), err)
+	}
+}
