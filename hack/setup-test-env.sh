@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prepares this machine for regatta's tests against real Kubernetes API servers:
 #   1. installs Debian's etcd-server when no `etcd` is on PATH (needs root or sudo);
-#   2. builds kube-apiserver (several stamped versions) and kubectl into bin/
-#      with hack/build-kube.sh (arguments are passed on to it).
+#   2. builds kube-apiserver (several stamped versions), kubectl,
+#      kube-controller-manager, kube-scheduler and kwok into bin/ with
+#      hack/build-kube.sh (arguments are passed on to it).
 # Safe to re-run: it does nothing that is already done.
 set -euo pipefail
 
