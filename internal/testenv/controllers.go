@@ -100,7 +100,7 @@ func (c *Cluster) startControlPlane(ctx context.Context) (*controlPlane, error) 
 // startControlPlaneProcs starts the three processes side by side and waits
 // for the two that serve /healthz.
 func (c *Cluster) startControlPlaneProcs(ctx context.Context, cp *controlPlane, bins controlPlaneBinaries, files controlPlaneFiles) error {
-	kwok, err := startProcess("kwok", filepath.Join(c.dir, "kwok.log"), kwokEnv, bins.kwok, kwokArgs(files)...)
+	kwok, err := startProcess("kwok", filepath.Join(c.dir, "kwok.log"), nil, bins.kwok, kwokArgs(files)...)
 	if err != nil {
 		return err
 	}
@@ -249,12 +249,6 @@ func (c *Cluster) schedulerArgs(f controlPlaneFiles, port int) []string {
 		"--profiling=false",
 	}
 }
-
-// kwokEnv turns off client-go's streaming lists in kwok (client-go v0.36):
-// they need etcd's progress notifications, which Debian's etcd 3.4 lacks,
-// and kwok's informers then retry the stream for ever instead of listing,
-// so kwok never sees a Pod. The 1.37 components fall back by themselves.
-var kwokEnv = []string{"KUBE_FEATURE_WatchListClient=false"}
 
 // kwokArgs makes kwok manage the nodes ensureNodes creates and play the
 // stages of kwok_stages.yaml on them and their Pods. kwok serves nothing.
