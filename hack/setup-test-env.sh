@@ -5,8 +5,9 @@
 #   3. builds the sops CLI (github.com/getsops/sops/v3/cmd/sops at
 #      $SOPS_VERSION) from the Go module proxy into bin/sops: its own
 #      module, so its dependencies stay out of regatta's go.mod;
-#   4. builds kube-apiserver (several stamped versions) and kubectl into bin/
-#      with hack/build-kube.sh (arguments are passed on to it).
+#   4. builds kube-apiserver (several stamped versions), kubectl,
+#      kube-controller-manager, kube-scheduler and kwok into bin/ with
+#      hack/build-kube.sh (arguments are passed on to it).
 # Safe to re-run: it does nothing that is already done.
 set -euo pipefail
 

@@ -26,7 +26,7 @@ func (e *MissingError) Error() string {
 // setupHint tells how to get the binaries.
 func setupHint() string {
 	hint := "run `make test` or hack/setup-test-env.sh to install etcd and build " +
-		"kube-apiserver and kubectl into bin/, or set " + EnvBinDir + " to a folder that has them"
+		"kube-apiserver, kubectl, kube-controller-manager, kube-scheduler and kwok into bin/, or set " + EnvBinDir + " to a folder that has them"
 	if os.Getenv("CI") != "" {
 		hint = "CI is set, so tests that need real API servers fail without them: " + hint
 	}
@@ -152,7 +152,43 @@ func newestPatch(dir, minor string) (int, bool) {
 	return best, best >= 0
 }
 
+// controlPlaneBinaries are the executables a controller-backed cluster
+// runs beside its API server.
+type controlPlaneBinaries struct {
+	controllerManager string
+	scheduler         string
+	kwok              string
+}
+
+// controlPlane finds kube-controller-manager, kube-scheduler and kwok in
+// the bin folder; hack/build-kube.sh builds all three.
+func (b binaries) controlPlane() (controlPlaneBinaries, error) {
+	cp := controlPlaneBinaries{
+		controllerManager: filepath.Join(b.dir, "kube-controller-manager"),
+		scheduler:         filepath.Join(b.dir, "kube-scheduler"),
+		kwok:              filepath.Join(b.dir, "kwok"),
+	}
+	for _, p := range []string{cp.controllerManager, cp.scheduler, cp.kwok} {
+		if !isExecutable(p) {
+			return cp, &MissingError{What: filepath.Base(p) + " (for a cluster with Controllers)", Looked: []string{b.dir}}
+		}
+	}
+	return cp, nil
+}
+
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// check finds every binary the cluster co needs.
+func (b binaries) check(co ClusterOptions) error {
+	if _, _, err := b.apiserver(co.Version); err != nil {
+		return err
+	}
+	if co.Controllers != nil {
+		_, err := b.controlPlane()
+		return err
+	}
+	return nil
 }

@@ -51,12 +51,31 @@ func TestStartFailsWithSetupHintWhenBinariesAreMissing(t *testing.T) {
 	}
 }
 
+func TestControllersNeedTheirBinaries(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"kube-apiserver-v1.37.2", "kube-controller-manager", "kube-scheduler"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := binaries{dir: dir}
+	if err := b.check(ClusterOptions{Name: "bare"}); err != nil {
+		t.Errorf("a bare cluster needs only kube-apiserver: %v", err)
+	}
+	err := b.check(ClusterOptions{Name: "ctl", Controllers: &Controllers{}})
+	if !isMissing(err) || !strings.Contains(err.Error(), "kwok") {
+		t.Errorf("a cluster with Controllers and no kwok: got %v, want a MissingError naming kwok", err)
+	}
+}
+
 func TestOptionsValidation(t *testing.T) {
 	for name, clusters := range map[string][]ClusterOptions{
-		"none":      nil,
-		"empty":     {{Name: ""}},
-		"not label": {{Name: "Prod_1"}},
-		"duplicate": {{Name: "a"}, {Name: "a"}},
+		"none":          nil,
+		"empty":         {{Name: ""}},
+		"not label":     {{Name: "Prod_1"}},
+		"duplicate":     {{Name: "a"}, {Name: "a"}},
+		"bad cpu":       {{Name: "a", Controllers: &Controllers{NodeCPU: "four"}}},
+		"negative pods": {{Name: "a", Controllers: &Controllers{NodePods: -1}}},
 	} {
 		if err := (Options{Clusters: clusters}).validate(); err == nil {
 			t.Errorf("%s: validate() = nil, want an error", name)

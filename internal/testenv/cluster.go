@@ -16,22 +16,24 @@ const stopGrace = 10 * time.Second
 // Cluster is one kube-apiserver with its credentials and etcd storage.
 // Its methods are safe for concurrent use.
 type Cluster struct {
-	name       string
-	dir        string
-	files      *clusterFiles
-	bins       binaries
-	ports      *ports
-	etcd       *etcd // its own or the environment's shared one
-	etcdPrefix string
-	extraFlags []string
-	env        []string // added to the API server's environment
-	timeout    time.Duration
-	logf       func(format string, args ...any)
+	name        string
+	dir         string
+	files       *clusterFiles
+	bins        binaries
+	ports       *ports
+	etcd        *etcd // its own or the environment's shared one
+	etcdPrefix  string
+	extraFlags  []string
+	env         []string // added to the API server's environment
+	timeout     time.Duration
+	logf        func(format string, args ...any)
+	controllers *Controllers // nil: a bare API server
 
 	mu      sync.Mutex
 	port    int
-	version string   // exact version of the last start
-	proc    *process // nil when stopped
+	version string        // exact version of the last start
+	proc    *process      // nil when stopped
+	cp      *controlPlane // nil when stopped or bare
 }
 
 // Name returns the cluster's name.
@@ -73,8 +75,9 @@ func (c *Cluster) RSS() (int64, error) {
 
 // Start starts the API server, with the given version ("v1.36.3", "v1.36",
 // or "" for the version of the previous start), and waits until /readyz
-// answers ok. The cluster keeps its etcd data, credentials and, normally,
-// its port: objects persist and kubeconfigs stay valid.
+// answers ok; with Controllers it then starts the controllers, scheduler and
+// kwok and waits for them too. The cluster keeps its etcd data, credentials
+// and, normally, its port: objects persist and kubeconfigs stay valid.
 func (c *Cluster) Start(ctx context.Context, version string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -93,9 +96,25 @@ func (c *Cluster) Start(ctx context.Context, version string) error {
 		return fmt.Errorf("start kube-apiserver %s for cluster %s: %w", exact, c.name, err)
 	}
 	c.version = exact
-	c.logf("testenv: cluster %s (%s) ready at %s in %s", c.name, exact, c.url(),
-		time.Since(begin).Round(time.Millisecond))
+	if c.controllers != nil {
+		cp, err := c.startControlPlane(ctx)
+		if err != nil {
+			c.proc.stop(stopGrace)
+			c.proc = nil
+			return fmt.Errorf("start the controllers of cluster %s: %w", c.name, err)
+		}
+		c.cp = cp
+	}
+	c.logf("testenv: cluster %s (%s) ready at %s in %s%s", c.name, exact, c.url(),
+		time.Since(begin).Round(time.Millisecond), c.controllersNote())
 	return nil
+}
+
+func (c *Cluster) controllersNote() string {
+	if c.controllers == nil {
+		return ""
+	}
+	return fmt.Sprintf(" with controllers and %d kwok nodes", c.controllers.Nodes)
 }
 
 // startWithRetry starts the API server, moving to another port when its port
@@ -130,11 +149,16 @@ func (c *Cluster) startOnce(ctx context.Context, path string) error {
 	return nil
 }
 
-// Stop stops the API server (SIGTERM, then SIGKILL) and waits for it to
-// exit. Its etcd data stays, so Start brings the same cluster back.
+// Stop stops the controllers, scheduler and kwok if any, then the API
+// server (SIGTERM, then SIGKILL), and waits for them to exit. Its etcd data
+// stays, so Start brings the same cluster back.
 func (c *Cluster) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.cp != nil {
+		c.cp.stop()
+		c.cp = nil
+	}
 	if c.proc == nil {
 		return
 	}

@@ -6,11 +6,15 @@
 // their objects in etcd: by default one etcd process shared by all clusters of
 // an Env, each cluster under its own --etcd-prefix (cheaper than one etcd per
 // cluster and just as isolated); Options.EtcdPerCluster gives each cluster its
-// own etcd instead. No controllers run: nothing becomes Ready by itself.
+// own etcd instead. A bare cluster runs no controllers: nothing becomes
+// Ready by itself. A cluster with ClusterOptions.Controllers also runs
+// kube-controller-manager, kube-scheduler and kwok, which simulates its
+// nodes (controllers.go, kwok_stages.yaml): Pods are scheduled, run and turn
+// Ready, or fail as their image or BehaviorAnnotation says.
 //
 // Binaries come from $REGATTA_BIN_DIR or <module root>/bin, where
-// hack/build-kube.sh puts kube-apiserver-vX.Y.Z (one per stamped version) and
-// kubectl; etcd is looked up in that folder and then on PATH (Debian's
+// hack/build-kube.sh puts kube-apiserver-vX.Y.Z (one per stamped version),
+// kubectl, kube-controller-manager, kube-scheduler and kwok; etcd is looked up in that folder and then on PATH (Debian's
 // etcd-server). When something is missing, Start fails with a message that
 // tells how to get it: tests that need the environment fail, never skip.
 //

@@ -34,7 +34,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 		return nil, fmt.Errorf("start test environment: %w", err)
 	}
 	for _, co := range o.Clusters {
-		if _, _, err := bins.apiserver(co.Version); err != nil {
+		if err := bins.check(co); err != nil {
 			return nil, fmt.Errorf("start test environment: cluster %s: %w", co.Name, err)
 		}
 	}
@@ -113,6 +113,10 @@ func (e *Env) newCluster(ctx context.Context, co ClusterOptions, shared *etcd) (
 		extraFlags: append(append([]string(nil), e.opts.APIServerFlags...), co.APIServerFlags...),
 		env:        e.opts.APIServerEnv,
 		timeout:    e.opts.ReadyTimeout, logf: e.opts.Logf,
+	}
+	if co.Controllers != nil {
+		ctl := co.Controllers.withDefaults()
+		c.controllers = &ctl
 	}
 	if e.opts.AuditLog {
 		flags, err := c.auditFlags()

@@ -11,10 +11,12 @@ import (
 // Kubeconfig returns an admin kubeconfig (YAML) for the cluster: its CA data
 // embedded and the admin token, which is in group system:masters. Its
 // context, cluster and user are all named after the cluster.
-func (c *Cluster) Kubeconfig() []byte {
+func (c *Cluster) Kubeconfig() []byte { return c.kubeconfig(c.URL()) }
+
+func (c *Cluster) kubeconfig(url string) []byte {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[c.name] = &clientcmdapi.Cluster{
-		Server:                   c.URL(),
+		Server:                   url,
 		CertificateAuthorityData: c.files.caPEM,
 	}
 	cfg.AuthInfos[c.name] = &clientcmdapi.AuthInfo{Token: c.files.adminToken}
@@ -30,9 +32,11 @@ func (c *Cluster) Kubeconfig() []byte {
 
 // RESTConfig returns a new admin client configuration for the cluster, with
 // client-go's default rate limits.
-func (c *Cluster) RESTConfig() *rest.Config {
+func (c *Cluster) RESTConfig() *rest.Config { return c.restConfig(c.URL()) }
+
+func (c *Cluster) restConfig(url string) *rest.Config {
 	return &rest.Config{
-		Host:            c.URL(),
+		Host:            url,
 		BearerToken:     c.files.adminToken,
 		TLSClientConfig: rest.TLSClientConfig{CAData: c.files.caPEM},
 	}

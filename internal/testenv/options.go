@@ -3,6 +3,8 @@ package testenv
 import (
 	"fmt"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Environment variables that the package reads.
@@ -61,6 +63,64 @@ type ClusterOptions struct {
 	Version string
 	// APIServerFlags are appended to this cluster's kube-apiserver flags.
 	APIServerFlags []string
+	// Controllers, when set, makes the cluster behave like a real one:
+	// kube-controller-manager, kube-scheduler and kwok run beside the API
+	// server and kwok simulates its nodes. Nil keeps the cluster bare (and
+	// as cheap as an API server alone): nothing becomes Ready by itself.
+	Controllers *Controllers
+}
+
+// Controllers configures the controllers and simulated nodes of a
+// controller-backed cluster. Its zero value gives DefaultNodes nodes of the
+// default capacity.
+type Controllers struct {
+	// Nodes is how many kwok nodes the cluster has. Default: DefaultNodes.
+	Nodes int
+	// NodeCPU, NodeMemory and NodePods are each node's capacity (and
+	// allocatable); a Pod that requests more than any node has left stays
+	// Pending, as the scheduler finds no node. Defaults: DefaultNodeCPU,
+	// DefaultNodeMemory, DefaultNodePods.
+	NodeCPU    string
+	NodeMemory string
+	NodePods   int
+	// ControllerManagerFlags are appended to kube-controller-manager's flags.
+	ControllerManagerFlags []string
+}
+
+// Defaults of Controllers.
+const (
+	DefaultNodes      = 3
+	DefaultNodeCPU    = "4"
+	DefaultNodeMemory = "8Gi"
+	DefaultNodePods   = 110
+)
+
+func (c Controllers) withDefaults() Controllers {
+	if c.Nodes == 0 {
+		c.Nodes = DefaultNodes
+	}
+	if c.NodeCPU == "" {
+		c.NodeCPU = DefaultNodeCPU
+	}
+	if c.NodeMemory == "" {
+		c.NodeMemory = DefaultNodeMemory
+	}
+	if c.NodePods == 0 {
+		c.NodePods = DefaultNodePods
+	}
+	return c
+}
+
+func (c Controllers) validate() error {
+	if c.Nodes < 0 || c.NodePods < 0 {
+		return fmt.Errorf("controllers: nodes (%d) and nodePods (%d) must not be negative", c.Nodes, c.NodePods)
+	}
+	for field, q := range map[string]string{"nodeCPU": c.NodeCPU, "nodeMemory": c.NodeMemory} {
+		if _, err := resource.ParseQuantity(q); q != "" && err != nil {
+			return fmt.Errorf("controllers: %s %q: %w", field, q, err)
+		}
+	}
+	return nil
 }
 
 func (o Options) withDefaults() Options {
@@ -86,6 +146,11 @@ func (o Options) validate() error {
 			return fmt.Errorf("clusters[%d]: duplicate name %q", i, c.Name)
 		}
 		seen[c.Name] = true
+		if c.Controllers != nil {
+			if err := c.Controllers.validate(); err != nil {
+				return fmt.Errorf("clusters[%d] (%s): %w", i, c.Name, err)
+			}
+		}
 	}
 	return nil
 }

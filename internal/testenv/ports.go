@@ -2,8 +2,18 @@ package testenv
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"strconv"
 	"sync"
+)
+
+// The range ports are drawn from: below Linux's ephemeral range (32768 and
+// up), so that an outgoing connection cannot take a port between the moment
+// it is found free and the moment a server binds it.
+const (
+	minPort = 10000
+	maxPort = 32767
 )
 
 // ports hands out free loopback TCP ports, never the same one twice within
@@ -15,21 +25,23 @@ type ports struct {
 
 func newPorts() *ports { return &ports{used: map[int]bool{}} }
 
-// free returns a port that was free a moment ago on 127.0.0.1.
+// free returns a port below the ephemeral range that was free a moment ago
+// on 127.0.0.1.
 func (p *ports) free() (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for range 200 {
+		port := minPort + rand.IntN(maxPort-minPort+1)
+		if p.used[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			return 0, fmt.Errorf("find a free port: %w", err)
+			continue
 		}
-		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
-		if !p.used[port] {
-			p.used[port] = true
-			return port, nil
-		}
+		p.used[port] = true
+		return port, nil
 	}
-	return 0, fmt.Errorf("find a free port: the kernel kept offering used ones")
+	return 0, fmt.Errorf("find a free port in %d-%d: 200 tries found none", minPort, maxPort)
 }

@@ -17,7 +17,8 @@ import (
 	"github.com/regatta-dev/regatta/internal/testenv"
 )
 
-// env holds three clusters, one per supported minor version, started once.
+// env holds three bare clusters, one per supported minor version, and one
+// controller-backed cluster, started once.
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
@@ -25,6 +26,7 @@ func TestMain(m *testing.M) {
 		{Name: "v135", Version: "v1.35"},
 		{Name: "v136", Version: "v1.36"},
 		{Name: "v137", Version: "v1.37"},
+		{Name: ctlCluster, Controllers: &testenv.Controllers{}},
 	}}, &env)
 }
 

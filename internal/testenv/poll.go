@@ -1,0 +1,73 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// PollInterval is how often Eventually and Consistently check.
+const PollInterval = 200 * time.Millisecond
+
+// Eventually calls cond until it returns nil and fails the test with cond's
+// last error if that does not happen within timeout.
+func Eventually(t testing.TB, timeout time.Duration, cond func(ctx context.Context) error) {
+	t.Helper()
+	if err := Poll(t.Context(), timeout, cond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Consistently calls cond for the whole window and fails the test as soon as
+// it returns an error: it proves a negative over a bounded time.
+func Consistently(t testing.TB, window time.Duration, cond func(ctx context.Context) error) {
+	t.Helper()
+	deadline := time.Now().Add(window)
+	tick := time.NewTicker(PollInterval)
+	defer tick.Stop()
+	for {
+		if err := cond(t.Context()); err != nil {
+			t.Fatalf("within %s: %v", window, err)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Poll calls cond until it returns nil, ctx ends or timeout passes; then it
+// returns cond's last error.
+func Poll(ctx context.Context, timeout time.Duration, cond func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(PollInterval)
+	defer tick.Stop()
+	for {
+		err := cond(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return &PollError{Timeout: timeout, Last: err}
+		case <-tick.C:
+		}
+	}
+}
+
+// PollError is a condition that did not hold in time.
+type PollError struct {
+	Timeout time.Duration
+	Last    error // the condition's last answer
+}
+
+func (e *PollError) Error() string {
+	return "not within " + e.Timeout.String() + ": " + e.Last.Error()
+}
+
+func (e *PollError) Unwrap() error { return e.Last }
