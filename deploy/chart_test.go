@@ -2,9 +2,12 @@ package deploy
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -289,5 +292,49 @@ func checkPodAdmitted(t *testing.T, cluster *testenv.Cluster, objs []*unstructur
 	pod.Name, pod.Namespace = wl.GetName()+"-0", ns
 	if _, err := cs.CoreV1().Pods(ns).Create(t.Context(), &pod, dry); err != nil {
 		t.Errorf("%s %s/%s: its pod is not admitted: %v", wl.GetKind(), ns, wl.GetName(), err)
+	}
+}
+
+// TestChartDeploymentBecomesAvailable installs the chart with its
+// defaults on a cluster with controllers, a scheduler and kwok nodes, in a
+// namespace enforcing the restricted Pod Security Standard: the
+// Deployment's ReplicaSet creates the pods, admission accepts them, they
+// are scheduled and turn ready, and the Deployment becomes Available.
+func TestChartDeploymentBecomesAvailable(t *testing.T) {
+	const ns = "regatta-live"
+	cluster := env.Cluster("live")
+	objs, err := loadChart(t).Render(context.Background(), ns, values(map[string]any{
+		"fleet.repository.url":            "https://git.example.com/fleet.git",
+		"rbac.kubeconfigSecretNamespaces": []any{ns},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyAll(t, cluster, append([]*unstructured.Unstructured{restrictedNamespace(ns)}, objs...))
+	dep := find(objs, "Deployment", "")
+	cs := kubernetes.NewForConfigOrDie(cluster.RESTConfig())
+	var last string
+	waitFor(t, "Deployment "+dep.GetName()+" Available", 3*time.Minute, func() bool {
+		d, err := cs.AppsV1().Deployments(ns).Get(t.Context(), dep.GetName(), metav1.GetOptions{})
+		if err != nil || d.Spec.Replicas == nil {
+			return false
+		}
+		last = fmt.Sprintf("%d/%d ready, conditions %v", d.Status.ReadyReplicas, *d.Spec.Replicas, d.Status.Conditions)
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+				return d.Status.ReadyReplicas == *d.Spec.Replicas && d.Status.ObservedGeneration == d.Generation
+			}
+		}
+		return false
+	})
+	t.Logf("Deployment %s: %s", dep.GetName(), last)
+	pods, err := cs.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == "" || p.Spec.SecurityContext == nil || p.Spec.SecurityContext.RunAsNonRoot == nil || !*p.Spec.SecurityContext.RunAsNonRoot {
+			t.Errorf("pod %s: node %q, security context %+v", p.Name, p.Spec.NodeName, p.Spec.SecurityContext)
+		}
 	}
 }

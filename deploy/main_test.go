@@ -31,7 +31,8 @@ const execAsRegatta = "DEPLOY_TEST_EXEC_AS_REGATTA"
 
 // env holds the package's API servers: "standby" and "sharded" receive
 // the plain manifests (both use namespace regatta-system), "chart" the
-// chart's renders, each test in its own namespaces.
+// chart's renders, each test in its own namespaces; "live" has
+// controllers and kwok nodes, so the chart's workload really runs.
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
@@ -43,6 +44,7 @@ func TestMain(m *testing.M) {
 	}
 	testenv.Main(m, testenv.Options{Clusters: []testenv.ClusterOptions{
 		{Name: "standby"}, {Name: "sharded"}, {Name: "chart"},
+		{Name: "live", Controllers: &testenv.Controllers{Nodes: 2}},
 	}}, &env)
 }
 
