@@ -68,8 +68,7 @@ func readableObjects(tenant *spec.Tenant, namespaced bool, items []any) []map[st
 		if !ok {
 			continue
 		}
-		gk := u.GroupVersionKind().GroupKind()
-		if tenant != nil && !tenant.MayRead(gk, u.GetNamespace(), u.GetName(), namespaced) {
+		if tenant != nil && !tenant.MayRead(u.GroupVersionKind().GroupKind(), u.GetNamespace(), u.GetName(), namespaced) {
 			continue
 		}
 		out = append(out, runtime.DeepCopyJSON(u.Object))
