@@ -44,8 +44,9 @@ type TenantSpec struct {
 	// ServiceAccount is the identity the tenant's objects are applied with
 	// in the target cluster.
 	ServiceAccount TenantServiceAccount `yaml:"serviceAccount,omitempty"`
-	// Decryption lists the age recipients whose keys may decrypt the
-	// tenant's SOPS files. Empty: the tenant's files are never decrypted.
+	// Decryption lists the keys (age, PGP, KMS, Vault ...) that may decrypt
+	// the tenant's SOPS files. Empty: the tenant's files are never
+	// decrypted.
 	Decryption *Decryption `yaml:"decryption,omitempty"`
 }
 
@@ -100,14 +101,6 @@ func (t *Tenant) AllowsCluster(cluster string, lbls map[string]string) bool {
 		}
 	}
 	return t.selector != nil && t.selector.Matches(labels.Set(lbls))
-}
-
-// AgeRecipients are the recipients whose keys may decrypt the tenant's files.
-func (t *Tenant) AgeRecipients() []string {
-	if t.Spec.Decryption == nil {
-		return nil
-	}
-	return t.Spec.Decryption.AgeRecipients
 }
 
 // Tenant returns the tenant a profile belongs to, or nil for a platform
