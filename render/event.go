@@ -50,29 +50,7 @@ func eventDataOf(e *EventData) eventData {
 // into int64 and the others into float64, so that templates compare
 // them with constants (eq .port 443) as Kubernetes' unstructured objects
 // and Sveltos' templates let them.
-func jsonNumbers(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if x == nil {
-			return x
-		}
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonNumbers(e)
-		}
-		return out
-	case []any:
-		if x == nil {
-			return x
-		}
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonNumbers(e)
-		}
-		return out
-	}
-	return jsonNumber(v)
-}
+func jsonNumbers(v any) any { return copyTree(v, jsonNumber) }
 
 // jsonNumber is v as int64 when it is a whole number within int64,
 // float64 when it is another number, and v itself when not a number.

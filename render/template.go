@@ -139,7 +139,11 @@ func (t *templater) dataCopy() templateData {
 }
 
 // deepCopyValue copies maps and lists of a values tree.
-func deepCopyValue(v any) any {
+func deepCopyValue(v any) any { return copyTree(v, func(leaf any) any { return leaf }) }
+
+// copyTree copies the maps and lists of v (nil ones stay nil), passing
+// every other value through leaf.
+func copyTree(v any, leaf func(any) any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		if x == nil {
@@ -147,17 +151,20 @@ func deepCopyValue(v any) any {
 		}
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = deepCopyValue(e)
+			out[k] = copyTree(e, leaf)
 		}
 		return out
 	case []any:
+		if x == nil {
+			return x
+		}
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = deepCopyValue(e)
+			out[i] = copyTree(e, leaf)
 		}
 		return out
 	}
-	return v
+	return leaf(v)
 }
 
 // executeString is execute for a short string such as a path.
