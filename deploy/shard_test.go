@@ -3,8 +3,6 @@ package deploy
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,14 +209,9 @@ func envVar(t *testing.T, e map[string]any, ns, pod string) string {
 // freePort returns a loopback port below the ephemeral range.
 func freePort(t *testing.T) int {
 	t.Helper()
-	for range 100 {
-		p := 20000 + rand.IntN(12000)
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err == nil {
-			ln.Close()
-			return p
-		}
+	p, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port")
-	return 0
+	return p
 }

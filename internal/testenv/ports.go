@@ -25,6 +25,10 @@ type ports struct {
 
 func newPorts() *ports { return &ports{used: map[int]bool{}} }
 
+// FreePort returns a loopback port below the ephemeral range that was free
+// a moment ago, for a test's own server (metrics, webhooks).
+func FreePort() (int, error) { return newPorts().free() }
+
 // free returns a port below the ephemeral range that was free a moment ago
 // on 127.0.0.1.
 func (p *ports) free() (int, error) {

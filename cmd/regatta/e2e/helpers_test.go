@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -93,16 +91,11 @@ func kubeconfigSecret(t *testing.T, mgmt kubernetes.Interface, c *testenv.Cluste
 // freePort returns a loopback port below the ephemeral range.
 func freePort(t *testing.T) int {
 	t.Helper()
-	for range 100 {
-		p := 20000 + rand.IntN(12000)
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err == nil {
-			ln.Close()
-			return p
-		}
+	p, err := testenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port")
-	return 0
+	return p
 }
 
 // process is a regatta child process.
