@@ -58,7 +58,11 @@ deps-check: ## leaves (spec, render, lua, repo) import no regatta package above 
 bench: test-env build ## run the benchmark suite (~35-40 min; BENCH_FLAGS=-h lists options) and write bench/REPORT.md
 	GO=$(GO) $(GO) run ./bench/cmd/regatta-bench -bin $(BIN) $(BENCH_FLAGS)
 
-demo: test-env build ## run regatta on three local clusters with the example fleet (Ctrl-C stops)
+# The demo's clusters run v1.35, v1.36 and v1.37, each with its own
+# controllers and scheduler (stamped per version; see hack/build-kube.sh).
+DEMO_VERSIONS ?= v1.35.4 v1.36.3 v1.37.2
+demo: build ## run regatta on three local clusters with the example fleet (Ctrl-C stops)
+	CONTROL_PLANE_VERSIONS="$(DEMO_VERSIONS)" hack/setup-test-env.sh
 	$(GO) run ./hack/demo
 
 manifests: ## render deploy/regatta.yaml and deploy/regatta-sharded.yaml from the chart (deploy/charts/regatta)

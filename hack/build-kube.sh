@@ -5,9 +5,17 @@
 #                               Kubernetes source pinned in hack/kube/go.mod and
 #                               only stamped with a different version at link time
 #   bin/kubectl                 stamped with the source version
-#   bin/kube-controller-manager the controllers and scheduler of controller-backed
-#   bin/kube-scheduler          test clusters (internal/testenv Controllers),
-#                               stamped with the source version
+#   bin/kube-controller-manager-vX.Y.Z
+#   bin/kube-scheduler-vX.Y.Z   the controllers and scheduler of controller-backed
+#                               test clusters (internal/testenv Controllers), one
+#                               pair per version in $CONTROL_PLANE_VERSIONS
+#                               (default: the source version). A cluster runs the
+#                               pair stamped with its API server's version: the
+#                               stamp sets the feature gates, and so the APIs they
+#                               wait for (a v1.37 kube-scheduler waits forever for
+#                               resource.k8s.io/v1 DeviceTaintRules, which a v1.36
+#                               API server does not serve). `make demo` builds them
+#                               for the demo's three versions.
 #   bin/kwok                    sigs.k8s.io/kwok, pinned in hack/kwok/go.mod (its
 #                               own module: its k8s.io versions differ), which
 #                               simulates the nodes of those clusters
@@ -106,8 +114,13 @@ main() {
   done
 
   build ./kubectl "$bin_dir/kubectl" "$src"
-  build ./kube-controller-manager "$bin_dir/kube-controller-manager" "$src"
-  build ./kube-scheduler "$bin_dir/kube-scheduler" "$src"
+  local cp_versions=()
+  read -r -a cp_versions <<<"${CONTROL_PLANE_VERSIONS:-$src}"
+  for v in "${cp_versions[@]}"; do
+    [[ "$v" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || die "CONTROL_PLANE_VERSIONS: ${v} is not of the form v1.Y.Z"
+    build ./kube-controller-manager "$bin_dir/kube-controller-manager-$v" "$v"
+    build ./kube-scheduler "$bin_dir/kube-scheduler-$v" "$v"
+  done
   build_kwok "$bin_dir/kwok"
   log "done"
 }

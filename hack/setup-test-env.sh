@@ -6,8 +6,9 @@
 #      $SOPS_VERSION) from the Go module proxy into bin/sops: its own
 #      module, so its dependencies stay out of regatta's go.mod;
 #   4. builds kube-apiserver (several stamped versions), kubectl,
-#      kube-controller-manager, kube-scheduler and kwok into bin/ with
-#      hack/build-kube.sh (arguments are passed on to it).
+#      kube-controller-manager and kube-scheduler (stamped per version in
+#      $CONTROL_PLANE_VERSIONS) and kwok into bin/ with hack/build-kube.sh
+#      (arguments are passed on to it).
 # Safe to re-run: it does nothing that is already done.
 set -euo pipefail
 

@@ -16,11 +16,16 @@ const modulePath = "github.com/regatta-dev/regatta"
 type MissingError struct {
 	What   string   // e.g. "kube-apiserver v1.36"
 	Looked []string // where it was looked for
+	Hint   string   // how to build it, when more than the setup script is needed
 }
 
 func (e *MissingError) Error() string {
+	hint := setupHint()
+	if e.Hint != "" {
+		hint = e.Hint + "; " + hint
+	}
 	return fmt.Sprintf("%s not found (looked in %s); %s",
-		e.What, strings.Join(e.Looked, ", "), setupHint())
+		e.What, strings.Join(e.Looked, ", "), hint)
 }
 
 // setupHint tells how to get the binaries.
@@ -160,17 +165,26 @@ type controlPlaneBinaries struct {
 	kwok              string
 }
 
-// controlPlane finds kube-controller-manager, kube-scheduler and kwok in
-// the bin folder; hack/build-kube.sh builds all three.
-func (b binaries) controlPlane() (controlPlaneBinaries, error) {
+// controlPlane finds kwok and the kube-controller-manager and
+// kube-scheduler stamped with the exact version of the cluster's API server
+// (e.g. kube-scheduler-v1.36.3) in the bin folder. The stamp matters: it
+// sets the feature gates and so the APIs they wait for, and a v1.37
+// kube-scheduler waits forever for resource.k8s.io/v1 DeviceTaintRules,
+// which a v1.36 API server does not serve. hack/build-kube.sh builds them,
+// for the versions in $CONTROL_PLANE_VERSIONS (default: the source's).
+func (b binaries) controlPlane(version string) (controlPlaneBinaries, error) {
 	cp := controlPlaneBinaries{
-		controllerManager: filepath.Join(b.dir, "kube-controller-manager"),
-		scheduler:         filepath.Join(b.dir, "kube-scheduler"),
+		controllerManager: filepath.Join(b.dir, "kube-controller-manager-"+version),
+		scheduler:         filepath.Join(b.dir, "kube-scheduler-"+version),
 		kwok:              filepath.Join(b.dir, "kwok"),
 	}
 	for _, p := range []string{cp.controllerManager, cp.scheduler, cp.kwok} {
 		if !isExecutable(p) {
-			return cp, &MissingError{What: filepath.Base(p) + " (for a cluster with Controllers)", Looked: []string{b.dir}}
+			return cp, &MissingError{
+				What:   filepath.Base(p) + " (for a cluster with Controllers)",
+				Looked: []string{b.dir},
+				Hint:   "CONTROL_PLANE_VERSIONS=" + version + " hack/build-kube.sh builds the controllers of that version",
+			}
 		}
 	}
 	return cp, nil
@@ -183,11 +197,12 @@ func isExecutable(path string) bool {
 
 // check finds every binary the cluster co needs.
 func (b binaries) check(co ClusterOptions) error {
-	if _, _, err := b.apiserver(co.Version); err != nil {
+	_, exact, err := b.apiserver(co.Version)
+	if err != nil {
 		return err
 	}
 	if co.Controllers != nil {
-		_, err := b.controlPlane()
+		_, err := b.controlPlane(exact)
 		return err
 	}
 	return nil

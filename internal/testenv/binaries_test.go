@@ -53,7 +53,7 @@ func TestStartFailsWithSetupHintWhenBinariesAreMissing(t *testing.T) {
 
 func TestControllersNeedTheirBinaries(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"kube-apiserver-v1.37.2", "kube-controller-manager", "kube-scheduler"} {
+	for _, name := range []string{"kube-apiserver-v1.37.2", "kube-controller-manager-v1.37.2", "kube-scheduler-v1.37.2", "kube-apiserver-v1.36.3"} {
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -65,6 +65,19 @@ func TestControllersNeedTheirBinaries(t *testing.T) {
 	err := b.check(ClusterOptions{Name: "ctl", Controllers: &Controllers{}})
 	if !isMissing(err) || !strings.Contains(err.Error(), "kwok") {
 		t.Errorf("a cluster with Controllers and no kwok: got %v, want a MissingError naming kwok", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kwok"), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.check(ClusterOptions{Name: "ctl", Version: "v1.37", Controllers: &Controllers{}}); err != nil {
+		t.Errorf("a v1.37 cluster with Controllers and every binary: %v", err)
+	}
+	// The controllers of another version are stamped for it: v1.37's are no
+	// substitute.
+	err = b.check(ClusterOptions{Name: "old", Version: "v1.36", Controllers: &Controllers{}})
+	if !isMissing(err) || !strings.Contains(err.Error(), "kube-controller-manager-v1.36.3") ||
+		!strings.Contains(err.Error(), "CONTROL_PLANE_VERSIONS=v1.36.3") {
+		t.Errorf("a v1.36 cluster with only v1.37 controllers: got %v, want a MissingError naming kube-controller-manager-v1.36.3 and how to build it", err)
 	}
 }
 

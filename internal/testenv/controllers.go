@@ -70,7 +70,7 @@ type controlPlaneFiles struct {
 // start, and waits until the controllers serve /healthz, every node is
 // Ready and the default ServiceAccount exists. c.mu is held.
 func (c *Cluster) startControlPlane(ctx context.Context) (*controlPlane, error) {
-	bins, err := c.bins.controlPlane()
+	bins, err := c.bins.controlPlane(c.version)
 	if err != nil {
 		return nil, err
 	}

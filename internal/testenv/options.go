@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -88,10 +87,6 @@ type Controllers struct {
 	ControllerManagerFlags []string
 }
 
-// ControllersVersion is the only Kubernetes minor version a cluster with
-// Controllers may run: that of the controller and scheduler binaries.
-const ControllersVersion = "v1.37"
-
 // Defaults of Controllers.
 const (
 	DefaultNodes      = 3
@@ -154,10 +149,6 @@ func (o Options) validate() error {
 		if c.Controllers != nil {
 			if err := c.Controllers.validate(); err != nil {
 				return fmt.Errorf("clusters[%d] (%s): %w", i, c.Name, err)
-			}
-			if c.Version != "" && !strings.HasPrefix(c.Version, ControllersVersion) {
-				return fmt.Errorf("clusters[%d] (%s): controllers run only on %s clusters, not %s: kube-scheduler and kube-controller-manager are built once, from the %s source, and wait for APIs an older API server does not serve (kube-scheduler waits for resource.k8s.io/v1 DeviceTaintRules on v1.36)",
-					i, c.Name, ControllersVersion, c.Version, ControllersVersion)
 			}
 		}
 	}
