@@ -84,6 +84,18 @@ func checkStatic(path string) error {
 	return nil
 }
 
+// StageControlPlane copies kube-controller-manager, kube-scheduler and
+// kwok of binDir beside the other binaries, for clusters with controllers
+// (the health phase).
+func (b *Binaries) StageControlPlane(binDir string) error {
+	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+		if err := copyFile(filepath.Join(binDir, name), filepath.Join(b.Dir, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Remove deletes the copies.
 func (b *Binaries) Remove() { os.RemoveAll(b.Dir) }
 
