@@ -84,13 +84,19 @@ func checkStatic(path string) error {
 	return nil
 }
 
-// StageControlPlane copies kube-controller-manager, kube-scheduler and
-// kwok of binDir beside the other binaries, for clusters with controllers
-// (the health phase).
+// StageControlPlane copies kube-controller-manager, kube-scheduler (with a
+// version suffix or without) and kwok of binDir beside the other binaries,
+// for clusters with controllers (the health phase).
 func (b *Binaries) StageControlPlane(binDir string) error {
 	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
-		if err := copyFile(filepath.Join(binDir, name), filepath.Join(b.Dir, name)); err != nil {
-			return err
+		srcs, _ := filepath.Glob(filepath.Join(binDir, name+"*"))
+		if len(srcs) == 0 {
+			return fmt.Errorf("%s: no %s (run make test-env)", binDir, name)
+		}
+		for _, src := range srcs {
+			if err := copyFile(src, filepath.Join(b.Dir, filepath.Base(src))); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
