@@ -80,6 +80,9 @@ type HealthSample struct {
 	ReadySecs float64 `json:"readySeconds,omitempty"`
 	// AppliedSecs is the minimal program's apply alone.
 	AppliedSecs float64 `json:"appliedSeconds,omitempty"`
+	// SourceSecs is regatta's commit, push and fetch: from the commit to
+	// the daemon's first work on the revision (its pass's start).
+	SourceSecs float64 `json:"sourceSeconds,omitempty"`
 	// PerCluster is when each cluster had every Deployment Available.
 	PerCluster map[string]float64 `json:"perClusterSeconds,omitempty"`
 	CPU        CPUUse             `json:"cpu,omitempty"`
@@ -272,6 +275,7 @@ func (r *healthRound) regatta(ctx context.Context) (HealthSample, error) {
 		return HealthSample{}, err
 	}
 	s := HealthSample{ReadySecs: p.At.Sub(start).Seconds()}
+	s.SourceSecs = s.ReadySecs - p.Result.Duration.Seconds()
 	a := <-avail
 	s.fill(a.t)
 	s.Secs = s.AvailableSecs // regatta's own status is recorded, not waited for

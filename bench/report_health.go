@@ -94,6 +94,10 @@ func reportHealth(b *strings.Builder, r *Results) {
 		for _, s := range h.Samples {
 			if s.Round == rd.Round {
 				t := fmt.Sprintf("%s %s (available %s, ready %s)", s.Method, secs(s.Secs), secs(s.AvailableSecs), secs(s.ReadySecs))
+				if s.SourceSecs > 0 {
+					t = fmt.Sprintf("%s %s (available %s, ready %s, commit to fetched %s)", s.Method, secs(s.Secs),
+						secs(s.AvailableSecs), secs(s.ReadySecs), secs(s.SourceSecs))
+				}
 				if s.Err != "" {
 					t = s.Method + " error: " + s.Err
 				}
