@@ -88,26 +88,36 @@ func reportHealth(b *strings.Builder, r *Results) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d |\n", m, secs(Quantile(xs, .5)), secs(Quantile(xs, 0)), secs(Quantile(xs, 1)),
 			secs(ready), secs(applied), len(xs))
 	}
-	b.WriteString("\n| round | order | clusters started in | idle CPU: machine / clusters (cores) | turns |\n|---|---|---|---|---|\n")
+	b.WriteString("\n| round | order | clusters started in | CPU busy before the first turn: machine / the clusters (cores) | turns |\n|---|---|---|---|---|\n")
 	for _, rd := range h.Rounds {
 		var turns []string
 		for _, s := range h.Samples {
 			if s.Round == rd.Round {
-				t := fmt.Sprintf("%s %s (available %s, ready %s)", s.Method, secs(s.Secs), secs(s.AvailableSecs), secs(s.ReadySecs))
-				if s.SourceSecs > 0 {
-					t = fmt.Sprintf("%s %s (available %s, ready %s, commit to fetched %s)", s.Method, secs(s.Secs),
-						secs(s.AvailableSecs), secs(s.ReadySecs), secs(s.SourceSecs))
-				}
-				if s.Err != "" {
-					t = s.Method + " error: " + s.Err
-				}
-				turns = append(turns, t)
+				turns = append(turns, healthTurn(s))
 			}
 		}
 		fmt.Fprintf(b, "| %d | %s | %s | %.2f / %.2f | %s |\n", rd.Round, strings.Join(rd.Order, ", "), secs(rd.StartSecs),
 			rd.IdleCores, rd.ClusterIdleCores, strings.Join(turns, "; "))
 	}
 	b.WriteString("\n")
+}
+
+// healthTurn describes one turn for the rounds table.
+func healthTurn(s HealthSample) string {
+	if s.Err != "" {
+		return s.Method + " error: " + s.Err
+	}
+	parts := []string{"available " + secs(s.AvailableSecs)}
+	if s.ReadySecs > 0 {
+		parts = append(parts, "own all healthy "+secs(s.ReadySecs))
+	}
+	if s.AppliedSecs > 0 {
+		parts = append(parts, "apply "+secs(s.AppliedSecs))
+	}
+	if s.SourceSecs > 0 {
+		parts = append(parts, "commit to fetched "+secs(s.SourceSecs))
+	}
+	return fmt.Sprintf("%s %s (%s)", s.Method, secs(s.Secs), strings.Join(parts, ", "))
 }
 
 const healthHow = `Each round starts %d fresh v1.37 clusters with kube-controller-manager, kube-scheduler and kwok (3
