@@ -32,7 +32,7 @@ func Report(r *Results) string {
 const reproduce = `## Reproduce
 
 ` + "```" + `
-make bench                                                   # everything (~35-40 min on 2 cores), writes this file
+make bench                                                   # everything (~45-55 min on 2 cores), writes this file
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 3 -methods regatta,limit,limit-bookkeeping -changes 0   # regatta against the floor
