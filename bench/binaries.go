@@ -84,6 +84,24 @@ func checkStatic(path string) error {
 	return nil
 }
 
+// StageControlPlane copies kube-controller-manager, kube-scheduler (with a
+// version suffix or without) and kwok of binDir beside the other binaries,
+// for clusters with controllers (the health phase).
+func (b *Binaries) StageControlPlane(binDir string) error {
+	for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+		srcs, _ := filepath.Glob(filepath.Join(binDir, name+"*"))
+		if len(srcs) == 0 {
+			return fmt.Errorf("%s: no %s (run make test-env)", binDir, name)
+		}
+		for _, src := range srcs {
+			if err := copyFile(src, filepath.Join(b.Dir, filepath.Base(src))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Remove deletes the copies.
 func (b *Binaries) Remove() { os.RemoveAll(b.Dir) }
 

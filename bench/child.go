@@ -56,24 +56,35 @@ func StartChild(o ChildOptions) (*Child, error) {
 	if err := os.WriteFile(pw, []byte(GitPassword), 0o600); err != nil {
 		return nil, err
 	}
-	c := &Child{metrics: "http://" + addr + "/metrics", pprof: "http://" + pprofAddr + "/debug/pprof/", done: make(chan struct{}), logPath: o.Dir + "/regatta.log"}
-	logf, err := os.Create(c.logPath)
+	cmd := exec.Command(o.Regatta, "run", "--repo", o.RepoURL, "--git-username", GitUser, "--git-password-file", pw,
+		"--drift-interval", o.DriftInterval.String(), "--metrics-addr", addr, "--pprof-addr", pprofAddr, "--helm-cache-dir", o.Dir+"/helm")
+	if o.ChartRepo != "" {
+		cmd.Args = append(cmd.Args, "--allow-url-prefix", o.ChartRepo+"/")
+	}
+	cmd.Args = append(cmd.Args, o.Args...)
+	c, err := startCommand(cmd, o.Dir+"/regatta.log")
 	if err != nil {
 		return nil, err
 	}
-	c.cmd = exec.Command(o.Regatta, "run", "--repo", o.RepoURL, "--git-username", GitUser, "--git-password-file", pw,
-		"--drift-interval", o.DriftInterval.String(), "--metrics-addr", addr, "--pprof-addr", pprofAddr, "--helm-cache-dir", o.Dir+"/helm")
-	if o.ChartRepo != "" {
-		c.cmd.Args = append(c.cmd.Args, "--allow-url-prefix", o.ChartRepo+"/")
+	c.metrics, c.pprof = "http://"+addr+"/metrics", "http://"+pprofAddr+"/debug/pprof/"
+	return c, nil
+}
+
+// startCommand starts cmd in a process group of its own (Stop and Kill end
+// the group; it dies with the bench), its output in logPath.
+func startCommand(cmd *exec.Cmd, logPath string) (*Child, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
 	}
-	c.cmd.Args = append(c.cmd.Args, o.Args...)
-	c.cmd.Stdout, c.cmd.Stderr = logf, logf
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := c.cmd.Start(); err != nil {
+	c := &Child{cmd: cmd, done: make(chan struct{}), logPath: logPath}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, err
 	}
-	go func() { c.cmd.Wait(); logf.Close(); close(c.done) }()
+	go func() { cmd.Wait(); logf.Close(); close(c.done) }()
 	return c, nil
 }
 

@@ -32,4 +32,15 @@
 //     production 6 with maxUpdate 2, 1 s soaks): commit to the last
 //     cluster applied and healthy minus the soaks, each stage's time and
 //     the most clusters updating at once (issue 14).
+//   - health: per round, -health-clusters (default 6) fresh v1.37 clusters
+//     with kube-controller-manager, kube-scheduler and kwok nodes, and
+//     profiles that each hold a Deployment of 3 replicas: from the commit
+//     to every Deployment on every cluster Available, judged by the
+//     bench's own poll, for regatta (an in-process daemon with its
+//     built-in health, triggered on the push), the minimal program (apply,
+//     then the poll) and Flux's kustomize-controller with wait: true
+//     (issue 28). Flux is a tool of the bench only, built from its own
+//     repository outside regatta's module and passed as
+//     -flux-kustomize-controller (with -flux-crds, its and
+//     source-controller's CRD folders); without it Flux is skipped.
 package bench

@@ -21,10 +21,26 @@ type Clusters struct {
 // StartClusters starts n fresh kube-apiservers from bins and writes their
 // admin kubeconfigs under dir.
 func StartClusters(ctx context.Context, bins *Binaries, n int, dir string, apiserverFlags ...string) (*Clusters, error) {
+	return startClusters(ctx, bins, n, dir, nil, apiserverFlags)
+}
+
+// StartControllerClusters starts n fresh v1.37 clusters with controllers
+// and kwok nodes (testenv.Controllers' defaults: 3 nodes) and writes their
+// admin kubeconfigs under dir; bins must hold the control plane
+// (Binaries.StageControlPlane).
+func StartControllerClusters(ctx context.Context, bins *Binaries, n int, dir string) (*Clusters, error) {
+	return startClusters(ctx, bins, n, dir, &testenv.Controllers{}, nil)
+}
+
+func startClusters(ctx context.Context, bins *Binaries, n int, dir string, ctrl *testenv.Controllers, apiserverFlags []string) (*Clusters, error) {
 	fleet := NewClusters(n)
 	opts := testenv.Options{BinDir: bins.Dir, EtcdBinary: bins.Etcd, APIServerFlags: apiserverFlags}
 	for _, c := range fleet {
-		opts.Clusters = append(opts.Clusters, testenv.ClusterOptions{Name: c.Name})
+		co := testenv.ClusterOptions{Name: c.Name, Controllers: ctrl}
+		if ctrl != nil {
+			co.Version = testenv.ControllersVersion
+		}
+		opts.Clusters = append(opts.Clusters, co)
 	}
 	env, err := testenv.Start(ctx, opts)
 	if err != nil {

@@ -56,6 +56,10 @@ type Fleet struct {
 	Profiles int
 	// ChartRepo is the URL of the chart repository serving bench-app.
 	ChartRepo string
+	// Replicas, when set, adds a Deployment of that many replicas to every
+	// plain and Kustomize profile (the health phase): on clusters with
+	// controllers it becomes Available, on bare ones never.
+	Replicas int
 }
 
 // FleetCluster is one cluster of a generated fleet.
@@ -173,15 +177,19 @@ func (f Fleet) variantText() string {
 func (f Fleet) addonFiles(files map[string]string, i int) {
 	name := ProfileName(i)
 	t := objectText{Namespace: f.Namespace(name), Profile: name, Variant: f.variantText(), Generation: "0"}
+	objects := objectsYAML(t)
+	if f.Replicas > 0 {
+		objects += "---\n" + deploymentYAML(t, f.Replicas)
+	}
 	switch f.Kind(i) {
 	case KindPlain:
 		files["manifests/"+name+"/00-namespace.yaml"] = namespaceYAML(t)
-		files["manifests/"+name+"/objects.yaml"] = objectsYAML(t)
+		files["manifests/"+name+"/objects.yaml"] = objects
 	case KindKustomize:
 		base := "kustomize/" + name + "/base/"
 		files[base+"kustomization.yaml"] = "resources: [namespace.yaml, objects.yaml]\n"
 		files[base+"namespace.yaml"] = namespaceYAML(t)
-		files[base+"objects.yaml"] = objectsYAML(t)
+		files[base+"objects.yaml"] = objects
 		for _, v := range Variants {
 			files[OverlayFile(name, v)] = f.OverlayKustomization(name, v, 0)
 		}

@@ -51,6 +51,31 @@ func (l Limit) Run(ctx context.Context) (time.Duration, error) {
 	return took, errors.Join(all...)
 }
 
+// RunAvailable is the minimal program of the health phase: it applies
+// everything as Run does while poll, started at the same instant, waits for
+// every Deployment to be Available. It returns the apply's wall time and
+// when the poll saw the last cluster done.
+func (l Limit) RunAvailable(ctx context.Context, poll AvailablePoll) (applied time.Duration, avail AvailableTimes, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	type result struct {
+		t   AvailableTimes
+		err error
+	}
+	polled := make(chan result, 1)
+	go func() {
+		t, err := poll.Wait(ctx, start)
+		polled <- result{t, err}
+	}()
+	applied, err = l.Run(ctx)
+	if err != nil {
+		return applied, avail, err
+	}
+	r := <-polled
+	return applied, r.t, r.err
+}
+
 func (l Limit) applyCluster(ctx context.Context, cluster string, objs []*unstructured.Unstructured) error {
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(l.Kubeconfigs[cluster])
 	if err != nil {

@@ -113,3 +113,29 @@ subjects:
 - {kind: ServiceAccount, name: sa-%02d, namespace: %s}
 `, i, t.Namespace, labelsYAML(t), i, i, t.Namespace)
 }
+
+// WorkloadImage is the image of the health phase's Deployments: on a
+// controller-backed test cluster kwok runs any image but those named
+// "crash" or "never-ready", and its Pods turn Ready at once.
+const WorkloadImage = "registry.test/app:1"
+
+// deploymentYAML is the profile's Deployment "app" (the health phase).
+func deploymentYAML(t objectText, replicas int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  namespace: %s
+%sspec:
+  replicas: %d
+  selector:
+    matchLabels: {app.kubernetes.io/instance: app}
+  template:
+    metadata:
+      labels: {app.kubernetes.io/instance: app}
+    spec:
+      containers:
+      - name: app
+        image: %s
+`, t.Namespace, labelsYAML(t), replicas, WorkloadImage)
+}

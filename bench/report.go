@@ -18,6 +18,7 @@ func Report(r *Results) string {
 	reportRollout(&b, r)
 	reportSteady(&b, r)
 	reportProgressive(&b, r)
+	reportHealth(&b, r)
 	reportScale(&b, r)
 	reportMemory(&b, r)
 	reportGoBench(&b, r)
@@ -31,7 +32,7 @@ func Report(r *Results) string {
 const reproduce = `## Reproduce
 
 ` + "```" + `
-make bench                                                   # everything (~35-40 min on 2 cores), writes this file
+make bench                                                   # everything (~45-55 min on 2 cores), writes this file
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
 go run ./bench/cmd/regatta-bench -phases rollout -rounds 3 -methods regatta,limit,limit-bookkeeping -changes 0   # regatta against the floor
@@ -40,6 +41,7 @@ go run ./bench/cmd/regatta-bench -phases daemon              # §2 and §4
 go run ./bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
 go run ./bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
 go run ./bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive rollout (issue 14)
+go run ./bench/cmd/regatta-bench -phases health -rounds 3 -flux-kustomize-controller /work/flux-kc/kustomize-controller   # real health (issue 28); Flux built outside the repository
 go run ./bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
 go run ./bench/cmd/regatta-bench -report-only                # rewrite this file from bench/results/results.json
 benchstat bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
@@ -103,6 +105,7 @@ func targets(r *Results) []target {
 	out = append(out, steadyTargets(r)...)
 	out = append(out, scaleTargets(r)...)
 	out = append(out, shardTargets(r)...)
+	out = append(out, healthTargets(r)...)
 	return append(out, memoryTargets(r)...)
 }
 

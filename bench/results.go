@@ -26,8 +26,10 @@ type Results struct {
 	GoBench  []GoBench        `json:"goBench,omitempty"`
 	// Progressive are the rounds of the progressive phase (issue 14).
 	Progressive []ProgressiveResult `json:"progressive,omitempty"`
-	Profiles    []ProfileTop        `json:"profiles,omitempty"`
-	Errors      []string            `json:"errors,omitempty"`
+	// Health is the health phase (issue 28): real controllers, Deployments.
+	Health   *HealthResult `json:"health,omitempty"`
+	Profiles []ProfileTop  `json:"profiles,omitempty"`
+	Errors   []string      `json:"errors,omitempty"`
 	// Analysis is bench/analysis.md, the hand-written reading of the
 	// committed run (why a target is missed, what would fix it).
 	Analysis string `json:"-"`

@@ -43,6 +43,16 @@ var kwokStages string
 const behaviorExpr = `(.metadata.annotations["` + BehaviorAnnotation + `"] // ` +
 	`([.spec.containers[].image | capture("(^|/)(?<r>crash|never-ready)([:@]|$)") | .r] | first) // "run")`
 
+// controllersAPIServerFlags are the API server flags of a cluster with
+// controllers. kwok's informers (client-go v0.36) ask for streaming lists
+// (WatchList); Debian's etcd 3.4 has no progress notifications, so the API
+// server accepts the watch and then ends it with "the required storage
+// feature RequestWatchProgress is disabled", and the informers retry with a
+// growing back-off: kwok saw new Pods only at its next retry, seconds to a
+// minute late, in batches. With WatchList off the server refuses the
+// streaming list at once and the informers fall back to list and watch.
+var controllersAPIServerFlags = []string{"--feature-gates=WatchList=false"}
+
 // controlPlane is the processes that make a cluster behave like a real one.
 type controlPlane struct {
 	procs []*process // stopped in reverse order

@@ -117,6 +117,7 @@ func (e *Env) newCluster(ctx context.Context, co ClusterOptions, shared *etcd) (
 	if co.Controllers != nil {
 		ctl := co.Controllers.withDefaults()
 		c.controllers = &ctl
+		c.extraFlags = append(append([]string(nil), controllersAPIServerFlags...), c.extraFlags...)
 	}
 	if e.opts.AuditLog {
 		flags, err := c.auditFlags()

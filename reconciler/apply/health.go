@@ -145,6 +145,19 @@ func (h *healthReader) summary(ids object.ObjMetadataSet) (Health, bool) {
 	return hs, degraded
 }
 
+// pending returns the ids that are not healthy as last read (Current).
+func (h *healthReader) pending(ids object.ObjMetadataSet) object.ObjMetadataSet {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out object.ObjMetadataSet
+	for _, id := range ids {
+		if rs := h.last[id]; rs == nil || rs.Status != status.CurrentStatus {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 func (hs *Health) addUnhealthy(id object.ObjMetadata, rs *event.ResourceStatus) {
 	if len(hs.Unhealthy) >= 10 {
 		return

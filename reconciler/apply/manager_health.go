@@ -123,7 +123,9 @@ func (p *pass) observe(ctx context.Context, i int, objs []*unstructured.Unstruct
 		}
 		return nil
 	}
-	a := p.c.await(p.req, i, ids, timeout, changed)
+	// The poll between passes reads only what is not healthy yet: a
+	// Deployment, not the ConfigMaps and Services beside it.
+	a := p.c.await(p.req, i, p.health.pending(ids), timeout, changed)
 	p.res.Health.merge(hs)
 	if !time.Now().Before(a.deadline()) {
 		p.c.mu.Lock()

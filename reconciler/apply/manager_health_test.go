@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,6 +86,43 @@ func TestAsyncHealthHoldsNothing(t *testing.T) {
 // TestAsyncHealthDeadline: past its health timeout an add-on that is not
 // healthy makes the pair Failed (not Progressing), PollHealth reports the
 // deadline once, and the cluster no longer counts as waiting.
+// TestAsyncHealthPollReadsOnlyWhatIsNotHealthy: between passes, the
+// health poll of an awaiting add-on reads the objects that were not healthy
+// (the Deployment), not the ConfigMaps beside it that were healthy as
+// applied.
+func TestAsyncHealthPollReadsOnlyWhatIsNotHealthy(t *testing.T) {
+	opts, counter := countedOptions()
+	m := newManager(t, opts)
+	c := target(t, m, mainCluster)
+	k := kube(t, mainCluster)
+	const ns = "async-poll-reads"
+	web := objects(t, "deployment.yaml", "NAMESPACE", ns, "NAME", "web")
+	for i := range 5 {
+		web = append(web, configMap(ns, fmt.Sprintf("beside-%d", i), map[string]string{"v": "1"}))
+	}
+	req := apply.Request{Profile: ns, Revision: "r1", RenderHash: "h1", HealthTimeout: 5 * time.Minute, Async: true,
+		Steps: []apply.Step{step("ns", namespace(ns)), step("web", web...)}}
+	if res := c.Apply(t.Context(), req); res.State != apply.StateProgressing {
+		t.Fatalf("first apply: %s %q %v", res.State, res.Waiting, res.Err)
+	}
+	counter.reset()
+	m.PollHealth(t.Context(), func(string) {})
+	// The Deployment's status read is two requests (7 before, with the five
+	// ConfigMaps and the Deployment).
+	if n := counter.reset(); n["GET"] > 2 {
+		t.Errorf("the poll made %d GETs, want 2 (the Deployment's), none for the healthy ConfigMaps: %v", n["GET"], n)
+	}
+	if err := markReady(t.Context(), k, ns, "web"); err != nil {
+		t.Fatal(err)
+	}
+	var ready atomic.Int32
+	m.PollHealth(t.Context(), func(string) { ready.Add(1) })
+	if ready.Load() != 1 {
+		t.Fatal("PollHealth did not report the ready Deployment")
+	}
+	mustApplied(t, c.Apply(t.Context(), req))
+}
+
 func TestAsyncHealthDeadline(t *testing.T) {
 	m := newManager(t, testOptions())
 	c := target(t, m, mainCluster)

@@ -21,7 +21,8 @@ func newResults(o *options) *bench.Results {
 			"serialEvery": fmt.Sprint(o.serialEvery), "changes": fmt.Sprint(o.changes),
 			"clusters": fmt.Sprint(o.clusters), "profiles": fmt.Sprint(o.profiles),
 			"scale": o.scaleSizes, "benchCount": fmt.Sprint(o.benchCount), "daemonArgs": o.daemonArgs,
-			"rolloutProfile": fmt.Sprint(o.profile)}}
+			"rolloutProfile": fmt.Sprint(o.profile), "healthClusters": fmt.Sprint(o.health.clusters),
+			"fluxKustomizeController": o.health.fluxController, "fluxConcurrent": fmt.Sprint(o.health.fluxConcurrent)}}
 }
 
 func machine() bench.Machine {

@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// DeploymentAvailable reports whether a Deployment has rolled out its
+// current generation: the controller observed it, every replica is
+// updated and available, and the Available condition is True. It is the
+// health phase's own judge, the same for every method.
+func DeploymentAvailable(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.AvailableReplicas != want {
+		return false
+	}
+	for _, c := range st.Conditions {
+		if c.Type == appsv1.DeploymentAvailable {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// AvailablePoll polls every cluster's Deployments in the namespaces that
+// start with Prefix+"-" until each cluster holds Want Deployments there,
+// all Available (DeploymentAvailable).
+type AvailablePoll struct {
+	Configs map[string]*rest.Config
+	Prefix  string
+	Want    int
+	// Every is the interval between two lists of one cluster.
+	Every time.Duration
+}
+
+// AvailableTimes are when each cluster had every Deployment Available,
+// from the start of the measurement.
+type AvailableTimes struct {
+	// Last is when the last cluster did.
+	Last       time.Duration
+	PerCluster map[string]time.Duration
+}
+
+// Wait polls from start until every cluster is done or ctx ends.
+func (p AvailablePoll) Wait(ctx context.Context, start time.Time) (AvailableTimes, error) {
+	out := AvailableTimes{PerCluster: map[string]time.Duration{}}
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for name, cfg := range p.Configs {
+		wg.Go(func() {
+			t, err := p.waitCluster(ctx, cfg, start)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("cluster %s: %w", name, err))
+				return
+			}
+			out.PerCluster[name] = t
+			out.Last = max(out.Last, t)
+		})
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// waitCluster lists one cluster's Deployments every p.Every.
+func (p AvailablePoll) waitCluster(ctx context.Context, cfg *rest.Config, start time.Time) (time.Duration, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 100, 200
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	tick := time.NewTicker(p.Every)
+	defer tick.Stop()
+	last := "no list yet"
+	for {
+		list, err := cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+		if err == nil {
+			var done bool
+			if done, last = p.check(list.Items); done {
+				return time.Since(start), nil
+			}
+		} else if ctx.Err() == nil {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%w: %s", ctx.Err(), last)
+		case <-tick.C:
+		}
+	}
+}
+
+// check reports whether the prefix's Deployments are Want and all
+// Available, else what is missing.
+func (p AvailablePoll) check(items []appsv1.Deployment) (bool, string) {
+	n, avail := 0, 0
+	var waiting []string
+	for i := range items {
+		d := &items[i]
+		if !strings.HasPrefix(d.Namespace, p.Prefix+"-") {
+			continue
+		}
+		n++
+		if DeploymentAvailable(d) {
+			avail++
+		} else if len(waiting) < 3 {
+			waiting = append(waiting, d.Namespace+"/"+d.Name)
+		}
+	}
+	if n == p.Want && avail == n {
+		return true, ""
+	}
+	return false, fmt.Sprintf("%d of %d Deployments Available (%d exist; waiting: %s)", avail, p.Want, n, strings.Join(waiting, ", "))
+}
