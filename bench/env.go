@@ -36,11 +36,7 @@ func startClusters(ctx context.Context, bins *Binaries, n int, dir string, ctrl 
 	fleet := NewClusters(n)
 	opts := testenv.Options{BinDir: bins.Dir, EtcdBinary: bins.Etcd, APIServerFlags: apiserverFlags}
 	for _, c := range fleet {
-		co := testenv.ClusterOptions{Name: c.Name, Controllers: ctrl}
-		if ctrl != nil {
-			co.Version = testenv.ControllersVersion
-		}
-		opts.Clusters = append(opts.Clusters, co)
+		opts.Clusters = append(opts.Clusters, testenv.ClusterOptions{Name: c.Name, Controllers: ctrl})
 	}
 	env, err := testenv.Start(ctx, opts)
 	if err != nil {
