@@ -121,8 +121,14 @@ func idleOnce(ctx context.Context, o IdleOptions, b IdleBin, repoDir, keyFile st
 	if kids, n, _ := ChildrenRSS(pid); n > 0 {
 		return s, fmt.Errorf("%d child processes hold %d MiB: not counted", n, kids>>20)
 	}
-	s.Rollup, err = procStatusFields(fmt.Sprintf("/proc/%d/smaps_rollup", pid), idleRollupFields...)
-	return s, err
+	if s.Rollup, err = procStatusFields(fmt.Sprintf("/proc/%d/smaps_rollup", pid), idleRollupFields...); err != nil {
+		return s, err
+	}
+	if s.Rollup["Pss"] < s.Rollup["Rss"]*95/100 {
+		return s, fmt.Errorf("Pss %d MiB < Rss %d MiB: another process maps the same pages (%s running elsewhere?)",
+			s.Rollup["Pss"]>>20, s.Rollup["Rss"]>>20, b.Path)
+	}
+	return s, nil
 }
 
 // dropPageCache asks the kernel to drop a file's cached pages; pages
