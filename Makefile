@@ -9,6 +9,11 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 export SOURCE_DATE_EPOCH
 DATE ?= $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
+# Build tags of every go command make runs (hack/build-tags says why):
+# exported through GOFLAGS, so tests, the bench and go run builds get them.
+BUILD_TAGS := $(shell sed -e '/^\#/d' -e '/^$$/d' hack/build-tags | paste -sd, -)
+GOFLAGS += -tags=$(BUILD_TAGS)
+export GOFLAGS
 LDFLAGS := -X github.com/regatta-dev/regatta/cmd/regatta/app.version=$(VERSION) \
            -X github.com/regatta-dev/regatta/cmd/regatta/app.commit=$(COMMIT) \
            -X github.com/regatta-dev/regatta/cmd/regatta/app.date=$(DATE)

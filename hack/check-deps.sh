@@ -28,4 +28,11 @@ check ./reconciler/diff spec render repo reconciler/rollout reconciler/plan reco
 if go list -deps ./... | grep -q '^k8s.io/kubernetes/'; then
   echo "deps-check: the product must not depend on k8s.io/kubernetes"; fail=1
 fi
+# The idle daemon's memory (issue 30): with hack/build-tags (make exports
+# them in GOFLAGS) regatta links neither gRPC's xDS stack nor sops' CLI
+# version check.
+tags=$(sed -e '/^#/d' -e '/^$/d' hack/build-tags | paste -sd, -)
+if go list -tags "$tags" -deps ./cmd/regatta | grep -E -q '^(google.golang.org/grpc/xds|github.com/envoyproxy/|github.com/getsops/sops/v3/version$)'; then
+  echo "deps-check: cmd/regatta links gRPC xDS, Envoy or sops/version: see hack/build-tags"; fail=1
+fi
 exit $fail

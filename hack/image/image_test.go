@@ -17,6 +17,21 @@ import (
 	"time"
 )
 
+// buildTags are hack/build-tags' tags, as make and the Dockerfile read them.
+func buildTags(t *testing.T) string {
+	data, err := os.ReadFile("../build-tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	for line := range strings.Lines(string(data)) {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			tags = append(tags, line)
+		}
+	}
+	return strings.Join(tags, ",")
+}
+
 // TestImage builds regatta for this machine's architecture, builds the
 // image twice (same digest), checks its configuration and runs
 // `regatta version` from its unpacked root filesystem, chrooted, as the
@@ -25,7 +40,7 @@ func TestImage(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "regatta")
 	start := time.Now()
-	gobuild := exec.Command("go", "build", "-o", bin, "-ldflags",
+	gobuild := exec.Command("go", "build", "-o", bin, "-tags", buildTags(t), "-ldflags",
 		"-s -w -X github.com/regatta-dev/regatta/cmd/regatta/app.version=v0.0.0-test"+
 			" -X github.com/regatta-dev/regatta/cmd/regatta/app.commit=abc1234"+
 			" -X github.com/regatta-dev/regatta/cmd/regatta/app.date=2026-01-02T03:04:05Z",

@@ -2,13 +2,14 @@ package sops
 
 import (
 	"fmt"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	gosops "github.com/getsops/sops/v3"
 	"github.com/getsops/sops/v3/aes"
 	sopsage "github.com/getsops/sops/v3/age"
 	"github.com/getsops/sops/v3/keyservice"
-	"github.com/getsops/sops/v3/version"
 )
 
 // SecretRegex encrypts the values of a Kubernetes Secret and leaves its
@@ -48,7 +49,7 @@ func encrypt(st store, plain []byte, encryptedRegex string, recipients []string)
 	tree := gosops.Tree{Branches: branches, Metadata: gosops.Metadata{
 		KeyGroups:      []gosops.KeyGroup{group},
 		EncryptedRegex: encryptedRegex,
-		Version:        version.Version,
+		Version:        sopsVersion(),
 	}}
 	if encryptedRegex == "" {
 		tree.Metadata.UnencryptedSuffix = gosops.DefaultUnencryptedSuffix
@@ -76,3 +77,28 @@ func seal(st store, tree gosops.Tree) ([]byte, error) {
 	}
 	return st.EmitEncryptedFile(tree)
 }
+
+// sopsVersion is the version of the linked sops library, which the sops
+// CLI writes as sops.version. It is read from the build information rather
+// than from sops' version package: that package is the CLI's update check
+// (urfave/cli, semver, an HTTP client) and nothing else here needs it.
+func sopsVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == sopsModule {
+				if m.Replace != nil {
+					m = m.Replace
+				}
+				return strings.TrimPrefix(m.Version, "v")
+			}
+		}
+	}
+	return sopsFallbackVersion
+}
+
+const (
+	sopsModule = "github.com/getsops/sops/v3"
+	// sopsFallbackVersion is written when the binary carries no build
+	// information (go.mod's version of sops).
+	sopsFallbackVersion = "3.13.3"
+)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/getsops/sops/v3/version"
 )
 
 func TestEncryptRoundTrip(t *testing.T) {
@@ -31,5 +33,16 @@ func TestEncryptRoundTrip(t *testing.T) {
 	otherKeys, _ := LoadAgeKeys(other)
 	if _, err := otherKeys.Decrypt(context.Background(), "kubeconfig.yaml", enc, nil); err == nil {
 		t.Error("another key decrypted it")
+	}
+}
+
+// TestSopsVersion: Encrypt writes the linked library's version, as sops'
+// own version package has it.
+func TestSopsVersion(t *testing.T) {
+	if got := sopsVersion(); got != version.Version {
+		t.Errorf("sopsVersion() = %q, want %q", got, version.Version)
+	}
+	if sopsFallbackVersion != version.Version {
+		t.Errorf("sopsFallbackVersion = %q: go.mod has sops %q", sopsFallbackVersion, version.Version)
 	}
 }

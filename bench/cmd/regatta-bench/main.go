@@ -2,6 +2,7 @@
 // bench/REPORT.md; `make bench` runs it. See package bench.
 //
 //	go run ./bench/cmd/regatta-bench [-phases rollout,daemon,scale,gobench,progressive] [-rounds 5]
+//	go run ./bench/cmd/regatta-bench idle -bins before=…,after=… [-rounds 3] [-wait 90s]
 package main
 
 import (
@@ -18,7 +19,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	command := run
+	if len(os.Args) > 1 && os.Args[1] == "idle" {
+		command = func(ctx context.Context, args []string) error { return idleMain(ctx, args[1:]) }
+	}
+	if err := command(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "regatta-bench:", err)
 		os.Exit(1)
 	}
