@@ -9,36 +9,16 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-)
 
-// DeploymentAvailable reports whether a Deployment has rolled out its
-// current generation: the controller observed it, every replica is
-// updated and available, and the Available condition is True. It is the
-// health phase's own judge, the same for every method.
-func DeploymentAvailable(d *appsv1.Deployment) bool {
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	st := d.Status
-	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.AvailableReplicas != want {
-		return false
-	}
-	for _, c := range st.Conditions {
-		if c.Type == appsv1.DeploymentAvailable {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+	"github.com/regatta-dev/regatta/internal/testenv"
+)
 
 // AvailablePoll polls every cluster's Deployments in the namespaces that
 // start with Prefix+"-" until each cluster holds Want Deployments there,
-// all Available (DeploymentAvailable).
+// all Available (testenv.DeploymentAvailable).
 type AvailablePoll struct {
 	Configs map[string]*rest.Config
 	Prefix  string
@@ -118,7 +98,7 @@ func (p AvailablePoll) check(items []appsv1.Deployment) (bool, string) {
 			continue
 		}
 		n++
-		if DeploymentAvailable(d) {
+		if testenv.DeploymentAvailable(d) {
 			avail++
 		} else if len(waiting) < 3 {
 			waiting = append(waiting, d.Namespace+"/"+d.Name)

@@ -29,26 +29,6 @@ func deployment(gen, observed int64, replicas, updated, available int32, cond co
 	return d
 }
 
-func TestDeploymentAvailable(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		d    *appsv1.Deployment
-		want bool
-	}{
-		{"rolled out", deployment(2, 2, 3, 3, 3, corev1.ConditionTrue), true},
-		{"generation not observed", deployment(3, 2, 3, 3, 3, corev1.ConditionTrue), false},
-		{"replicas not updated", deployment(2, 2, 3, 2, 3, corev1.ConditionTrue), false},
-		{"replicas not available", deployment(2, 2, 3, 3, 2, corev1.ConditionTrue), false},
-		{"condition False", deployment(2, 2, 3, 3, 3, corev1.ConditionFalse), false},
-		{"no condition yet", deployment(1, 1, 3, 3, 3, ""), false},
-		{"fresh object", deployment(1, 0, 3, 0, 0, ""), false},
-	} {
-		if got := DeploymentAvailable(tc.d); got != tc.want {
-			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestAvailablePollCheck(t *testing.T) {
 	ok := *deployment(1, 1, 3, 3, 3, corev1.ConditionTrue)
 	other := ok

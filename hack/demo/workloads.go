@@ -66,7 +66,7 @@ func waitAvailable(ctx context.Context, cs kubernetes.Interface, within time.Dur
 	defer cancel()
 	for {
 		d, err := cs.AppsV1().Deployments(appNamespace).Get(ctx, appName, metav1.GetOptions{})
-		if err == nil && available(d) {
+		if err == nil && testenv.DeploymentAvailable(d) {
 			return describe(ctx, cs, d), nil
 		}
 		select {
@@ -75,15 +75,6 @@ func waitAvailable(ctx context.Context, cs kubernetes.Interface, within time.Dur
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-func available(d *appsv1.Deployment) bool {
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	return d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas == want &&
-		d.Status.AvailableReplicas == want
 }
 
 // describe says which ReplicaSet holds the Deployment's Pods and on which
