@@ -206,22 +206,6 @@ func (r *healthRound) poll(f Fleet) AvailablePoll {
 	return AvailablePoll{Configs: cfgs, Prefix: f.Prefix, Want: f.Profiles, Every: 100 * time.Millisecond}
 }
 
-// startPoll starts the poll of a fleet from start; the channel yields its
-// answer.
-func (r *healthRound) startPoll(ctx context.Context, f Fleet, start time.Time) <-chan polled {
-	out := make(chan polled, 1)
-	go func() {
-		t, err := r.poll(f).Wait(ctx, start)
-		out <- polled{t, err}
-	}()
-	return out
-}
-
-type polled struct {
-	t   AvailableTimes
-	err error
-}
-
 // fill records a poll's answer in a sample.
 func (s *HealthSample) fill(t AvailableTimes) {
 	s.AvailableSecs = t.Last.Seconds()
@@ -264,7 +248,7 @@ func (r *healthRound) regatta(ctx context.Context) (HealthSample, error) {
 	}
 	cpu := ReadCPUUse()
 	start := time.Now()
-	avail := r.startPoll(ctx, f, start)
+	avail := r.poll(f).Start(ctx, start)
 	rev, err := g.Commit(ctx, "profiles with Deployments", files)
 	if err != nil {
 		return HealthSample{}, err
@@ -277,10 +261,10 @@ func (r *healthRound) regatta(ctx context.Context) (HealthSample, error) {
 	s := HealthSample{ReadySecs: p.At.Sub(start).Seconds()}
 	s.SourceSecs = s.ReadySecs - p.Result.Duration.Seconds()
 	a := <-avail
-	s.fill(a.t)
+	s.fill(a.Times)
 	s.Secs = s.AvailableSecs // regatta's own status is recorded, not waited for
 	s.CPU = ReadCPUUse().Sub(cpu)
-	return s, a.err
+	return s, a.Err
 }
 
 // clustersOnly returns the cluster folders of a fleet's files.

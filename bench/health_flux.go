@@ -83,7 +83,7 @@ func (r *healthRound) flux(ctx context.Context) (HealthSample, error) {
 	}
 	cpu := ReadCPUUse()
 	start := time.Now()
-	avail := r.startPoll(ctx, f, start)
+	avail := r.poll(f).Start(ctx, start)
 	rev, err := fx.publish(ctx, f.Files())
 	if err != nil {
 		return HealthSample{}, err
@@ -94,9 +94,9 @@ func (r *healthRound) flux(ctx context.Context) (HealthSample, error) {
 	}
 	s := HealthSample{ReadySecs: ready.Seconds()}
 	a := <-avail
-	s.fill(a.t)
+	s.fill(a.Times)
 	s.CPU = ReadCPUUse().Sub(cpu)
-	return s, a.err
+	return s, a.Err
 }
 
 // fluxPath is the folder a cluster's Kustomization of a profile builds:

@@ -58,6 +58,23 @@ func (p AvailablePoll) Wait(ctx context.Context, start time.Time) (AvailableTime
 	return out, errors.Join(errs...)
 }
 
+// Polled is a poll's answer.
+type Polled struct {
+	Times AvailableTimes
+	Err   error
+}
+
+// Start runs Wait from start in the background; the channel yields its
+// answer.
+func (p AvailablePoll) Start(ctx context.Context, start time.Time) <-chan Polled {
+	out := make(chan Polled, 1)
+	go func() {
+		t, err := p.Wait(ctx, start)
+		out <- Polled{t, err}
+	}()
+	return out
+}
+
 // waitCluster lists one cluster's Deployments every p.Every.
 func (p AvailablePoll) waitCluster(ctx context.Context, cfg *rest.Config, start time.Time) (time.Duration, error) {
 	cfg = rest.CopyConfig(cfg)

@@ -58,22 +58,13 @@ func (l Limit) Run(ctx context.Context) (time.Duration, error) {
 func (l Limit) RunAvailable(ctx context.Context, poll AvailablePoll) (applied time.Duration, avail AvailableTimes, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	start := time.Now()
-	type result struct {
-		t   AvailableTimes
-		err error
-	}
-	polled := make(chan result, 1)
-	go func() {
-		t, err := poll.Wait(ctx, start)
-		polled <- result{t, err}
-	}()
+	polled := poll.Start(ctx, time.Now())
 	applied, err = l.Run(ctx)
 	if err != nil {
 		return applied, avail, err
 	}
 	r := <-polled
-	return applied, r.t, r.err
+	return applied, r.Times, r.Err
 }
 
 func (l Limit) applyCluster(ctx context.Context, cluster string, objs []*unstructured.Unstructured) error {

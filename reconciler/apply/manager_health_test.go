@@ -83,9 +83,6 @@ func TestAsyncHealthHoldsNothing(t *testing.T) {
 	}
 }
 
-// TestAsyncHealthDeadline: past its health timeout an add-on that is not
-// healthy makes the pair Failed (not Progressing), PollHealth reports the
-// deadline once, and the cluster no longer counts as waiting.
 // TestAsyncHealthPollReadsOnlyWhatIsNotHealthy: between passes, the
 // health poll of an awaiting add-on reads the objects that were not healthy
 // (the Deployment), not the ConfigMaps beside it that were healthy as
@@ -123,6 +120,9 @@ func TestAsyncHealthPollReadsOnlyWhatIsNotHealthy(t *testing.T) {
 	mustApplied(t, c.Apply(t.Context(), req))
 }
 
+// TestAsyncHealthDeadline: past its health timeout an add-on that is not
+// healthy makes the pair Failed (not Progressing), PollHealth reports the
+// deadline once, and the cluster no longer counts as waiting.
 func TestAsyncHealthDeadline(t *testing.T) {
 	m := newManager(t, testOptions())
 	c := target(t, m, mainCluster)
