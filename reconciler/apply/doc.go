@@ -97,9 +97,12 @@
 // it is applied or pruned. Manager.PollHealth reads the waited-for objects
 // once per call (off the caller's workers) and names the clusters where one
 // turned healthy or degraded or passed its deadline; the next Apply of the
-// same render resumes at that step without re-applying those before it. The
-// health timeout is a deadline counted from the step's first apply (again
-// when an apply changes its objects); past it the pass is Failed.
+// same render resumes at that step without re-applying those before it,
+// and, while its deadline has not passed, re-checks that step's health
+// instead of applying it again (see manager_recheck.go for when; an edit made
+// meanwhile is corrected by drift detection, or by the first pass after the
+// deadline). The health timeout is a deadline counted from the step's first
+// apply (again when an apply changes its objects); past it the pass is Failed.
 //
 // # Tiers and conflicts
 //

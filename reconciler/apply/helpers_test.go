@@ -201,6 +201,8 @@ func mustApplied(t *testing.T, res apply.Result) {
 type requestCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	// written are the paths of the write requests since the last reset.
+	written []string
 }
 
 // countedOptions are testOptions whose clients count their requests.
@@ -222,6 +224,9 @@ func (rc *requestCounter) wrap(_ string, rt http.RoundTripper) http.RoundTripper
 		}
 		rc.mu.Lock()
 		rc.counts[key]++
+		if req.Method != http.MethodGet {
+			rc.written = append(rc.written, req.URL.Path)
+		}
 		rc.mu.Unlock()
 		return rt.RoundTrip(req)
 	})
@@ -246,8 +251,22 @@ func (rc *requestCounter) reset() map[string]int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	old := rc.counts
-	rc.counts = map[string]int{}
+	rc.counts, rc.written = map[string]int{}, nil
 	return old
+}
+
+// wroteTo returns the write requests (dry-run included) since the last
+// reset whose path contains fragment.
+func (rc *requestCounter) wroteTo(fragment string) []string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []string
+	for _, p := range rc.written {
+		if strings.Contains(p, fragment) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // changes formats a Result's changes for failure messages.

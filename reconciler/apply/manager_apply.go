@@ -123,6 +123,9 @@ type pass struct {
 	// pass ended early at a step waiting for health, or by Request.Stop.
 	resume  int
 	stopped bool
+	// awaited is the step an Async pass re-checks instead of applying
+	// (see manager_recheck.go).
+	awaited *awaiting
 	current sync.Map // object.ObjMetadata -> true: healthy as applied
 }
 
@@ -203,6 +206,7 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 	p.resume = 0
 	if p.req.Async {
 		p.resume = p.c.resumeAt(p.req)
+		p.awaited = p.c.awaitedUnchanged(p.req, inv, steps)
 	} else {
 		p.c.stopAwaiting(p.req.Profile)
 	}
@@ -320,20 +324,16 @@ func (p *pass) applySteps(ctx context.Context, steps [][]desired) {
 // keepStep counts a step applied and healthy at this render in an earlier
 // Apply as part of this one, without a request.
 func (p *pass) keepStep(st []desired) {
-	for _, d := range st {
-		if p.hashes != nil {
-			p.hashes[RefOf(d.obj).key()] = desiredHash(d.obj)
-		}
-		p.attempted = append(p.attempted, InventoryEntry{ObjectRef: RefOf(d.obj), Addon: d.addon})
-		p.tracked = append(p.tracked, d.obj)
-	}
+	p.keep(st)
 	p.res.Health.Healthy += len(st)
-	p.res.Counts.Unchanged += len(st)
 }
 
 // applyStep resolves conflicts, applies the step's objects in stages and
 // waits for their health.
 func (p *pass) applyStep(ctx context.Context, i int, step Step, st []desired) error {
+	if p.awaited != nil && p.awaited.step == i {
+		return p.recheck(ctx, i, step, st)
+	}
 	addon := step.Addon
 	p.stepOpts = p.applyOptions(step.Phase)
 	if st = p.splitUnchanged(st); len(st) == 0 {

@@ -36,6 +36,9 @@ type awaiting struct {
 	timeout time.Duration
 	ids     object.ObjMetadataSet
 	checker HealthChecker
+	// objects is the number of the step's objects the last apply sent:
+	// fewer than the step holds when some were left to another owner.
+	objects int
 	// expired is set once the deadline passed and was reported (the pair is
 	// Failed); PollHealth then reports only a recovery.
 	expired bool
@@ -60,7 +63,7 @@ func (c *Cluster) resumeAt(req Request) int {
 // await records that step i of the request waits for the health of ids
 // and returns the record. The deadline starts with the step's first wait,
 // and again when this apply changed the step's objects (changed).
-func (c *Cluster) await(req Request, i int, ids object.ObjMetadataSet, timeout time.Duration, changed bool) *awaiting {
+func (c *Cluster) await(req Request, i int, ids object.ObjMetadataSet, objects int, timeout time.Duration, changed bool) *awaiting {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a := c.awaiting[req.Profile]
@@ -68,7 +71,7 @@ func (c *Cluster) await(req Request, i int, ids object.ObjMetadataSet, timeout t
 		a = &awaiting{renderHash: req.RenderHash, step: i, addon: req.Steps[i].Addon, since: time.Now()}
 		c.awaiting[req.Profile] = a
 	}
-	a.timeout, a.ids, a.checker = timeout, ids, req.Health
+	a.timeout, a.ids, a.checker, a.objects = timeout, ids, req.Health, objects
 	return a
 }
 
@@ -125,7 +128,7 @@ func (p *pass) observe(ctx context.Context, i int, objs []*unstructured.Unstruct
 	}
 	// The poll between passes reads only what is not healthy yet: a
 	// Deployment, not the ConfigMaps and Services beside it.
-	a := p.c.await(p.req, i, p.health.pending(ids), timeout, changed)
+	a := p.c.await(p.req, i, p.health.pending(ids), len(objs), timeout, changed)
 	p.res.Health.merge(hs)
 	if !time.Now().Before(a.deadline()) {
 		p.c.mu.Lock()
