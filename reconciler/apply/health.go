@@ -52,9 +52,22 @@ type healthReader struct {
 }
 
 func newHealthReader(mapper meta.RESTMapper, checker HealthChecker, log *slog.Logger) *healthReader {
-	return &healthReader{def: statusreaders.NewDefaultStatusReader(mapper), checker: checker, log: log,
+	def := statusreaders.NewStatusReader(mapper, deploymentReader{statusreaders.NewGenericStatusReader(mapper, status.Compute)})
+	return &healthReader{def: def, checker: checker, log: log,
 		last: map[object.ObjMetadata]*event.ResourceStatus{}, suspended: map[object.ObjMetadata]bool{},
 		scriptFailed: map[object.ObjMetadata]bool{}}
+}
+
+// deploymentReader reads a Deployment's status from the Deployment alone.
+// kstatus's own Deployment reader also lists its ReplicaSets and each one's
+// Pods, for details regatta does not use: it computes the status from the
+// Deployment only, as this one does (one GET instead of two lists more per
+// read, which the health poll repeats every few seconds). ReplicaSets and
+// StatefulSets keep kstatus's readers: failed Pods make those Failed.
+type deploymentReader struct{ engine.StatusReader }
+
+func (deploymentReader) Supports(gk schema.GroupKind) bool {
+	return gk == schema.GroupKind{Group: "apps", Kind: "Deployment"}
 }
 
 // Supports every kind: unknown kinds go to the default reader.
