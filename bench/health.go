@@ -83,6 +83,9 @@ type HealthSample struct {
 	// SourceSecs is regatta's commit, push and fetch: from the commit to
 	// the daemon's first work on the revision (its pass's start).
 	SourceSecs float64 `json:"sourceSeconds,omitempty"`
+	// CommitSecs is the part of SourceSecs that is the bench's own work:
+	// writing the files, git add, commit and push to the loopback server.
+	CommitSecs float64 `json:"commitSeconds,omitempty"`
 	// PerCluster is when each cluster had every Deployment Available.
 	PerCluster map[string]float64 `json:"perClusterSeconds,omitempty"`
 	CPU        CPUUse             `json:"cpu,omitempty"`
@@ -253,12 +256,13 @@ func (r *healthRound) regatta(ctx context.Context) (HealthSample, error) {
 	if err != nil {
 		return HealthSample{}, err
 	}
+	pushed := time.Since(start).Seconds()
 	d.Trigger()
 	p, err := d.WaitRevision(ctx, rev, r.o.Timeout)
 	if err != nil {
 		return HealthSample{}, err
 	}
-	s := HealthSample{ReadySecs: p.At.Sub(start).Seconds()}
+	s := HealthSample{ReadySecs: p.At.Sub(start).Seconds(), CommitSecs: pushed}
 	s.SourceSecs = s.ReadySecs - p.Result.Duration.Seconds()
 	a := <-avail
 	s.fill(a.Times)

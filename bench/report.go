@@ -78,12 +78,16 @@ func formatOptions(o map[string]string) string {
 type target struct {
 	name, figure, how string
 	met               *bool
+	// info marks a figure shown beside a target, judged by none.
+	info bool
 }
 
 func met(ok bool) *bool { return &ok }
 
 func (t target) verdict() string {
 	switch {
+	case t.info:
+		return "(information)"
 	case t.met == nil:
 		return "not measured"
 	case *t.met:

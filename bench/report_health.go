@@ -48,10 +48,13 @@ func healthTargets(r *Results) []target {
 	reg := Quantile(h.healthSecs(MethodHealthRegatta, healthSampleSecs), .5)
 	lim := Quantile(h.healthSecs(MethodHealthMinimal, healthSampleSecs), .5)
 	flux := Quantile(h.healthSecs(MethodHealthFlux, healthSampleSecs), .5)
+	pushed := Quantile(h.healthSecs(MethodHealthRegatta, func(s HealthSample) float64 { return s.Secs - s.CommitSecs }), .5)
 	ts := []target{
 		{name: fmt.Sprintf("commit to every Deployment Available, %d clusters with controllers × %d profiles: ≤ 1.15× the minimal program", h.Clusters, h.Profiles),
 			how: how, figure: fmt.Sprintf("%s / %s = %s (median of per-round ratios %s)", secs(reg), secs(lim), ratio(reg/lim),
 				ratio(Quantile(h.pairedRatios(MethodHealthRegatta, MethodHealthMinimal), .5)))},
+		{name: "the same, regatta timed from its pushed commit (the bench's own commit and push left out)",
+			how: how, figure: fmt.Sprintf("%s / %s = %s", secs(pushed), secs(lim), ratio(pushed/lim)), info: true},
 		{name: "the same: faster than Flux's kustomize-controller (wait: true)", how: how,
 			figure: fmt.Sprintf("%s / %s = %s (median of per-round ratios %s)", secs(reg), secs(flux), ratio(reg/flux),
 				ratio(Quantile(h.pairedRatios(MethodHealthRegatta, MethodHealthFlux), .5)))},
@@ -60,7 +63,7 @@ func healthTargets(r *Results) []target {
 		ts[0].met = met(reg/lim <= 1.15)
 	}
 	if !math.IsNaN(reg) && !math.IsNaN(flux) {
-		ts[1].met = met(reg < flux)
+		ts[2].met = met(reg < flux)
 	}
 	return ts
 }
@@ -116,6 +119,9 @@ func healthTurn(s HealthSample) string {
 	}
 	if s.SourceSecs > 0 {
 		parts = append(parts, "commit to fetched "+secs(s.SourceSecs))
+	}
+	if s.CommitSecs > 0 {
+		parts = append(parts, "of which the bench's commit and push "+secs(s.CommitSecs))
 	}
 	return fmt.Sprintf("%s %s (%s)", s.Method, secs(s.Secs), strings.Join(parts, ", "))
 }
