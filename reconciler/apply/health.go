@@ -39,7 +39,9 @@ type HealthChecker interface {
 // HealthChecker override it, and records the last status of every object
 // for the Result's health summary.
 type healthReader struct {
-	def     engine.StatusReader
+	def engine.StatusReader
+	// generic reads an object alone, for the kinds the checker judges.
+	generic engine.StatusReader
 	checker HealthChecker
 	log     *slog.Logger
 
@@ -52,8 +54,9 @@ type healthReader struct {
 }
 
 func newHealthReader(mapper meta.RESTMapper, checker HealthChecker, log *slog.Logger) *healthReader {
-	def := statusreaders.NewStatusReader(mapper, deploymentReader{statusreaders.NewGenericStatusReader(mapper, status.Compute)})
-	return &healthReader{def: def, checker: checker, log: log,
+	generic := statusreaders.NewGenericStatusReader(mapper, status.Compute)
+	def := statusreaders.NewStatusReader(mapper, deploymentReader{generic})
+	return &healthReader{def: def, generic: generic, checker: checker, log: log,
 		last: map[object.ObjMetadata]*event.ResourceStatus{}, suspended: map[object.ObjMetadata]bool{},
 		scriptFailed: map[object.ObjMetadata]bool{}}
 }
@@ -74,13 +77,24 @@ func (deploymentReader) Supports(gk schema.GroupKind) bool {
 func (h *healthReader) Supports(schema.GroupKind) bool { return true }
 
 func (h *healthReader) ReadStatus(ctx context.Context, r engine.ClusterReader, id object.ObjMetadata) (*event.ResourceStatus, error) {
-	rs, err := h.def.ReadStatus(ctx, r, id)
+	rs, err := h.reader(id.GroupKind).ReadStatus(ctx, r, id)
 	return h.override(ctx, rs, err)
 }
 
 func (h *healthReader) ReadStatusForObject(ctx context.Context, r engine.ClusterReader, obj *unstructured.Unstructured) (*event.ResourceStatus, error) {
-	rs, err := h.def.ReadStatusForObject(ctx, r, obj)
+	rs, err := h.reader(obj.GroupVersionKind().GroupKind()).ReadStatusForObject(ctx, r, obj)
 	return h.override(ctx, rs, err)
+}
+
+// reader returns the reader of a kind: the object alone when the checker
+// says it judges the kind (KindOverrides), since its verdict replaces
+// kstatus's (a StatefulSet's Pods need no listing then); kstatus's readers
+// otherwise.
+func (h *healthReader) reader(gk schema.GroupKind) engine.StatusReader {
+	if ko, ok := h.checker.(KindOverrides); ok && ko.Overrides(gk.Group, gk.Kind) {
+		return h.generic
+	}
+	return h.def
 }
 
 func (h *healthReader) override(ctx context.Context, rs *event.ResourceStatus, err error) (*event.ResourceStatus, error) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/regatta-dev/regatta/reconciler/apply"
 )
 
@@ -151,5 +153,39 @@ func TestAsyncHealthDeadline(t *testing.T) {
 	m.PollHealth(t.Context(), func(string) { reported.Add(1) })
 	if reported.Load() != before {
 		t.Error("a deadline was reported twice")
+	}
+}
+
+// TestAsyncHealthOfAScriptedKindReadsTheObjectAlone: when a health script
+// judges a kind (a StatefulSet here, as regatta's built-in one does), the
+// health poll reads the object alone: kstatus's StatefulSet reader would
+// also list its Pods, for a verdict the script replaces.
+func TestAsyncHealthOfAScriptedKindReadsTheObjectAlone(t *testing.T) {
+	opts, counter := countedOptions()
+	m := newManager(t, opts)
+	c := target(t, m, mainCluster)
+	const ns = "async-scripted-reads"
+	sts := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "StatefulSet",
+		"metadata": map[string]any{"name": "db", "namespace": ns},
+		"spec": map[string]any{
+			"serviceName": "db", "replicas": int64(1),
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "db"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": "db"}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "db", "image": "registry.example/db:1"}}},
+			},
+		},
+	}}
+	hc := kindHealth{kinds: map[string]bool{"StatefulSet": true}, status: apply.HealthProgressing}
+	req := apply.Request{Profile: ns, Revision: "r1", RenderHash: "h1", HealthTimeout: 5 * time.Minute, Async: true,
+		Health: hc, Steps: []apply.Step{step("ns", namespace(ns)), step("db", sts)}}
+	if res := c.Apply(t.Context(), req); res.State != apply.StateProgressing || !strings.Contains(res.Waiting, "from the script") {
+		t.Fatalf("first apply: %s %q %v", res.State, res.Waiting, res.Err)
+	}
+	counter.reset()
+	m.PollHealth(t.Context(), func(string) {})
+	if n := counter.reset(); n["GET"] != 1 {
+		t.Errorf("the poll made %d GETs, want 1 (the StatefulSet), no list of its Pods: %v", n["GET"], n)
 	}
 }
