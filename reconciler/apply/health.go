@@ -40,7 +40,7 @@ type HealthChecker interface {
 // for the Result's health summary.
 type healthReader struct {
 	def engine.StatusReader
-	// generic reads an object alone, for the kinds the checker judges.
+	// generic reads an object alone (see reader).
 	generic engine.StatusReader
 	checker HealthChecker
 	log     *slog.Logger
@@ -54,23 +54,10 @@ type healthReader struct {
 }
 
 func newHealthReader(mapper meta.RESTMapper, checker HealthChecker, log *slog.Logger) *healthReader {
-	generic := statusreaders.NewGenericStatusReader(mapper, status.Compute)
-	def := statusreaders.NewStatusReader(mapper, deploymentReader{generic})
-	return &healthReader{def: def, generic: generic, checker: checker, log: log,
+	return &healthReader{def: statusreaders.NewDefaultStatusReader(mapper),
+		generic: statusreaders.NewGenericStatusReader(mapper, status.Compute), checker: checker, log: log,
 		last: map[object.ObjMetadata]*event.ResourceStatus{}, suspended: map[object.ObjMetadata]bool{},
 		scriptFailed: map[object.ObjMetadata]bool{}}
-}
-
-// deploymentReader reads a Deployment's status from the Deployment alone.
-// kstatus's own Deployment reader also lists its ReplicaSets and each one's
-// Pods, for details regatta does not use: it computes the status from the
-// Deployment only, as this one does (one GET instead of two lists more per
-// read, which the health poll repeats every few seconds). ReplicaSets and
-// StatefulSets keep kstatus's readers: failed Pods make those Failed.
-type deploymentReader struct{ engine.StatusReader }
-
-func (deploymentReader) Supports(gk schema.GroupKind) bool {
-	return gk == schema.GroupKind{Group: "apps", Kind: "Deployment"}
 }
 
 // Supports every kind: unknown kinds go to the default reader.
@@ -86,16 +73,24 @@ func (h *healthReader) ReadStatusForObject(ctx context.Context, r engine.Cluster
 	return h.override(ctx, rs, err)
 }
 
-// reader returns the reader of a kind: the object alone when the checker
-// says it judges the kind (KindOverrides), since its verdict replaces
-// kstatus's (a StatefulSet's Pods need no listing then); kstatus's readers
-// otherwise.
+// reader returns the reader of a kind. The object is read alone when that
+// gives the verdict: for a Deployment, whose status kstatus computes from
+// the Deployment only (its own reader also lists the ReplicaSets and their
+// Pods, for details regatta does not use), and for a kind the checker
+// judges (KindOverrides), whose verdict replaces kstatus's (a StatefulSet's
+// Pods need no listing then). Other kinds keep kstatus's readers: failed
+// Pods make a ReplicaSet or StatefulSet Failed.
 func (h *healthReader) reader(gk schema.GroupKind) engine.StatusReader {
+	if gk == deploymentKind {
+		return h.generic
+	}
 	if ko, ok := h.checker.(KindOverrides); ok && ko.Overrides(gk.Group, gk.Kind) {
 		return h.generic
 	}
 	return h.def
 }
+
+var deploymentKind = schema.GroupKind{Group: "apps", Kind: "Deployment"}
 
 func (h *healthReader) override(ctx context.Context, rs *event.ResourceStatus, err error) (*event.ResourceStatus, error) {
 	if err != nil || rs == nil {
