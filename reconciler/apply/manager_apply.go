@@ -341,7 +341,7 @@ func (p *pass) applyStep(ctx context.Context, i int, step Step, st []desired) er
 	}
 	objs, err := p.resolveConflicts(ctx, st)
 	if err != nil {
-		err = &AddonError{Addon: addon, Phase: step.Phase, Weight: step.Weight, Err: err}
+		err = stepError(step, err)
 		p.applyErrs = append(p.applyErrs, err)
 		return err
 	}
@@ -352,7 +352,7 @@ func (p *pass) applyStep(ctx context.Context, i int, step Step, st []desired) er
 	cs, err := p.applyStaged(ctx, objs)
 	p.recordChanges(addon, cs)
 	if err != nil {
-		err = &AddonError{Addon: addon, Phase: step.Phase, Weight: step.Weight, Err: err}
+		err = stepError(step, err)
 		p.applyErrs = append(p.applyErrs, err)
 		return err
 	}
@@ -372,11 +372,16 @@ func (p *pass) applyStep(ctx context.Context, i int, step Step, st []desired) er
 	p.c.log().Debug("add-on applied", "profile", p.req.Profile, "addon", addon, "objects", len(objs),
 		"apply", applied, "wait", time.Since(start)-applied)
 	if err != nil {
-		err = &AddonError{Addon: addon, Phase: step.Phase, Weight: step.Weight, Err: err}
+		err = stepError(step, err)
 		p.healthErrs = append(p.healthErrs, err)
 		return err
 	}
 	return nil
+}
+
+// stepError is err of a step's add-on, with its phase and weight.
+func stepError(step Step, err error) error {
+	return &AddonError{Addon: step.Addon, Phase: step.Phase, Weight: step.Weight, Err: err}
 }
 
 // changedAny reports whether a change set created or configured an object.

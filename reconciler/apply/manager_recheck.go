@@ -80,7 +80,7 @@ func (p *pass) recheck(ctx context.Context, i int, step Step, st []desired) erro
 	if err == nil || errors.Is(err, errAwaiting) {
 		return err
 	}
-	err = &AddonError{Addon: step.Addon, Phase: step.Phase, Weight: step.Weight, Err: err}
+	err = stepError(step, err)
 	p.healthErrs = append(p.healthErrs, err)
 	return err
 }
