@@ -13,24 +13,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
 )
 
-func deployment(gen, observed int64, replicas, updated, available int32, cond corev1.ConditionStatus) *appsv1.Deployment {
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: gen}, Spec: appsv1.DeploymentSpec{Replicas: &replicas}}
-	d.Status = appsv1.DeploymentStatus{ObservedGeneration: observed, UpdatedReplicas: updated, AvailableReplicas: available}
-	if cond != "" {
-		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: cond}}
-	}
-	return d
-}
-
 func TestAvailablePollCheck(t *testing.T) {
-	ok := *deployment(1, 1, 3, 3, 3, corev1.ConditionTrue)
+	ok := *testenv.DeploymentWithStatus(1, 1, 3, 3, 3, corev1.ConditionTrue)
 	other := ok
 	other.Namespace = "hm-p00" // another method's
 	items := []appsv1.Deployment{ok, ok, other}
@@ -43,7 +34,7 @@ func TestAvailablePollCheck(t *testing.T) {
 	if done, _ := p.check(items); done {
 		t.Error("two of three counted done")
 	}
-	items[1] = *deployment(2, 1, 3, 3, 3, corev1.ConditionTrue)
+	items[1] = *testenv.DeploymentWithStatus(2, 1, 3, 3, 3, corev1.ConditionTrue)
 	items[1].Namespace = "hr-p01"
 	p.Want = 2
 	if done, why := p.check(items); done || !strings.Contains(why, "hr-p01/") {
