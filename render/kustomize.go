@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
@@ -262,12 +262,8 @@ func selectorMap(t *spec.PatchSelector) map[string]any {
 func objectsOf(m resmap.ResMap, root string, keepOrigin bool) ([]Object, error) {
 	out := make([]Object, 0, m.Size())
 	for _, res := range m.Resources() {
-		js, err := res.MarshalJSON()
+		obj, err := objectOf(res)
 		if err != nil {
-			return nil, err
-		}
-		obj := map[string]any{}
-		if err := utiljson.Unmarshal(js, &obj); err != nil {
 			return nil, err
 		}
 		u := &unstructured.Unstructured{Object: obj}
@@ -290,12 +286,15 @@ func originOf(u *unstructured.Unstructured, root string, keep bool) string {
 		}
 		u.SetAnnotations(ann)
 	}
+	// kustomize writes the origin with go.yaml.in/yaml/v3; read it back
+	// with the same (not through JSON, which cost more than the rest of
+	// the conversion).
 	var o struct {
-		Path         string `json:"path"`
-		Repo         string `json:"repo"`
-		ConfiguredIn string `json:"configuredIn"`
+		Path         string `yaml:"path"`
+		Repo         string `yaml:"repo"`
+		ConfiguredIn string `yaml:"configuredIn"`
 	}
-	if yaml.Unmarshal([]byte(origin), &o) != nil {
+	if yamlv3.Unmarshal([]byte(origin), &o) != nil {
 		return root
 	}
 	switch {
