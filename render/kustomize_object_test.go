@@ -71,12 +71,12 @@ copy: *base
 // under the root, a remote base, or the kustomization that generated it.
 func TestOriginOf(t *testing.T) {
 	cases := map[string]string{
-		"path: base/deploy.yaml\n": "apps/web/base/deploy.yaml",
+		"path: base/deploy.yaml\n":                                        "apps/web/base/deploy.yaml",
 		"path: deploy.yaml\nrepo: https://github.com/org/repo\nref: v1\n": "https://github.com/org/repo//deploy.yaml",
 		"configuredIn: overlays/a/kustomization.yaml\nconfiguredBy:\n  apiVersion: builtin\n  kind: ConfigMapGenerator\n": "apps/web/overlays/a/kustomization.yaml",
 		"path: \"123\"\n": "apps/web/123",
-		"{not yaml": "apps/web",
-		"":          "apps/web",
+		"{not yaml":       "apps/web",
+		"":                "apps/web",
 	}
 	for origin, want := range cases {
 		u := &unstructured.Unstructured{Object: map[string]any{}}
