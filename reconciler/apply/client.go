@@ -141,6 +141,7 @@ func configure(cluster string, in *rest.Config, opts ClientOptions) *rest.Config
 		dialer := &net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 30 * time.Second}
 		cfg.Dial = dialer.DialContext
 	}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return newConnGate(rt) })
 	if wrap := opts.WrapTransport; wrap != nil {
 		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return wrap(cluster, rt) })
 	}
