@@ -91,7 +91,7 @@ func reportHealth(b *strings.Builder, r *Results) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d |\n", m, secs(Quantile(xs, .5)), secs(Quantile(xs, 0)), secs(Quantile(xs, 1)),
 			secs(ready), secs(applied), len(xs))
 	}
-	b.WriteString("\n| round | order | clusters started in | CPU busy before the first turn: machine / the clusters (cores) | turns |\n|---|---|---|---|---|\n")
+	b.WriteString("\n| round | order | clusters started in (all turns) | CPU busy before a turn, highest: machine / the clusters (cores) | turns |\n|---|---|---|---|---|\n")
 	for _, rd := range h.Rounds {
 		var turns []string
 		for _, s := range h.Samples {
@@ -123,11 +123,15 @@ func healthTurn(s HealthSample) string {
 	if s.CommitSecs > 0 {
 		parts = append(parts, "of which the bench's commit and push "+secs(s.CommitSecs))
 	}
+	if s.ClusterStartSecs > 0 {
+		parts = append(parts, fmt.Sprintf("idle before: %.2f / %.2f cores", s.IdleCores, s.ClusterIdleCores))
+	}
 	return fmt.Sprintf("%s %s (%s)", s.Method, secs(s.Secs), strings.Join(parts, ", "))
 }
 
-const healthHow = `Each round starts %d fresh v1.37 clusters with kube-controller-manager, kube-scheduler and kwok (3
-simulated nodes each); every method applies the same fleet in namespaces of its own: %d profiles per
+const healthHow = `Every method's turn starts %d fresh v1.37 clusters of its own with kube-controller-manager, kube-scheduler
+and kwok (3 simulated nodes each; before 2026-12-02's session 12, the methods of a round shared one set, and
+whichever went first paid for the clusters' first writes); every method applies the same fleet: %d profiles per
 cluster, each a Kustomize overlay (by the cluster's variant label) of a Namespace, 29 small objects
 and a Deployment of %d replicas (image ` + "`registry.test/app:1`" + `, which kwok runs). The methods take
 turns in an order rotated per round. Timed from the commit until the bench's own poll (every 100 ms,
