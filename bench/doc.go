@@ -32,8 +32,9 @@
 //     production 6 with maxUpdate 2, 1 s soaks): commit to the last
 //     cluster applied and healthy minus the soaks, each stage's time and
 //     the most clusters updating at once (issue 14).
-//   - health: per round, -health-clusters (default 6) fresh v1.37 clusters
-//     with kube-controller-manager, kube-scheduler and kwok nodes, and
+//   - health: per round and method, -health-clusters (default 6) fresh
+//     v1.37 clusters with kube-controller-manager, kube-scheduler and kwok
+//     nodes (each method's turn on clusters of its own), and
 //     profiles that each hold a Deployment of 3 replicas: from the commit
 //     to every Deployment on every cluster Available, judged by the
 //     bench's own poll, for regatta (an in-process daemon with its
