@@ -58,6 +58,17 @@ func waitReached(t *testing.T, h *heldTransport, n int32) {
 	}
 }
 
+// answerAll answers n requests that reached h and waits for their
+// callers.
+func answerAll(h *heldTransport, errs chan error, n int) {
+	for range n {
+		h.release <- nil
+	}
+	for range n {
+		<-errs
+	}
+}
+
 // The first request goes alone; the others follow its answer, together.
 func TestConnGateLetsTheFirstRequestGoAlone(t *testing.T) {
 	h := &heldTransport{release: make(chan error, 100)}
@@ -77,12 +88,7 @@ func TestConnGateLetsTheFirstRequestGoAlone(t *testing.T) {
 	// Open now: a second burst goes at once.
 	errs = burst(g, 5)
 	waitReached(t, h, 15)
-	for range 5 {
-		h.release <- nil
-	}
-	for range 5 {
-		<-errs
-	}
+	answerAll(h, errs, 5)
 }
 
 // A failed first request releases the waiting ones together (each gets its
@@ -104,17 +110,12 @@ func TestConnGateFailureReleasesTheWaitingAndClosesAgain(t *testing.T) {
 	}
 	errs = burst(g, 3)
 	waitReached(t, h, 5)
-	for range 3 {
-		h.release <- nil
-	}
-	for range 3 {
-		<-errs
-	}
+	answerAll(h, errs, 3)
 }
 
 // After connGateIdle without requests (the transport's idle connections
-// are gone), the next burst is gated again; a request in flight, or one
-// within the window, keeps it open.
+// are gone), the next burst is gated again; a burst within the window goes
+// at once.
 func TestConnGateClosesAfterIdle(t *testing.T) {
 	h := &heldTransport{release: make(chan error, 100)}
 	g := newConnGate(h)
@@ -128,21 +129,11 @@ func TestConnGateClosesAfterIdle(t *testing.T) {
 	advance(connGateIdle - time.Second)
 	errs := burst(g, 3)
 	waitReached(t, h, 4) // still open
-	for range 3 {
-		h.release <- nil
-	}
-	for range 3 {
-		<-errs
-	}
+	answerAll(h, errs, 3)
 	advance(connGateIdle + time.Second)
 	errs = burst(g, 3)
 	waitReached(t, h, 5) // gated: one goes first
-	for range 3 {
-		h.release <- nil
-	}
-	for range 3 {
-		<-errs
-	}
+	answerAll(h, errs, 3)
 }
 
 // A waiting request whose context ends returns at once.
