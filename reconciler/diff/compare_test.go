@@ -207,3 +207,30 @@ func TestCompareEventProfile(t *testing.T) {
 		t.Errorf("changed event profile: failed %v, groups %+v", rep.Failed(), rep.Groups)
 	}
 }
+
+// A Namespace a createNamespace rendered (annotated as created) is deleted
+// only while it is empty, and the warning says so; with prune-contents
+// enabled, or for a Namespace of the manifests, everything in it goes.
+func TestCompareCreatedNamespaceWarning(t *testing.T) {
+	cases := map[string]struct{ annotations, want string }{
+		"created":                 {`{regatta.dev/created-namespace: "true"}`, "Namespace/ops is deleted on 2 clusters where nothing else is in it: regatta created it (createNamespace) and keeps it while it holds objects"},
+		"created, prune-contents": {`{regatta.dev/created-namespace: "true", regatta.dev/prune-contents: enabled}`, "Namespace/ops is deleted on 2 clusters: everything in it is deleted too"},
+		"declared":                {`{team: ops}`, "Namespace/ops is deleted on 2 clusters: everything in it is deleted too"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			base := fleetFiles(4)
+			base["ops/ns.yaml"] = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ops, annotations: " + tc.annotations + "}\n"
+			rep := compare(t, nil, base, edit(base, map[string]string{"profiles/ops.yaml": ""}))
+			var got []string
+			for _, w := range rep.Warnings {
+				if w.Kind == WarnDeleteNamespace {
+					got = append(got, w.Message)
+				}
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("delete-namespace warnings %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

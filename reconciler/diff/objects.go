@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // objectSet is the object changes of one (base render, head render) pair
@@ -147,8 +148,10 @@ func (s *objectSet) add(ch ObjectChange) {
 }
 
 func change(action string, o rendered) ObjectChange {
+	ann := o.GetAnnotations()
 	return ObjectChange{Action: action, APIVersion: o.GetAPIVersion(), Kind: o.GetKind(),
-		Namespace: o.GetNamespace(), Name: o.GetName(), Addon: o.addon}
+		Namespace: o.GetNamespace(), Name: o.GetName(), Addon: o.addon,
+		keepsContents: ann[spec.AnnotationCreatedNamespace] == "true" && ann[spec.AnnotationPruneContents] != spec.PruneContentsEnabled}
 }
 
 // updated compares an object at both sides; its diff is redacted when the

@@ -238,6 +238,9 @@ type ObjectChange struct {
 	// data.password of a Secret.
 	RedactedKeys []string `json:"redactedKeys,omitempty"`
 	Message      string   `json:"message,omitempty"`
+	// keepsContents is a Namespace that a createNamespace renders: regatta
+	// deletes it only while nothing else is in it (spec/namespace.go).
+	keepsContents bool
 }
 
 // Ref formats the object as Kind/namespace/name (Kind/name when

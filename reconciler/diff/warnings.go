@@ -24,6 +24,7 @@ func (c *comparison) warnings(entries []*entry, r *Report) []Warning {
 func deleteWarnings(entries []*entry) []Warning {
 	clusters := map[string][]string{}
 	kinds := map[string]string{}
+	kept := map[string]bool{} // a created Namespace on every cluster: kept while not empty
 	for _, e := range entries {
 		for _, p := range e.pairs {
 			if p.result == nil {
@@ -35,6 +36,10 @@ func deleteWarnings(entries []*entry) []Warning {
 					continue
 				}
 				ref := o.Ref()
+				if _, seen := clusters[ref]; !seen {
+					kept[ref] = true
+				}
+				kept[ref] = kept[ref] && o.keepsContents
 				if n := len(clusters[ref]); n == 0 || clusters[ref][n-1] != e.cluster {
 					clusters[ref] = append(clusters[ref], e.cluster)
 				}
@@ -44,12 +49,15 @@ func deleteWarnings(entries []*entry) []Warning {
 	}
 	var out []Warning
 	for _, ref := range sortedKeys(clusters) {
-		what := "everything in it is deleted too"
-		if kinds[ref] == WarnDeleteCRD {
-			what = "every custom resource of it is deleted too"
+		on := plural(len(clusters[ref]), "cluster")
+		msg := fmt.Sprintf("%s is deleted on %s: everything in it is deleted too", ref, on)
+		switch {
+		case kinds[ref] == WarnDeleteCRD:
+			msg = fmt.Sprintf("%s is deleted on %s: every custom resource of it is deleted too", ref, on)
+		case kept[ref]:
+			msg = fmt.Sprintf("%s is deleted on %s where nothing else is in it: regatta created it (createNamespace) and keeps it while it holds objects", ref, on)
 		}
-		out = append(out, Warning{Kind: kinds[ref], Clusters: clusters[ref],
-			Message: fmt.Sprintf("%s is deleted on %s: %s", ref, plural(len(clusters[ref]), "cluster"), what)})
+		out = append(out, Warning{Kind: kinds[ref], Clusters: clusters[ref], Message: msg})
 	}
 	return out
 }
