@@ -18,6 +18,14 @@ const (
 	PruneContentsEnabled = "enabled"
 )
 
+// KeptWhileNotEmpty reports whether a Namespace with these annotations is
+// one that createNamespace renders and that did not opt in to losing its
+// contents: prune and withdrawal delete it only while nothing else is in
+// it.
+func KeptWhileNotEmpty(annotations map[string]string) bool {
+	return annotations[AnnotationCreatedNamespace] == "true" && annotations[AnnotationPruneContents] != PruneContentsEnabled
+}
+
 // PresetNamespaces exist on every cluster: createNamespace has nothing to
 // create there.
 var PresetNamespaces = map[string]bool{

@@ -62,3 +62,20 @@ func TestCreateNamespace(t *testing.T) {
 		})
 	}
 }
+
+func TestKeptWhileNotEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		ann  map[string]string
+		want bool
+	}{
+		{map[string]string{AnnotationCreatedNamespace: "true"}, true},
+		{map[string]string{AnnotationCreatedNamespace: "true", AnnotationPruneContents: PruneContentsEnabled}, false},
+		{map[string]string{AnnotationCreatedNamespace: "true", AnnotationPruneContents: "disabled"}, true},
+		{map[string]string{AnnotationCreatedNamespace: "false"}, false},
+		{nil, false},
+	} {
+		if got := KeptWhileNotEmpty(tc.ann); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.ann, got, tc.want)
+		}
+	}
+}

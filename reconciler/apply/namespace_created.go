@@ -95,8 +95,7 @@ func (p *pass) mayApplyNamespace(ctx context.Context, obj *unstructured.Unstruct
 // objects are in it and it does not opt in to losing them. "" for other
 // objects, an empty namespace, or one annotated prune-contents: enabled.
 func (pr *pruner) keepNamespace(ctx context.Context, ref ObjectRef, live *metav1.PartialObjectMetadata) (string, error) {
-	if !isCreatedNamespace(live.Kind, live.GroupVersionKind().Group, live.Annotations) ||
-		live.Annotations[spec.AnnotationPruneContents] == spec.PruneContentsEnabled {
+	if !isCreatedNamespace(live.Kind, live.GroupVersionKind().Group, live.Annotations) || !spec.KeptWhileNotEmpty(live.Annotations) {
 		return "", nil
 	}
 	found, more, err := namespaceContents(ctx, pr.reader, live.Name)

@@ -148,10 +148,8 @@ func (s *objectSet) add(ch ObjectChange) {
 }
 
 func change(action string, o rendered) ObjectChange {
-	ann := o.GetAnnotations()
 	return ObjectChange{Action: action, APIVersion: o.GetAPIVersion(), Kind: o.GetKind(),
-		Namespace: o.GetNamespace(), Name: o.GetName(), Addon: o.addon,
-		keepsContents: ann[spec.AnnotationCreatedNamespace] == "true" && ann[spec.AnnotationPruneContents] != spec.PruneContentsEnabled}
+		Namespace: o.GetNamespace(), Name: o.GetName(), Addon: o.addon, keepsContents: spec.KeptWhileNotEmpty(o.GetAnnotations())}
 }
 
 // updated compares an object at both sides; its diff is redacted when the

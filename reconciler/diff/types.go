@@ -238,8 +238,8 @@ type ObjectChange struct {
 	// data.password of a Secret.
 	RedactedKeys []string `json:"redactedKeys,omitempty"`
 	Message      string   `json:"message,omitempty"`
-	// keepsContents is a Namespace that a createNamespace renders: regatta
-	// deletes it only while nothing else is in it (spec/namespace.go).
+	// keepsContents: spec.KeptWhileNotEmpty, for a Namespace regatta
+	// deletes only while nothing else is in it.
 	keepsContents bool
 }
 
