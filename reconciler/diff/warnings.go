@@ -24,7 +24,7 @@ func (c *comparison) warnings(entries []*entry, r *Report) []Warning {
 func deleteWarnings(entries []*entry) []Warning {
 	clusters := map[string][]string{}
 	kinds := map[string]string{}
-	kept := map[string]bool{} // a created Namespace on every cluster: kept while not empty
+	emptied := map[string]bool{} // deleted with its contents on some cluster
 	for _, e := range entries {
 		for _, p := range e.pairs {
 			if p.result == nil {
@@ -36,10 +36,9 @@ func deleteWarnings(entries []*entry) []Warning {
 					continue
 				}
 				ref := o.Ref()
-				if _, seen := clusters[ref]; !seen {
-					kept[ref] = true
+				if !o.keepsContents {
+					emptied[ref] = true
 				}
-				kept[ref] = kept[ref] && o.keepsContents
 				if n := len(clusters[ref]); n == 0 || clusters[ref][n-1] != e.cluster {
 					clusters[ref] = append(clusters[ref], e.cluster)
 				}
@@ -54,7 +53,7 @@ func deleteWarnings(entries []*entry) []Warning {
 		switch {
 		case kinds[ref] == WarnDeleteCRD:
 			msg = fmt.Sprintf("%s is deleted on %s: every custom resource of it is deleted too", ref, on)
-		case kept[ref]:
+		case !emptied[ref]:
 			msg = fmt.Sprintf("%s is deleted on %s where nothing else is in it: regatta created it (createNamespace) and keeps it while it holds objects", ref, on)
 		}
 		out = append(out, Warning{Kind: kinds[ref], Clusters: clusters[ref], Message: msg})
