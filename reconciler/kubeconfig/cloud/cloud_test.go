@@ -104,14 +104,15 @@ func workloadIdentityEnv(dir string) error {
 	return nil
 }
 
-// grantView lets the three cloud identities read the cluster.
+// grantView gives the three cloud identities what regatta applies (a
+// cluster grants its cloud identities Kubernetes RBAC as it would a user).
 func grantView() error {
 	cs, err := kubernetes.NewForConfig(env.Cluster("managed").RESTConfig())
 	if err != nil {
 		return err
 	}
 	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cloud-identities"},
-		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "view"}}
+		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"}}
 	for _, u := range []string{"aws:" + roleARN + "/regatta", "gcp:" + gsa, "azure:" + azureApp} {
 		crb.Subjects = append(crb.Subjects, rbacv1.Subject{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: u})
 	}
