@@ -133,7 +133,10 @@ func TestServiceAccountTokenRenewed(t *testing.T) {
 	cfg := rest.CopyConfig(a.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { seen.rt = rt; return seen })
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	get := func() error { _, err := cs.CoreV1().Namespaces().Get(t.Context(), "renew-a", metav1.GetOptions{}); return err }
+	get := func() error {
+		_, err := cs.CoreV1().Namespaces().Get(t.Context(), "renew-a", metav1.GetOptions{})
+		return err
+	}
 	if err := get(); err != nil {
 		t.Fatal(err)
 	}
@@ -199,4 +202,3 @@ func TestRenewRefusedNamesServiceAccount(t *testing.T) {
 		t.Fatal("the error shows the token")
 	}
 }
-
