@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/transport"
 
 	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/kubeconfig/cloud"
@@ -131,7 +132,8 @@ func TestServiceAccountTokenRenewed(t *testing.T) {
 	}
 	seen := &bearerSeen{}
 	cfg := rest.CopyConfig(a.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { seen.rt = rt; return seen })
+	// seen goes below the token's transport, to see the header it sets.
+	cfg.WrapTransport = transport.Wrappers(func(rt http.RoundTripper) http.RoundTripper { seen.rt = rt; return seen }, a.Config.WrapTransport)
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	get := func() error {
 		_, err := cs.CoreV1().Namespaces().Get(t.Context(), "renew-a", metav1.GetOptions{})
