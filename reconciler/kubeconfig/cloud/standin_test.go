@@ -106,11 +106,20 @@ type stsStandIn struct {
 
 	mu      sync.Mutex
 	secrets map[string]aws.Credentials
+	tokens  map[string]bool // signatures of the tokens verified
+}
+
+// Tokens returns how many different tokens were verified: EKS tokens are
+// made by the client, the stand-in sees them only there.
+func (s *stsStandIn) Tokens() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.tokens)
 }
 
 func newSTS(roleARN, webIdentity, clusterID string, lifetime time.Duration) *stsStandIn {
 	s := &stsStandIn{identity: newIdentity(time.Hour), roleARN: roleARN, webIdentity: webIdentity,
-		clusterID: clusterID, secrets: map[string]aws.Credentials{}}
+		clusterID: clusterID, secrets: map[string]aws.Credentials{}, tokens: map[string]bool{}}
 	s.tokenLifetime = lifetime
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
@@ -179,6 +188,9 @@ func (s *stsStandIn) callerIdentity(w http.ResponseWriter, r *http.Request) {
 	case !signatureMatches(r, creds, signed):
 		stsError(w, http.StatusForbidden, "SignatureDoesNotMatch", "The request signature does not match")
 	default:
+		s.mu.Lock()
+		s.tokens[q.Get("X-Amz-Signature")] = true
+		s.mu.Unlock()
 		w.Header().Set("Content-Type", "text/xml")
 		fmt.Fprintf(w, `<GetCallerIdentityResponse><GetCallerIdentityResult><Arn>%s/regatta</Arn><UserId>AROA:regatta</UserId><Account>111122223333</Account></GetCallerIdentityResult></GetCallerIdentityResponse>`, s.roleARN)
 	}
