@@ -65,7 +65,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	env, err = testenv.Start(ctx, testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "managed", TokenWebhook: wh.srv.URL}}})
+	var clusters []testenv.ClusterOptions
+	for _, p := range providers {
+		clusters = append(clusters, testenv.ClusterOptions{Name: p.cluster, TokenWebhook: wh.srv.URL})
+	}
+	env, err = testenv.Start(ctx, testenv.Options{Clusters: clusters})
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
@@ -104,27 +108,29 @@ func workloadIdentityEnv(dir string) error {
 	return nil
 }
 
-// grantView gives the three cloud identities what regatta applies (a
+// grantView gives each cluster's cloud identity what regatta applies (a
 // cluster grants its cloud identities Kubernetes RBAC as it would a user).
 func grantView() error {
-	cs, err := kubernetes.NewForConfig(env.Cluster("managed").RESTConfig())
-	if err != nil {
-		return err
+	for _, p := range providers {
+		cs, err := kubernetes.NewForConfig(env.Cluster(p.cluster).RESTConfig())
+		if err != nil {
+			return err
+		}
+		crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cloud-identity"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: p.user}}}
+		if _, err = cs.RbacV1().ClusterRoleBindings().Create(context.Background(), crb, metav1.CreateOptions{}); err != nil {
+			return err
+		}
 	}
-	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cloud-identities"},
-		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"}}
-	for _, u := range []string{"aws:" + roleARN + "/regatta", "gcp:" + gsa, "azure:" + azureApp} {
-		crb.Subjects = append(crb.Subjects, rbacv1.Subject{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: u})
-	}
-	_, err = cs.RbacV1().ClusterRoleBindings().Create(context.Background(), crb, metav1.CreateOptions{})
-	return err
+	return nil
 }
 
 // clientFor builds what the daemon builds for a cloud cluster: a fetcher
 // of the provider and a renewing token source in a REST config.
-func clientFor(t *testing.T, name string, c *spec.CloudCredentials) kubernetes.Interface {
+func clientFor(t *testing.T, name, cluster string, c *spec.CloudCredentials) kubernetes.Interface {
 	t.Helper()
-	cl := env.Cluster("managed")
+	cl := env.Cluster(cluster)
 	c.Server = cl.URL()
 	f, err := cloud.NewFetcher(name, c, cloud.Options{HTTPClient: entra.srv.Client(), AWSTokenLifetime: awsClientLifeime})
 	if err != nil {
@@ -153,16 +159,17 @@ func whoAmI(ctx context.Context, cs kubernetes.Interface) (string, error) {
 // tokens issued (or, for EKS, verified) and expired tokens presented.
 var providers = []struct {
 	name    string
+	cluster string // the test API server of the provider's cluster
 	creds   spec.CloudCredentials
 	user    string
 	tokens  func() int
 	expired func() int
 }{
-	{"aws", spec.CloudCredentials{Provider: spec.ProviderAWS, Cluster: eksARN}, "aws:" + roleARN + "/regatta",
+	{"aws", "eks", spec.CloudCredentials{Provider: spec.ProviderAWS, Cluster: eksARN}, "aws:" + roleARN + "/regatta",
 		func() int { return sts.Tokens() }, func() int { return sts.Expired() }},
-	{"gcp", spec.CloudCredentials{Provider: spec.ProviderGCP}, "gcp:" + gsa,
+	{"gcp", "gke", spec.CloudCredentials{Provider: spec.ProviderGCP}, "gcp:" + gsa,
 		func() int { return gcp.Issued() }, func() int { return gcp.Expired() }},
-	{"azure", spec.CloudCredentials{Provider: spec.ProviderAzure}, "azure:" + azureApp,
+	{"azure", "aks", spec.CloudCredentials{Provider: spec.ProviderAzure}, "azure:" + azureApp,
 		func() int { return entra.Issued() }, func() int { return entra.Expired() }},
 }
 
@@ -176,7 +183,7 @@ func TestCloudTokensRenewedBeforeExpiry(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			creds := p.creds
-			cs := clientFor(t, p.name+"-1", &creds)
+			cs := clientFor(t, p.name+"-1", p.cluster, &creds)
 			first := p.tokens()
 			deadline := time.Now().Add(10 * tokenLifetime)
 			for p.tokens() < first+4 {
@@ -207,7 +214,7 @@ func TestRevokedIdentityFailsOnlyItsCluster(t *testing.T) {
 	clients := map[string]kubernetes.Interface{}
 	for _, p := range providers {
 		creds := p.creds
-		clients[p.name] = clientFor(t, p.name+"-2", &creds)
+		clients[p.name] = clientFor(t, p.name+"-2", p.cluster, &creds)
 		if _, err := whoAmI(t.Context(), clients[p.name]); err != nil {
 			t.Fatalf("%s before the revocation: %v", p.name, err)
 		}

@@ -22,14 +22,13 @@ import (
 	"github.com/regatta-dev/regatta/repo"
 )
 
-// fleetFiles is a fleet of three cloud clusters (entries on the test API
-// server, each with its own namespace and profile), writing data into a
-// ConfigMap of each.
+// fleetFiles is a fleet of the three cloud clusters, each with its own
+// profile writing data into a ConfigMap.
 func fleetFiles(data string) map[string]string {
-	ca := base64.StdEncoding.EncodeToString(env.Cluster("managed").CAData())
-	server := env.Cluster("managed").URL()
 	files := map[string]string{}
 	for _, p := range providers {
+		ca := base64.StdEncoding.EncodeToString(env.Cluster(p.cluster).CAData())
+		server := env.Cluster(p.cluster).URL()
 		name := "cloud-" + p.name
 		cloudSpec := fmt.Sprintf("{provider: %s, server: %q, certificateAuthorityData: %s", p.name, server, ca)
 		if p.name == "aws" {
@@ -70,9 +69,9 @@ func clusterStatus(snap status.Snapshot, name string) status.ClusterStatus {
 	return status.ClusterStatus{}
 }
 
-func configMapValue(t *testing.T, namespace string) string {
+func configMapValue(t *testing.T, cluster, namespace string) string {
 	t.Helper()
-	cs := kubernetes.NewForConfigOrDie(env.Cluster("managed").RESTConfig())
+	cs := kubernetes.NewForConfigOrDie(env.Cluster(cluster).RESTConfig())
 	cm, err := cs.CoreV1().ConfigMaps(namespace).Get(t.Context(), "data", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +92,7 @@ func TestDaemonRevokedIdentityFailsOnlyItsCluster(t *testing.T) {
 		t.Fatalf("first pass: %v (%+v)", err, res.Snapshot.Clusters)
 	}
 	for _, p := range providers {
-		if got := configMapValue(t, "cloud-"+p.name); got != "one" {
+		if got := configMapValue(t, p.cluster, "cloud-"+p.name); got != "one" {
 			t.Fatalf("%s: value %q after the first pass", p.name, got)
 		}
 	}
@@ -116,12 +115,12 @@ func TestDaemonRevokedIdentityFailsOnlyItsCluster(t *testing.T) {
 			t.Errorf("status error %q does not say what is missing (%s)", aws.Error, want)
 		}
 	}
-	if got := configMapValue(t, "cloud-aws"); got != "one" {
+	if got := configMapValue(t, "eks", "cloud-aws"); got != "one" {
 		t.Errorf("the revoked cluster was changed: %q", got)
 	}
-	for _, name := range []string{"cloud-gcp", "cloud-azure"} {
-		if got := configMapValue(t, name); got != "two" {
-			t.Errorf("%s: value %q, want the new commit's", name, got)
+	for _, p := range providers[1:] {
+		if got := configMapValue(t, p.cluster, "cloud-"+p.name); got != "two" {
+			t.Errorf("%s: value %q, want the new commit's", p.name, got)
 		}
 	}
 }
