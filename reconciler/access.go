@@ -14,11 +14,16 @@ import (
 // a cloud provider's short-lived tokens.
 func (r *Reconciler) clusterFor(ctx context.Context, tree fs.FS, c *spec.Cluster) (*apply.Cluster, error) {
 	a, err := r.opts.Credentials.Resolve(ctx, tree, r.opts.Keys, r.opts.Management, c)
+	var cl *apply.Cluster
+	switch {
+	case err != nil:
+	case a.Config != nil:
+		cl, err = r.opts.Apply.ClusterFor(c.Metadata.Name, a.Config, a.Key)
+	default:
+		cl, err = r.opts.Apply.Cluster(c.Metadata.Name, a.Kubeconfig)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	if a.Config != nil {
-		return r.opts.Apply.ClusterFor(c.Metadata.Name, a.Config, a.Key)
-	}
-	return r.opts.Apply.Cluster(c.Metadata.Name, a.Kubeconfig)
+	return cl, nil
 }
