@@ -105,3 +105,45 @@ func TestValidateSchemaRefsStayInside(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateChartSymlinkOutside: a chart file that links out of the
+// chart folder is an error naming the link (it was skipped in silence).
+func TestValidateChartSymlinkOutside(t *testing.T) {
+	dir := tenantFleet(t, map[string]string{
+		teamBProfile:                              strings.Replace(chartTenantProfile, "COUNT", "1", 1),
+		"tenants/team-b/chart/Chart.yaml":         "apiVersion: v2\nname: api\nversion: 0.1.0\n",
+		"tenants/team-b/chart/templates/cm.yaml":  manyObjects,
+		"tenants/team-b/chart/templates/api.yaml": "->../../api/config.yaml",
+	})
+	code, stdout, stderr := run(t, "validate", dir)
+	want := "symlink tenants/team-b/chart/templates/api.yaml points to tenants/team-b/api/config.yaml, outside the chart folder tenants/team-b/chart"
+	if code != 1 || !strings.Contains(stdout, want) || strings.Contains(stdout, "warning: tenants/team-b") {
+		t.Errorf("exit %d, want 1 and the error %q:\n%s%s", code, want, stdout, stderr)
+	}
+}
+
+// TestValidatePlacesListItems: an object refused inside a List is placed
+// at the item's own file and line, not at the add-on's line.
+func TestValidatePlacesListItems(t *testing.T) {
+	list := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: fine, namespace: team-b}
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRole
+  metadata:
+    name: smuggled
+  rules: []
+`
+	dir := tenantFleet(t, map[string]string{
+		"tenants/team-b/api/list.yaml":          list,
+		"tenants/team-b/api/kustomization.yaml": "resources: [config.yaml, list.yaml]\n",
+	})
+	code, stdout, stderr := run(t, "validate", dir)
+	want := "tenants/team-b/api/list.yaml:7: ClusterRole/smuggled: tenant team-b may not deploy cluster-scoped kind"
+	if code != 1 || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, want 1 and %q:\n%s%s", code, want, stdout, stderr)
+	}
+}
