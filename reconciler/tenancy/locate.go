@@ -85,30 +85,17 @@ func listItemLine(doc []byte, kind, name string) int {
 	if yamlv3.Unmarshal(doc, &root) != nil || len(root.Content) == 0 {
 		return 0
 	}
-	items := mapValue(root.Content[0], "items")
+	items := spec.MappingValue(root.Content[0], "items")
 	if items == nil || items.Kind != yamlv3.SequenceNode {
 		return 0
 	}
 	for _, it := range items.Content {
-		k, meta := mapValue(it, "kind"), mapValue(it, "metadata")
-		if n := mapValue(meta, "name"); k != nil && n != nil && k.Value == kind && n.Value == name {
+		k, meta := spec.MappingValue(it, "kind"), spec.MappingValue(it, "metadata")
+		if n := spec.MappingValue(meta, "name"); k != nil && n != nil && k.Value == kind && n.Value == name {
 			return it.Line
 		}
 	}
 	return 0
-}
-
-// mapValue returns the value of key in a mapping node, or nil.
-func mapValue(m *yamlv3.Node, key string) *yamlv3.Node {
-	if m == nil || m.Kind != yamlv3.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }
 
 func firstContent(doc string, start int) int {
