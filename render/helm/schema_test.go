@@ -340,3 +340,22 @@ func sortedLines(s string) string {
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }
+
+// TestChartDependencyFollowsURLPolicy: a dependency's repository is
+// fetched through the same policy client: one on loopback, outside the
+// allowed prefix, is refused before any request.
+func TestChartDependencyFollowsURLPolicy(t *testing.T) {
+	for _, worker := range []bool{true, false} {
+		trap := newTrap(t)
+		files := schemaChart(`{}`, nil)
+		files["Chart.yaml"] += "dependencies:\n- name: cache\n  version: 0.3.1\n  repository: " + trap.URL + "\n"
+		repo := newSchemaRepo(t, files, nil, nil)
+		err := renderSchemas(t, policyRenderer(t, repo, worker), repo, nil)
+		if err == nil || !errors.Is(err, netpolicy.ErrRefused) {
+			t.Errorf("worker=%v: got %v, want the URL policy's refusal", worker, err)
+		}
+		if n := trap.requests.Load(); n != 0 {
+			t.Errorf("worker=%v: the loopback trap received %d requests", worker, n)
+		}
+	}
+}
