@@ -63,7 +63,9 @@ func (f *schemaFetcher) fetch(raw string) remoteDoc {
 	if len(f.docs) >= maxSchemaDocs {
 		return remoteDoc{Err: fmt.Sprintf("more than %d documents referenced", maxSchemaDocs)}
 	}
-	data, err := f.r.getLimited(f.ctx, raw, basicAuth{}, int64(maxSchemaSize-f.total))
+	ctx, cancel := context.WithTimeout(f.ctx, f.r.opts.FetchTimeout)
+	defer cancel()
+	data, err := f.r.getLimited(ctx, raw, basicAuth{}, int64(maxSchemaSize-f.total))
 	if err != nil {
 		return remoteDoc{Err: err.Error(), err: err, Refused: errors.Is(err, netpolicy.ErrRefused)}
 	}
@@ -110,9 +112,11 @@ func (r recordedDocs) load(raw string) (any, error) {
 
 // prefetchSchemas compiles the schema of c and of every subchart with f,
 // so that f holds every document their references reach. Compile errors
-// are left to the validation, which meets them again.
+// are left to the validation, which meets them again. A schema larger
+// than maxSchemaSize is not compiled here, outside the worker's bounds: its
+// remote references then fail in the worker as not fetched.
 func prefetchSchemas(c *chart.Chart, f *schemaFetcher) {
-	if c.Schema != nil {
+	if c.Schema != nil && len(c.Schema) <= maxSchemaSize {
 		func() {
 			defer func() { _ = recover() }()
 			_, _ = compileSchema(c, f)
