@@ -86,6 +86,12 @@ func TestKustomizePlacesFailedEntries(t *testing.T) {
 			"kustomize: resource '../base' (folder k/base): resource '../gone': k/gone does not exist", "k/base/kustomization.yaml", 2},
 		"merge without base": {map[string]string{"k/overlay/kustomization.yaml": "resources: [cm.yaml]\ngeneratorOptions:\n  labels: {a: b}\nconfigMapGenerator:\n- name: other\n  literals: [a=b]\n- name: extra\n  behavior: merge\n  literals: [a=b]\n", "k/overlay/cm.yaml": cm},
 			"kustomize: generator ConfigMap extra has behavior merge or replace, but no ConfigMap extra comes from the resources to merge into", "k/overlay/kustomization.yaml", 7},
+		"merge without base in a base": {map[string]string{"k/overlay/kustomization.yaml": "resources: [../base]\n", "k/base/kustomization.yaml": "generatorOptions:\n  labels: {a: b}\nconfigMapGenerator:\n- name: extra\n  behavior: merge\n  literals: [a=b]\n"},
+			"kustomize: resource '../base' (folder k/base): generator ConfigMap extra has behavior merge or replace, but no ConfigMap extra comes from the resources to merge into", "k/base/kustomization.yaml", 4},
+		"merge with a missing env file": {map[string]string{"k/overlay/kustomization.yaml": "resources: [../base]\ngeneratorOptions:\n  disableNameSuffixHash: true\nconfigMapGenerator:\n- name: cfg\n  behavior: merge\n  envs: [missing.env]\n", "k/base/kustomization.yaml": "configMapGenerator:\n- name: cfg\n  literals: [a=b]\n"},
+			"kustomize: loading KV pairs: env source files: [missing.env]: open k/overlay/missing.env: file does not exist", "k/overlay/kustomization.yaml", 5},
+		"missing patch file": {map[string]string{"k/overlay/kustomization.yaml": "resources: [cm.yaml]\npatches:\n- path: nope.yaml\n", "k/overlay/cm.yaml": cm},
+			"kustomize: failed to get the patch file from path(nope.yaml): open k/overlay/nope.yaml: file does not exist", "k/overlay/kustomization.yaml", 3},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := adhoc(t, Options{}, tc.files, a)
