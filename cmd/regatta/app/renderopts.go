@@ -31,10 +31,14 @@ func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&r.keyServices, "sops-keyservice", nil, "a sops key service to ask after the local one, tcp://host:port or unix:///path (repeat it for several; default $SOPS_KEYSERVICE, comma-separated)")
 	fl.StringSliceVar(&r.localKeyTypes, "sops-local-key-types", []string{"all"}, "key types decrypted in this process: all, none, or some of "+strings.Join(sops.KeyTypes, ",")+" (the others go to --sops-keyservice)")
 	fl.BoolVar(&r.allowRemoteBases, "allow-remote-bases", false, "let kustomizations load remote bases (git, https)")
-	fl.StringArrayVar(&r.allowURLPrefixes, "allow-url-prefix", nil, "fetch charts and remote bases only from URLs starting with this prefix (repeat it for several); a URL under a prefix may also reach loopback and link-local addresses, which are refused otherwise")
+	registerAllowURLPrefix(fl, &r.allowURLPrefixes)
 	fl.StringVar(&r.helmCacheDir, "helm-cache-dir", "", "where chart indexes and archives are cached (default: the user cache dir)")
 	fl.BoolVar(&r.helmPlainHTTP, "helm-plain-http", false, "talk to oci:// registries over plain HTTP (local registries only)")
 	r.helmWorker.register(fl)
+}
+
+func registerAllowURLPrefix(fl *pflag.FlagSet, p *[]string) {
+	fl.StringArrayVar(p, "allow-url-prefix", nil, "fetch charts, remote bases and schema references only from URLs starting with this prefix (repeat it for several); a URL under a prefix may also reach loopback and link-local addresses, which are refused otherwise")
 }
 
 func (r *renderOptionFlags) renderer() (*render.Renderer, error) {

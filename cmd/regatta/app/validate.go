@@ -16,6 +16,11 @@ import (
 
 type validateFlags struct {
 	output string
+	// helmWorker bounds the tenant charts validate renders, and
+	// allowURLPrefixes is the URL policy, as the daemon's flags of the
+	// same names do.
+	helmWorker       helmWorkerFlags
+	allowURLPrefixes []string
 }
 
 func newValidateCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -39,6 +44,8 @@ Exit codes: 0 valid (warnings may be printed), 1 invalid, 2 usage or I/O error.`
 		},
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.helmWorker.register(cmd.Flags())
+	registerAllowURLPrefix(cmd.Flags(), &f.allowURLPrefixes)
 	return cmd
 }
 
@@ -46,13 +53,17 @@ func runValidate(ctx context.Context, f *validateFlags, dir string, stdout, stde
 	if f.output != "text" && f.output != "json" {
 		return usageError("--output must be text or json, got %q", f.output)
 	}
+	worker, err := f.helmWorker.options()
+	if err != nil {
+		return err
+	}
 	fsys, err := openDir(dir)
 	if err != nil {
 		return err
 	}
 	repo, diags := spec.Load(fsys)
 	diags = append(diags, checkTemplates(fsys, repo)...)
-	diags = append(diags, checkTenants(ctx, fsys, repo, diags)...)
+	diags = append(diags, checkTenants(ctx, fsys, repo, diags, f, worker)...)
 	if f.output == "json" {
 		err = writeValidateJSON(stdout, repo, diags)
 	} else {

@@ -5,27 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"path"
 
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
+	"github.com/regatta-dev/regatta/render/netpolicy"
 	"github.com/regatta-dev/regatta/spec"
 )
 
 // errOffline is what a chart download meets in regatta validate.
-var errOffline = errors.New("regatta validate works offline: remote charts are checked by render, plan and the daemon")
+var errOffline = errors.New("regatta validate works offline: remote charts and schemas are checked by render, plan and the daemon")
 
-type offlineTransport struct{}
+// offlineTransport fetches nothing: a URL the policy refuses fails as the
+// daemon would refuse it, any other as offline. Host names are not looked
+// up (validate sends nothing to the network, DNS included).
+type offlineTransport struct{ policy *netpolicy.Policy }
 
-func (offlineTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, errOffline }
+func (o offlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := o.policy.Check(req.Context(), req.URL.String()); err != nil {
+		return nil, err
+	}
+	return nil, errOffline
+}
+
+// noLookups is a resolver that never asks a server.
+var noLookups = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	return nil, errOffline
+}}
 
 // checkTenants renders every tenant profile, offline, for each cluster it
 // reaches and reports the objects its tenant may not deploy and the paths
-// that leave the tenant's folder, as errors with file and line. Other
-// render failures are warnings: render and plan report them in full.
-func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics) spec.Diagnostics {
+// that leave the tenant's folder, as errors with file and line. Charts
+// render in workers bounded as the daemon's are (worker; nil renders in
+// this process). Other render failures are warnings: render and plan
+// report them in full.
+func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics, f *validateFlags, worker *helm.WorkerOptions) spec.Diagnostics {
 	if len(repo.Tenants) == 0 {
 		return nil
 	}
@@ -33,7 +50,10 @@ func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags 
 	for _, d := range diags.Errors() {
 		invalid[d.File] = true
 	}
-	r := render.New(render.Options{Helm: helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{}}})})
+	policy := &netpolicy.Policy{AllowPrefixes: f.allowURLPrefixes, Resolver: noLookups}
+	charts := helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{policy}}, Worker: worker})
+	defer charts.Close()
+	r := render.New(render.Options{Helm: charts})
 	seen := map[string]bool{}
 	var out spec.Diagnostics
 	add := func(d spec.Diagnostic) {
@@ -108,10 +128,23 @@ func renderDiagnostic(p *spec.Profile, c *spec.Cluster, err error) spec.Diagnost
 		d.Message = fmt.Sprintf("add-on %s: %s", addon, d.Message)
 		d.File, d.Line = p.Source.File, addonLine(p, addon)
 	}
-	if errors.Is(err, spec.ErrPathEscapes) || errors.Is(err, render.ErrTenantNoKeys) || errors.Is(err, render.ErrRemoteRefused) {
+	if refusedByDaemon(err) {
 		d.Severity = spec.SeverityError
 	}
 	return d
+}
+
+// refusedByDaemon tells the render failures that the daemon meets too,
+// online or not: a path leaving the folder, keys the tenant may not use, a
+// URL or schema reference the policy refuses, a chart stopped at a render
+// bound.
+func refusedByDaemon(err error) bool {
+	for _, target := range []error{spec.ErrPathEscapes, render.ErrTenantNoKeys, render.ErrRemoteRefused, helm.ErrSchemaRef, helm.ErrTemplateLimit} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 func addonLine(p *spec.Profile, addon string) int {
