@@ -26,6 +26,8 @@ func loadTenants(fsys fs.FS, repo *Repository, diags *Diagnostics) {
 			p := &Profile{tenant: t}
 			if loadDocument(fsys, pf, KindProfile, p, &p.Source, diags) {
 				repo.Profiles = append(repo.Profiles, p)
+			} else {
+				repo.markUnloaded(KindProfile, p.Metadata.Name, pf)
 			}
 		}
 	}
