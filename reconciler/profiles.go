@@ -187,7 +187,7 @@ func (p *clusterPass) request(rev *revision, prof *spec.Profile, res *render.Res
 	if prof.Spec.HealthTimeout != "" {
 		timeout, _ = time.ParseDuration(prof.Spec.HealthTimeout) // validated by spec
 	}
-	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: rev.sha, RenderHash: res.Hash,
+	req := apply.Request{Profile: prof.Metadata.Name, Tier: new(prof.Tier()), Revision: rev.sha, RenderHash: res.Hash,
 		SyncMode: prof.Spec.SyncMode, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,
 		ContinueOnError: prof.Spec.ContinueOnError, HealthTimeout: timeout,
 		DriftExclusions: prof.Spec.DriftExclusions, Health: hc, Async: true, Stop: p.stopped,
