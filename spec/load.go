@@ -29,6 +29,11 @@ type Repository struct {
 	// by kind and name ("Profile/a"): a reference to one is not also
 	// reported as a reference to nothing.
 	unloaded map[string]bool
+	// tenantFolders are the tenants' declarations by folder name, as far
+	// as they decoded (loaded or not).
+	tenantFolders map[string]*Tenant
+	// Refused are the tenants whose folders did not load (Admit).
+	Refused []*RefusedTenant
 
 	// FS is the tree the repository was loaded from; add-on paths are
 	// relative to its root.

@@ -15,8 +15,10 @@ import (
 // tenants/<name>/profiles/*.yaml, which join the repository's profiles
 // bound to their tenant.
 func loadTenants(fsys fs.FS, repo *Repository, diags *Diagnostics) {
+	repo.tenantFolders = map[string]*Tenant{}
 	for _, f := range listTenantFiles(fsys, diags) {
 		t := &Tenant{}
+		repo.tenantFolders[tenantFolderOf(f)] = t
 		if !loadDocument(fsys, f, KindTenant, t, &t.Source, diags) {
 			continue
 		}

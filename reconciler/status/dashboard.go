@@ -64,6 +64,7 @@ func writeSummary(b *strings.Builder, s Snapshot) {
 	}
 	fmt.Fprintf(b, " · %d clusters · %d profiles\n\n", len(s.Clusters), len(profileNames(s.Clusters)))
 	writePairCounts(b, s)
+	writeRefusedTenants(b, f.RefusedTenants)
 	if len(f.Errors) == 0 {
 		return
 	}
@@ -72,6 +73,18 @@ func writeSummary(b *strings.Builder, s Snapshot) {
 		fmt.Fprintf(b, "> - %s\n", formatError(e))
 	}
 	b.WriteString("\n")
+}
+
+// writeRefusedTenants lists the tenants whose folders do not load, with
+// their errors.
+func writeRefusedTenants(b *strings.Builder, ts []RefusedTenant) {
+	for _, t := range ts {
+		fmt.Fprintf(b, "> ❌ **Tenant %s is refused**: its folder does not load, so its profiles keep their last good state.\n>\n", text(t.Tenant))
+		for _, e := range t.Errors {
+			fmt.Fprintf(b, "> - %s\n", formatError(e))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // writePairCounts says how many pairs are in each state and how many are

@@ -99,6 +99,12 @@ func fleetTexts(f *Fleet) []TextField {
 	for i := range f.Errors {
 		out = append(out, errorTexts(fmt.Sprintf("errors[%d]", i), &f.Errors[i])...)
 	}
+	for i := range f.RefusedTenants {
+		rt := &f.RefusedTenants[i]
+		for j := range rt.Errors {
+			out = append(out, errorTexts(fmt.Sprintf("refusedTenants[%d].errors[%d]", i, j), &rt.Errors[j])...)
+		}
+	}
 	for i := range f.Rollouts {
 		out = append(out, TextField{fmt.Sprintf("rollouts[%d].reason", i), &f.Rollouts[i].Reason})
 	}
@@ -125,6 +131,10 @@ func boundCluster(c ClusterStatus) ClusterStatus {
 // boundFleet is boundCluster for the fleet record.
 func boundFleet(f Fleet) Fleet {
 	f.Errors, f.Rollouts = slices.Clone(f.Errors), slices.Clone(f.Rollouts)
+	f.RefusedTenants = slices.Clone(f.RefusedTenants)
+	for i := range f.RefusedTenants {
+		f.RefusedTenants[i].Errors = slices.Clone(f.RefusedTenants[i].Errors)
+	}
 	bound(fleetTexts(&f))
 	return f
 }

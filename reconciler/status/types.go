@@ -163,11 +163,20 @@ type Fleet struct {
 	AppliedRevision string `json:"appliedRevision,omitempty" yaml:"appliedRevision,omitempty"`
 	// Errors are why SourceRevision is not in force (file, line, field).
 	Errors []Error `json:"errors,omitempty" yaml:"errors,omitempty"`
+	// RefusedTenants are the tenants whose folders did not load at
+	// SourceRevision: their profiles keep their last good state.
+	RefusedTenants []RefusedTenant `json:"refusedTenants,omitempty" yaml:"refusedTenants,omitempty"`
 	// Rollouts are the progressive rollouts of profiles with spec.rollout.
 	Rollouts []RolloutStatus `json:"rollouts,omitempty" yaml:"rollouts,omitempty"`
 	// DependsOn lists the profiles of the revision in force that depend
 	// on others (spec.dependsOn), for the dashboard's graph.
 	DependsOn []ProfileDependency `json:"dependsOn,omitempty" yaml:"dependsOn,omitempty"`
+}
+
+// RefusedTenant is a tenant whose folder did not load, and why.
+type RefusedTenant struct {
+	Tenant string  `json:"tenant" yaml:"tenant"`
+	Errors []Error `json:"errors" yaml:"errors"`
 }
 
 // ProfileDependency is one profile and the profiles it waits for.
