@@ -233,3 +233,53 @@ func TestCommitToLocalRepository(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitRewriteSeesRacingParent: Rewrite is asked at every attempt
+// with the content of the commit it builds on, so a file pushed by
+// someone else in between is seen and can be left alone, even by a
+// pruning commit.
+func TestCommitRewriteSeesRacingParent(t *testing.T) {
+	root := t.TempDir()
+	up := newUpstream(t, root, "fleet.git")
+	var armed atomic.Bool
+	var otherErr error
+	otherDir := t.TempDir()
+	race := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") && armed.CompareAndSwap(true, false) {
+				_, otherErr = up.pushAs(otherDir, DefaultStatusBranch, "status/clusters/a.yaml", "theirs\n")
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := newHTTPServer(t, root, nil, race)
+	ctx := context.Background()
+	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.CommitAndPush(ctx, statusRequest(map[string]string{"status/clusters/a.yaml": "a1\n"}, "r")); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	req := statusRequest(map[string]string{"status/clusters/a.yaml": "a2\n", "status/README.md": "x\n"}, "r")
+	req.Rewrite = func(p string, parent []byte, found bool, proposed []byte) ([]byte, bool) {
+		if p != "status/clusters/a.yaml" {
+			return proposed, true
+		}
+		seen = append(seen, fmt.Sprintf("%s:%v", parent, found))
+		return proposed, string(parent) != "theirs\n" // leave theirs alone
+	}
+	armed.Store(true)
+	res, err := src.CommitAndPush(ctx, req)
+	if otherErr != nil || err != nil || !res.Committed || res.Attempts != 2 {
+		t.Fatalf("%+v %v %v", res, err, otherErr)
+	}
+	if strings.Join(seen, ",") != "a1\n:true,theirs\n:true" {
+		t.Errorf("Rewrite saw %q", seen)
+	}
+	tip := up.head(DefaultStatusBranch)
+	if up.show(tip, "status/clusters/a.yaml") != "theirs" || up.show(tip, "status/README.md") != "x" {
+		t.Errorf("the racing file was not kept, or ours not written")
+	}
+}

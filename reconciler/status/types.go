@@ -29,9 +29,13 @@ type ClusterStatus struct {
 	SourceRevision string `json:"sourceRevision" yaml:"sourceRevision"`
 	// Owner is the replica that reconciles the cluster, when replicas
 	// share the fleet (regatta run --replicas-mode shard).
-	Owner     string `json:"owner,omitempty" yaml:"owner,omitempty"`
-	Paused    bool   `json:"paused,omitempty" yaml:"paused,omitempty"`
-	Reachable bool   `json:"reachable" yaml:"reachable"`
+	Owner string `json:"owner,omitempty" yaml:"owner,omitempty"`
+	// Generation counts the writes of this record on the status branch:
+	// each write is its parent commit's plus one (NextRecord), so a record
+	// never goes back to an older write.
+	Generation int64 `json:"generation,omitempty" yaml:"generation,omitempty"`
+	Paused     bool  `json:"paused,omitempty" yaml:"paused,omitempty"`
+	Reachable  bool  `json:"reachable" yaml:"reachable"`
 	// Error says why the cluster could not be reached or read.
 	Error             string `json:"error,omitempty" yaml:"error,omitempty"`
 	KubernetesVersion string `json:"kubernetesVersion,omitempty" yaml:"kubernetesVersion,omitempty"`
