@@ -73,7 +73,7 @@ func checkDependsOn(r *Repository, p *Profile, rep report) {
 			rep.errorf(field, "a profile cannot depend on itself")
 		case seen[d]:
 			rep.errorf(field, "%q is listed twice", d)
-		case r.Profile(d) == nil:
+		case r.Profile(d) == nil && !r.failedToLoad(KindProfile, d):
 			rep.errorf(field, "profile %q does not exist", d)
 		}
 		seen[d] = true

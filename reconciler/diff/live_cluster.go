@@ -111,7 +111,7 @@ func (l *liveRun) profile(ctx context.Context, cl *apply.Cluster, c *spec.Cluste
 // objects are the render cache's, shared and read-only; apply copies them
 // before changing anything.
 func dryRunRequest(prof *spec.Profile, res *render.Result, revision string) apply.Request {
-	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: revision, RenderHash: res.Hash,
+	req := apply.Request{Profile: prof.Metadata.Name, Tier: new(prof.Tier()), Revision: revision, RenderHash: res.Hash,
 		SyncMode: spec.SyncModeDryRun, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,
 		DriftExclusions: prof.Spec.DriftExclusions}
 	for _, st := range res.Steps {

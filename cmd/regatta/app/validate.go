@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -61,13 +62,13 @@ func runValidate(ctx context.Context, f *validateFlags, dir string, stdout, stde
 	if err != nil {
 		return err
 	}
-	repo, diags := spec.Load(fsys)
+	repo, diags, verdict := spec.Admit(fsys)
 	diags = append(diags, checkTemplates(fsys, repo)...)
 	diags = append(diags, checkTenants(ctx, fsys, repo, diags, f, worker)...)
 	if f.output == "json" {
-		err = writeValidateJSON(stdout, repo, diags)
+		err = writeValidateJSON(stdout, repo, diags, verdict)
 	} else {
-		err = writeValidateText(stdout, stderr, repo, diags)
+		err = writeValidateText(stdout, stderr, repo, diags, verdict)
 	}
 	if err != nil {
 		return err
@@ -108,7 +109,7 @@ func openDir(dir string) (fs.FS, error) {
 	return root.FS(), nil
 }
 
-func writeValidateText(stdout, stderr io.Writer, repo *spec.Repository, diags spec.Diagnostics) error {
+func writeValidateText(stdout, stderr io.Writer, repo *spec.Repository, diags spec.Diagnostics, v spec.Verdict) error {
 	for _, d := range diags {
 		prefix := ""
 		if d.Severity == spec.SeverityWarning {
@@ -126,7 +127,32 @@ func writeValidateText(stdout, stderr io.Writer, repo *spec.Repository, diags sp
 	_, err := fmt.Fprintf(stderr, "%s, %s, %s: %s, %s\n",
 		plural(len(repo.Clusters), "cluster"), plural(len(repo.Profiles), "profile"),
 		plural(len(repo.Classifiers), "classifier"), verdict, plural(warns, "warning"))
+	if err == nil && errs > 0 {
+		_, err = fmt.Fprintln(stderr, daemonVerdict(v))
+	}
 	return err
+}
+
+// daemonVerdict says what the daemon does with the revision (spec.Admit,
+// docs/operations.md "What keeps a revision out").
+func daemonVerdict(v spec.Verdict) string {
+	if !v.Admitted() {
+		return fmt.Sprintf("the daemon keeps this revision out (%s outside tenants' folders); the last good revision stays in force",
+			plural(len(v.KeptOut), "error"))
+	}
+	msg := "the daemon takes this revision"
+	if names := refusedNames(v); len(names) > 0 {
+		msg += "; it refuses tenant " + strings.Join(names, ", ") + " (folder does not load: its profiles keep their last good state)"
+	}
+	return msg + "; the pairs whose render fails are refused one by one"
+}
+
+func refusedNames(v spec.Verdict) []string {
+	out := []string{}
+	for _, t := range v.Refused {
+		out = append(out, t.Name)
+	}
+	return out
 }
 
 type validateReport struct {
@@ -136,9 +162,14 @@ type validateReport struct {
 	Classifiers int               `json:"classifiers"`
 	Errors      []spec.Diagnostic `json:"errors"`
 	Warnings    []spec.Diagnostic `json:"warnings"`
+	// Admitted and RefusedTenants are what the daemon does with the
+	// revision (spec.Admit): take it or keep it out, and which tenants'
+	// profiles it refuses.
+	Admitted       bool     `json:"admitted"`
+	RefusedTenants []string `json:"refusedTenants"`
 }
 
-func writeValidateJSON(w io.Writer, repo *spec.Repository, diags spec.Diagnostics) error {
+func writeValidateJSON(w io.Writer, repo *spec.Repository, diags spec.Diagnostics, v spec.Verdict) error {
 	r := validateReport{
 		Valid:       len(diags.Errors()) == 0,
 		Clusters:    len(repo.Clusters),
@@ -146,6 +177,9 @@ func writeValidateJSON(w io.Writer, repo *spec.Repository, diags spec.Diagnostic
 		Classifiers: len(repo.Classifiers),
 		Errors:      nonNil(diags.Errors()),
 		Warnings:    nonNil(diags.Warnings()),
+
+		Admitted:       v.Admitted(),
+		RefusedTenants: refusedNames(v),
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
