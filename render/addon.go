@@ -100,8 +100,10 @@ func (a *addonRender) renderSource(ap *addonPlan) ([]Step, error) {
 		if dir, err = a.sourcePath(ap, field+".manifests.path", ad.Manifests.Path); err == nil {
 			objs, err = a.renderManifests(dir)
 		}
+	case ad.Jsonnet != nil:
+		objs, err = a.renderJsonnet(ap, field+".jsonnet")
 	default:
-		err = fmt.Errorf("%s: no source (helm, kustomize or manifests)", field)
+		err = fmt.Errorf("%s: no source (helm, kustomize, manifests or jsonnet)", field)
 	}
 	if err == nil && ad.PostBuild != nil {
 		objs, err = a.substitute(field, ad.PostBuild, objs)

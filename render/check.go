@@ -52,6 +52,8 @@ func (c *checker) addon(i int, a *spec.Addon) {
 	case a.Manifests != nil:
 		c.field(field+".manifests.path", a.Manifests.Path)
 		c.files(a.Template, a.Manifests.Path, hasManifestExt)
+	case a.Jsonnet != nil:
+		c.field(field+".jsonnet.path", a.Jsonnet.Path)
 	case a.Helm != nil:
 		c.field(field+".helm.path", a.Helm.Path)
 		for j, f := range a.Helm.ValuesFiles {

@@ -128,6 +128,7 @@ type Addon struct {
 	Helm      *HelmSource      `yaml:"helm,omitempty"`
 	Kustomize *KustomizeSource `yaml:"kustomize,omitempty"`
 	Manifests *ManifestsSource `yaml:"manifests,omitempty"`
+	Jsonnet   *JsonnetSource   `yaml:"jsonnet,omitempty"`
 	// Template renders the add-on's manifests as Go templates with the
 	// cluster's data before they are parsed.
 	Template bool `yaml:"template,omitempty"`
@@ -212,6 +213,26 @@ type ManifestsSource struct {
 	Path string `yaml:"path"`
 }
 
+// JsonnetSource is a Jsonnet program of the fleet repository, evaluated
+// as `jsonnet -J <jpath>... --ext-str ... --tla-str ... <path>` does. The
+// program sees the cluster's data as std.extVar('regatta').
+type JsonnetSource struct {
+	// Path is the main file (templated, as a kustomize path).
+	Path string `yaml:"path"`
+	// JPath are library folders of the repository, searched after the
+	// importing file's folder, the last first (the CLI's -J): a
+	// jsonnet-bundler project lists its vendor folder.
+	JPath []string `yaml:"jpath,omitempty"`
+	// ExtVars are external variables as strings (--ext-str), ExtCode as
+	// Jsonnet code (--ext-code).
+	ExtVars map[string]string `yaml:"extVars,omitempty"`
+	ExtCode map[string]string `yaml:"extCode,omitempty"`
+	// TLAs are top-level arguments as strings (--tla-str), TLACode as
+	// Jsonnet code (--tla-code), for a program that is a function.
+	TLAs    map[string]string `yaml:"tlas,omitempty"`
+	TLACode map[string]string `yaml:"tlaCode,omitempty"`
+}
+
 // Patch is a strategic-merge or JSON 6902 patch with an optional target,
 // as in Flux's Kustomization.spec.patches.
 type Patch struct {
@@ -238,7 +259,7 @@ type Overlay struct {
 	Addon           string         `yaml:"addon"`
 	Values          map[string]any `yaml:"values,omitempty"`
 	Patches         []Patch        `yaml:"patches,omitempty"`
-	// Path replaces the add-on's kustomize or manifests path.
+	// Path replaces the add-on's kustomize or manifests path, or its Jsonnet main file.
 	Path string `yaml:"path,omitempty"`
 }
 

@@ -90,9 +90,9 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 		checkAddonName(rep, field, a.Name, seen, i)
 		switch n := countSources(a); {
 		case n == 0:
-			rep.errorf(field, "needs one source: helm, kustomize or manifests")
+			rep.errorf(field, "needs one source: helm, kustomize, manifests or jsonnet")
 		case n > 1:
-			rep.errorf(field, "has %d sources; set exactly one of helm, kustomize or manifests", n)
+			rep.errorf(field, "has %d sources; set exactly one of helm, kustomize, manifests or jsonnet", n)
 		}
 		if a.Helm != nil {
 			checkHelm(fsys, a.Helm, field+".helm", rep)
@@ -103,6 +103,9 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 		}
 		if m := a.Manifests; m != nil {
 			checkManifestsPath(fsys, rep, field+".manifests.path", m.Path)
+		}
+		if j := a.Jsonnet; j != nil {
+			checkJsonnet(fsys, rep, field+".jsonnet", j)
 		}
 		checkFluxFields(fsys, a, field, rep)
 	}
@@ -125,7 +128,7 @@ func checkAddonName(rep report, field, name string, seen map[string]int, i int) 
 
 func countSources(a Addon) int {
 	n := 0
-	for _, set := range []bool{a.Helm != nil, a.Kustomize != nil, a.Manifests != nil} {
+	for _, set := range []bool{a.Helm != nil, a.Kustomize != nil, a.Manifests != nil, a.Jsonnet != nil} {
 		if set {
 			n++
 		}
@@ -237,8 +240,10 @@ func checkOverlayPath(fsys fs.FS, rep report, field, p string, a *Addon) {
 		checkKustomizePath(fsys, rep, field, p)
 	case a.Manifests != nil:
 		checkRepoPath(fsys, rep, field, p, pathAny)
+	case a.Jsonnet != nil:
+		checkRepoPath(fsys, rep, field, p, pathFile)
 	default:
-		rep.errorf(field, "only kustomize and manifests add-ons take an overlay path")
+		rep.errorf(field, "only kustomize, manifests and jsonnet add-ons take an overlay path")
 	}
 }
 
