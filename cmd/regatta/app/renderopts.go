@@ -23,6 +23,7 @@ type renderOptionFlags struct {
 	helmCacheDir     string
 	helmPlainHTTP    bool
 	helmWorker       helmWorkerFlags
+	programWorker    programWorkerFlags
 }
 
 func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
@@ -35,6 +36,7 @@ func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&r.helmCacheDir, "helm-cache-dir", "", "where chart indexes and archives are cached (default: the user cache dir)")
 	fl.BoolVar(&r.helmPlainHTTP, "helm-plain-http", false, "talk to oci:// registries over plain HTTP (local registries only)")
 	r.helmWorker.register(fl)
+	r.programWorker.register(fl)
 }
 
 func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
@@ -43,6 +45,10 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 		return nil, err
 	}
 	worker, err := r.helmWorker.options()
+	if err != nil {
+		return nil, err
+	}
+	programs, err := r.programWorker.pool()
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +61,7 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	})
 	return render.New(render.Options{
 		Helm:             charts,
+		Sandbox:          programs,
 		Keys:             keys,
 		AllowRemoteBases: r.allowRemoteBases,
 		CheckURL:         policy.Check,
