@@ -102,8 +102,10 @@ func (a *addonRender) renderSource(ap *addonPlan) ([]Step, error) {
 		}
 	case ad.Jsonnet != nil:
 		objs, err = a.renderJsonnet(ap, field+".jsonnet")
+	case ad.Ytt != nil:
+		objs, err = a.renderYtt(ap, field+".ytt")
 	default:
-		err = fmt.Errorf("%s: no source (helm, kustomize, manifests or jsonnet)", field)
+		err = fmt.Errorf("%s: no source (helm, kustomize, manifests, jsonnet or ytt)", field)
 	}
 	if err == nil && ad.PostBuild != nil {
 		objs, err = a.substitute(field, ad.PostBuild, objs)

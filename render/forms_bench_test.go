@@ -38,11 +38,51 @@ func formsRepo(b *testing.B) string {
   ],
 }
 `)
+	writeBench(b, dir, "ytt/app.yml", `#@ for i in range(10):
+#@ name = "app%d" % i
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: #@ name
+  namespace: default
+  labels:
+    app: #@ name
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: #@ name
+  template:
+    metadata:
+      labels:
+        app: #@ name
+    spec:
+      containers:
+      - name: app
+        image: registry.example/app:1.0
+        ports:
+        - containerPort: 8080
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: #@ name
+  namespace: default
+spec:
+  selector:
+    app: #@ name
+  ports:
+  - port: 80
+    targetPort: 8080
+#@ end
+`)
 	writeBench(b, dir, "jsonnet/main.jsonnet", "local a = import 'app.libsonnet';\nstd.flattenArrays([a.app(i) for i in std.range(0, 9)])\n")
 	profile := func(name, addon string) string {
 		return "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + name + "}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: a\n" + addon
 	}
 	writeBench(b, dir, "profiles/kustomize.yaml", profile("kustomize", "    kustomize: {path: kust}\n"))
+	writeBench(b, dir, "profiles/ytt.yaml", profile("ytt", "    ytt: {paths: [ytt]}\n"))
 	writeBench(b, dir, "profiles/jsonnet.yaml", profile("jsonnet", "    jsonnet: {path: jsonnet/main.jsonnet, jpath: [jsonnet/vendor]}\n"))
 	writeBench(b, dir, "clusters/prod-eu-1/cluster.yaml", "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata: {name: prod-eu-1}\nspec: {}\n")
 	return dir
@@ -59,8 +99,8 @@ func writeBench(b *testing.B, dir, name, body string) {
 }
 
 // BenchmarkRenderForms renders the same 20 objects from each add-on form,
-// uncached: Kustomize, Jsonnet in this process and Jsonnet in a sandbox
-// worker (the daemon's way: the worker asks for each file).
+// uncached: Kustomize, then Jsonnet and ytt each in this process and in a
+// sandbox worker (the daemon's way).
 func BenchmarkRenderForms(b *testing.B) {
 	root, err := os.OpenRoot(formsRepo(b))
 	if err != nil {
@@ -84,6 +124,8 @@ func BenchmarkRenderForms(b *testing.B) {
 		{"kustomize", "kustomize", Options{CacheBytes: -1}},
 		{"jsonnet", "jsonnet", Options{CacheBytes: -1}},
 		{"jsonnet-worker", "jsonnet", Options{CacheBytes: -1, Sandbox: pool}},
+		{"ytt", "ytt", Options{CacheBytes: -1}},
+		{"ytt-worker", "ytt", Options{CacheBytes: -1, Sandbox: pool}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			r := New(c.opts)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/regatta-dev/regatta/render/jsonnet"
 	"github.com/regatta-dev/regatta/render/sandbox"
+	"github.com/regatta-dev/regatta/render/ytt"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -14,7 +15,7 @@ import (
 // Renderer (Options.Sandbox): regatta's __render-worker and test binaries
 // serve them.
 func WorkerHandlers() sandbox.Handlers {
-	return sandbox.Handlers{jsonnet.Kind: jsonnet.Handler}
+	return sandbox.Handlers{jsonnet.Kind: jsonnet.Handler, ytt.Kind: ytt.Handler}
 }
 
 // renderJsonnet evaluates a Jsonnet add-on's program and reads its output

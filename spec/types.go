@@ -129,6 +129,7 @@ type Addon struct {
 	Kustomize *KustomizeSource `yaml:"kustomize,omitempty"`
 	Manifests *ManifestsSource `yaml:"manifests,omitempty"`
 	Jsonnet   *JsonnetSource   `yaml:"jsonnet,omitempty"`
+	Ytt       *YttSource       `yaml:"ytt,omitempty"`
 	// Template renders the add-on's manifests as Go templates with the
 	// cluster's data before they are parsed.
 	Template bool `yaml:"template,omitempty"`
@@ -231,6 +232,21 @@ type JsonnetSource struct {
 	// Jsonnet code (--tla-code), for a program that is a function.
 	TLAs    map[string]string `yaml:"tlas,omitempty"`
 	TLACode map[string]string `yaml:"tlaCode,omitempty"`
+}
+
+// YttSource is a set of Carvel ytt files of the fleet repository
+// (templates, overlays, schemas, data values, Starlark modules), rendered
+// as `ytt -f <path>... --data-values-file <file>...` does. The templates
+// see the cluster's data as data.values.regatta.
+type YttSource struct {
+	// Paths are files and folders, each a -f of the CLI, in order.
+	Paths []string `yaml:"paths"`
+	// ValuesFiles are plain YAML data-values files or folders
+	// (--data-values-file), in order.
+	ValuesFiles []string `yaml:"valuesFiles,omitempty"`
+	// Values are data values set after ValuesFiles, one
+	// --data-value-yaml per top-level key.
+	Values map[string]any `yaml:"values,omitempty"`
 }
 
 // Patch is a strategic-merge or JSON 6902 patch with an optional target,

@@ -90,9 +90,9 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 		checkAddonName(rep, field, a.Name, seen, i)
 		switch n := countSources(a); {
 		case n == 0:
-			rep.errorf(field, "needs one source: helm, kustomize, manifests or jsonnet")
+			rep.errorf(field, "needs one source: helm, kustomize, manifests, jsonnet or ytt")
 		case n > 1:
-			rep.errorf(field, "has %d sources; set exactly one of helm, kustomize, manifests or jsonnet", n)
+			rep.errorf(field, "has %d sources; set exactly one of helm, kustomize, manifests, jsonnet or ytt", n)
 		}
 		if a.Helm != nil {
 			checkHelm(fsys, a.Helm, field+".helm", rep)
@@ -106,6 +106,9 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 		}
 		if j := a.Jsonnet; j != nil {
 			checkJsonnet(fsys, rep, field+".jsonnet", j)
+		}
+		if y := a.Ytt; y != nil {
+			checkYtt(fsys, rep, field+".ytt", y)
 		}
 		checkFluxFields(fsys, a, field, rep)
 	}
@@ -128,7 +131,7 @@ func checkAddonName(rep report, field, name string, seen map[string]int, i int) 
 
 func countSources(a Addon) int {
 	n := 0
-	for _, set := range []bool{a.Helm != nil, a.Kustomize != nil, a.Manifests != nil, a.Jsonnet != nil} {
+	for _, set := range []bool{a.Helm != nil, a.Kustomize != nil, a.Manifests != nil, a.Jsonnet != nil, a.Ytt != nil} {
 		if set {
 			n++
 		}
