@@ -47,9 +47,26 @@ local lib = import 'facts.libsonnet';
 })]
 `
 
-// TestJsonnetAddonPerCluster runs a Jsonnet add-on through the daemon on
-// two real clusters: each gets the object the program builds from its own
-// name, labels, values and Kubernetes version. A program that loops fails
+const yttFacts = `#@ load("@ytt:data", "data")
+#@ c = data.values.regatta.cluster
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ytt-facts
+  namespace: default
+data:
+  cluster: #@ c.name
+  env: #@ c.labels["env"]
+  greeting: #@ c.values["greeting"]
+  version: #@ c.kubernetesVersion
+  team: #@ data.values.team
+`
+
+// TestJsonnetAddonPerCluster runs a Jsonnet and a ytt add-on through the
+// daemon on two real clusters: each gets the objects the program and the
+// templates build from its own name, labels, values and Kubernetes
+// version. A program that loops fails
 // its own pair within the worker's deadline, with its file; the others
 // are applied; the commit that fixes it is applied.
 func TestJsonnetAddonPerCluster(t *testing.T) {
@@ -60,8 +77,12 @@ func TestJsonnetAddonPerCluster(t *testing.T) {
 		"mon/main.jsonnet":    jsonnetFacts,
 		"mon/vendor/facts.libsonnet": "{ configMap(name, data):: { apiVersion: 'v1', kind: 'ConfigMap', " +
 			"metadata: { name: name, namespace: 'default' }, data: data } }\n",
-		"profiles/loop.yaml": profileYAML("loop", "fleet: jsonnet", "  addons:\n  - name: loop\n    jsonnet: {path: loop/main.jsonnet}\n"),
-		"loop/main.jsonnet":  loop,
+		"profiles/loop.yaml":     profileYAML("loop", "fleet: jsonnet", "  addons:\n  - name: loop\n    jsonnet: {path: loop/main.jsonnet}\n"),
+		"loop/main.jsonnet":      loop,
+		"profiles/yfacts.yaml":   profileYAML("yfacts", "fleet: jsonnet", "  addons:\n  - name: yfacts\n    ytt: {paths: [ycfg/config], valuesFiles: [ycfg/team.yml]}\n"),
+		"ycfg/config/cm.yml":     yttFacts,
+		"ycfg/config/values.yml": "#@data/values\n---\nteam: none\n",
+		"ycfg/team.yml":          "team: obs\n",
 	}
 	f := newFleetRepo(t)
 	for c, labels := range map[string]string{"c36": "fleet: jsonnet, env: staging", "c37": "fleet: jsonnet, env: prod"} {
@@ -86,10 +107,15 @@ func TestJsonnetAddonPerCluster(t *testing.T) {
 		if got["facts"].State != status.StateApplied {
 			t.Fatalf("%s facts: %s %+v", c, got["facts"].State, got["facts"].Error)
 		}
-		cm := configMap(t, c, "default", "jsonnet-facts")
-		for k, v := range data {
-			if cm[k] != v {
-				t.Errorf("%s: data[%s] = %q, want %q", c, k, cm[k], v)
+		if got["yfacts"].State != status.StateApplied {
+			t.Fatalf("%s yfacts: %s %+v", c, got["yfacts"].State, got["yfacts"].Error)
+		}
+		for _, name := range []string{"jsonnet-facts", "ytt-facts"} {
+			cm := configMap(t, c, "default", name)
+			for k, v := range data {
+				if cm[k] != v {
+					t.Errorf("%s %s: data[%s] = %q, want %q", c, name, k, cm[k], v)
+				}
 			}
 		}
 		e := got["loop"].Error

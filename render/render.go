@@ -133,7 +133,7 @@ const DefaultSchemaIdleTimeout = time.Minute
 type Options struct {
 	// Helm renders charts; nil makes any Helm add-on an error.
 	Helm *helm.Renderer
-	// Sandbox runs Jsonnet programs in worker processes bounded in time
+	// Sandbox runs Jsonnet and ytt add-ons in worker processes bounded in time
 	// and memory (see render/sandbox and WorkerHandlers); nil runs them in
 	// this process, bounded only in stack depth.
 	Sandbox *sandbox.Pool

@@ -12,13 +12,13 @@ import (
 )
 
 // renderWorkerCommand is the hidden subcommand regatta starts as its
-// program render worker (Jsonnet; see render/sandbox).
+// program render worker (Jsonnet, ytt; see render/sandbox).
 const renderWorkerCommand = "__render-worker"
 
 func newRenderWorkerCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:    renderWorkerCommand,
-		Short:  "evaluate Jsonnet programs for a parent regatta process (internal)",
+		Short:  "render Jsonnet and ytt add-ons for a parent regatta process (internal)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -27,7 +27,7 @@ func newRenderWorkerCommand() *cobra.Command {
 	}
 }
 
-// programWorkerFlags bound Jsonnet evaluations.
+// programWorkerFlags bound Jsonnet and ytt renders.
 type programWorkerFlags struct {
 	timeout   time.Duration
 	maxMemory string
@@ -35,9 +35,9 @@ type programWorkerFlags struct {
 }
 
 func (p *programWorkerFlags) register(fl *pflag.FlagSet) {
-	fl.DurationVar(&p.timeout, "program-render-timeout", sandbox.DefaultTimeout, "stop a Jsonnet program after this long (the render of its add-on fails)")
-	fl.StringVar(&p.maxMemory, "program-render-max-memory", "1Gi", "stop a Jsonnet program when its worker process holds this much memory")
-	fl.BoolVar(&p.inProcess, "program-render-in-process", false, "evaluate Jsonnet programs in this process, bounded only in stack depth (trusted repositories only)")
+	fl.DurationVar(&p.timeout, "program-render-timeout", sandbox.DefaultTimeout, "stop a Jsonnet or ytt render after this long (its add-on fails)")
+	fl.StringVar(&p.maxMemory, "program-render-max-memory", "1Gi", "stop a Jsonnet or ytt render when its worker process holds this much memory")
+	fl.BoolVar(&p.inProcess, "program-render-in-process", false, "render Jsonnet and ytt add-ons in this process, without time or memory bounds (trusted repositories only)")
 }
 
 // pool returns the worker pool: regatta's own binary as the worker.
