@@ -3,8 +3,9 @@ package render
 import (
 	"errors"
 	"fmt"
-	"io/fs"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -59,12 +60,7 @@ func (a *addonRender) renderYtt(ap *addonPlan, field string) ([]Object, error) {
 // top-level key, then the cluster's data.
 func (a *addonRender) yttValues(field string, values map[string]any) ([]string, error) {
 	var out []string
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
 		out = append(out, k+"="+jsonText(values[k]))
 	}
 	a.tpl.record(yttData)
@@ -99,44 +95,19 @@ func (a *addonRender) yttFiles(field, p string) (ytt.Group, error) {
 		}
 		return ytt.Group{{Path: p, Rel: path.Base(p), Data: data}}, nil
 	}
-	var g ytt.Group
-	err = a.yttWalk(p, p, map[string]bool{}, &g)
-	return g, err
-}
-
-// yttWalk collects the files below dir; seen ends symlink loops.
-func (a *addonRender) yttWalk(root, dir string, seen map[string]bool, g *ytt.Group) error {
-	resolved, err := a.fs.resolve(dir)
-	if err != nil {
-		return fileError(dir, 0, describePathError(dir, err))
+	var paths []string
+	if err := a.walk(p, func(string) bool { return true }, map[string]bool{}, &paths); err != nil {
+		return nil, err
 	}
-	if seen[resolved] {
-		return nil
-	}
-	seen[resolved] = true
-	entries, err := fs.ReadDir(a.fs.fsys, resolved)
-	if err != nil {
-		return fileError(dir, 0, err)
-	}
-	for _, e := range entries {
-		p := path.Join(dir, e.Name())
-		info, err := a.fs.Stat(p)
+	g := make(ytt.Group, 0, len(paths))
+	for _, f := range paths {
+		data, err := a.fs.ReadFile(f)
 		if err != nil {
-			return fileError(p, 0, describePathError(p, err))
+			return nil, fileError(f, 0, describePathError(f, err))
 		}
-		if info.IsDir() {
-			if err := a.yttWalk(root, p, seen, g); err != nil {
-				return err
-			}
-			continue
-		}
-		data, err := a.fs.ReadFile(p)
-		if err != nil {
-			return fileError(p, 0, describePathError(p, err))
-		}
-		*g = append(*g, ytt.File{Path: p, Rel: strings.TrimPrefix(p, root+"/"), Data: data})
+		g = append(g, ytt.File{Path: f, Rel: strings.TrimPrefix(f, p+"/"), Data: data})
 	}
-	return nil
+	return g, nil
 }
 
 // yttError places a ytt failure at the file and line its message names.

@@ -3,7 +3,8 @@ package spec
 import (
 	"fmt"
 	"io/fs"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // JsonnetDataVar is the external variable that holds the cluster's data
@@ -54,14 +55,7 @@ func hasName(m map[string]string, k string) bool {
 	return ok
 }
 
-func sortedNames(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedNames(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 // YttDataValue is the data value that holds the cluster's data in a ytt
 // add-on; a profile cannot set it.

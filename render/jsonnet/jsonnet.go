@@ -12,7 +12,8 @@ package jsonnet
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	gojsonnet "github.com/google/go-jsonnet"
@@ -141,14 +142,7 @@ func dataCode() string {
 	return b.String()
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 // discard drops std.trace output: a program's traces are not the
 // daemon's log.
