@@ -284,3 +284,35 @@ func TestJsonnetBombsFailAlone(t *testing.T) {
 		t.Fatalf("the next render: %v", err)
 	}
 }
+
+// TestJsonnetPathTemplatedAndOverlaid: the main file may be templated
+// from the cluster's data, and an overlay's path replaces it for the
+// clusters it selects.
+func TestJsonnetPathTemplatedAndOverlaid(t *testing.T) {
+	cm := func(name string) string {
+		return "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: '" + name + "' } }\n"
+	}
+	files := map[string]string{
+		"profiles/jp.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: jp}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: mon\n" +
+			"    jsonnet: {path: 'mon/{{ .Cluster.Labels.env }}.jsonnet'}\n" +
+			"  overlays:\n  - clusterSelector: {matchLabels: {region: us}}\n    addon: mon\n    path: mon/us.jsonnet\n",
+		"mon/prod.jsonnet":    cm("prod"),
+		"mon/staging.jsonnet": cm("staging"),
+		"mon/us.jsonnet":      cm("us"),
+	}
+	dir := tenantTree(t, files)
+	r := New(Options{})
+	for _, tc := range []struct{ env, region, want string }{
+		{"prod", "eu", "prod"}, {"staging", "eu", "staging"}, {"prod", "us", "us"},
+	} {
+		c := prodCluster()
+		c.Labels = map[string]string{"env": tc.env, "region": tc.region}
+		res, err := renderJsonnetTree(t, r, dir, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if objs := res.Objects(); len(objs) != 1 || objs[0].GetName() != tc.want {
+			t.Errorf("%s/%s: %v, want %s", tc.env, tc.region, objs, tc.want)
+		}
+	}
+}
