@@ -159,6 +159,34 @@ func (o *OCI) Push(t testing.TB, repository string, archive []byte) string {
 	return digest
 }
 
+// PushArtifact stores a one-layer artifact (a Flux artifact, a plain
+// tar.gz pushed by oras) under repository:tag and returns the manifest's
+// digest.
+func (o *OCI) PushArtifact(t testing.TB, repository, tag, configMediaType, layerMediaType string, layer []byte) string {
+	t.Helper()
+	config := []byte("{}")
+	desc := func(mediaType string, data []byte) map[string]any {
+		return map[string]any{"mediaType": mediaType, "digest": "sha256:" + sha256Hex(data), "size": len(data)}
+	}
+	manifest, _ := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
+		"config":        desc(configMediaType, config),
+		"layers":        []any{desc(layerMediaType, layer)},
+	})
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, b := range [][]byte{config, layer, manifest} {
+		o.blobs["sha256:"+sha256Hex(b)] = b
+	}
+	if o.tags[repository] == nil {
+		o.tags[repository] = map[string]string{}
+	}
+	digest := "sha256:" + sha256Hex(manifest)
+	o.tags[repository][tag] = digest
+	return digest
+}
+
 func (o *OCI) serve(w http.ResponseWriter, r *http.Request) {
 	o.Requests.Add(1)
 	o.mu.Lock()
