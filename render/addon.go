@@ -62,7 +62,11 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		profile:       p.req.Profile,
 		plan:          p,
 	}
-	steps, err := a.renderSource(ap)
+	var steps []Step
+	origin, err := a.useArtifact(ap)
+	if err == nil {
+		steps, err = a.renderSource(ap)
+	}
 	for i := range steps {
 		steps[i].NoWait = !ap.addon.Waits()
 	}
@@ -77,6 +81,10 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		usedKeys: a.usedKeys.Load(),
 		remote:   a.usedRemote.Load(),
 		deps:     a.fs.deps.list(),
+	}
+	if ap.addon.OCI != nil { // the artifact's digest is its content's key
+		e.deps = nil
+		steps, err = fromArtifact(origin, a.profile.Source.File, steps, err)
 	}
 	return steps, e, err
 }

@@ -130,6 +130,10 @@ type Addon struct {
 	Manifests *ManifestsSource `yaml:"manifests,omitempty"`
 	Jsonnet   *JsonnetSource   `yaml:"jsonnet,omitempty"`
 	Ytt       *YttSource       `yaml:"ytt,omitempty"`
+	// OCI, when set, takes the add-on's files (the kustomize, manifests,
+	// jsonnet or ytt paths) from an OCI artifact instead of the
+	// repository: the paths are relative to the artifact's root.
+	OCI *OCISource `yaml:"oci,omitempty"`
 	// Template renders the add-on's manifests as Go templates with the
 	// cluster's data before they are parsed.
 	Template bool `yaml:"template,omitempty"`
@@ -247,6 +251,17 @@ type YttSource struct {
 	// Values are data values set after ValuesFiles, one
 	// --data-value-yaml per top-level key.
 	Values map[string]any `yaml:"values,omitempty"`
+}
+
+// OCISource is an OCI artifact (Flux's format, or a single-layer tar.gz)
+// selected by exactly one of tag, semver (a range over the tags) or
+// digest.
+type OCISource struct {
+	// URL is oci://registry/repository.
+	URL    string `yaml:"url"`
+	Tag    string `yaml:"tag,omitempty"`
+	Semver string `yaml:"semver,omitempty"`
+	Digest string `yaml:"digest,omitempty"`
 }
 
 // Patch is a strategic-merge or JSON 6902 patch with an optional target,

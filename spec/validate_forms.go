@@ -3,6 +3,10 @@ package spec
 import (
 	"fmt"
 	"io/fs"
+	"regexp"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
 	"maps"
 	"slices"
 )
@@ -84,5 +88,37 @@ func checkYtt(fsys fs.FS, rep report, field string, y *YttSource) {
 	}
 	if _, set := y.Values[YttDataValue]; set {
 		rep.errorf(field+".values."+YttDataValue, "reserved: data.values.%s holds the cluster's data", YttDataValue)
+	}
+}
+
+// digestForm is an OCI digest.
+var digestForm = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// checkOCI checks an add-on's OCI source: its URL, exactly one selector
+// and a form that reads files (not a Helm chart, which has oci:// itself).
+func checkOCI(rep report, field string, a Addon) {
+	o := a.OCI
+	if !strings.HasPrefix(o.URL, "oci://") || len(o.URL) == len("oci://") {
+		rep.errorf(field+".url", "%q must be oci://registry/repository", o.URL)
+	}
+	n := 0
+	for _, v := range []string{o.Tag, o.Semver, o.Digest} {
+		if v != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		rep.errorf(field, "set exactly one of tag, semver or digest")
+	}
+	if o.Semver != "" {
+		if _, err := semver.NewConstraint(o.Semver); err != nil {
+			rep.errorf(field+".semver", "%q: %v", o.Semver, err)
+		}
+	}
+	if o.Digest != "" && !digestForm.MatchString(o.Digest) {
+		rep.errorf(field+".digest", "%q is not a sha256:<64 hex digits> digest", o.Digest)
+	}
+	if a.Helm != nil {
+		rep.errorf(field, "a Helm add-on takes oci:// in helm.repositoryURL")
 	}
 }

@@ -97,6 +97,11 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 		if a.Helm != nil {
 			checkHelm(fsys, a.Helm, field+".helm", rep)
 		}
+		fsys := fsys
+		if a.OCI != nil {
+			checkOCI(rep, field+".oci", a)
+			fsys = nil // the paths below are in the artifact
+		}
 		if k := a.Kustomize; k != nil {
 			checkKustomizePath(fsys, rep, field+".kustomize.path", k.Path)
 			checkPatches(rep, field+".kustomize.patches", k.Patches)

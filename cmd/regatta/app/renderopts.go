@@ -9,6 +9,7 @@ import (
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/render/netpolicy"
+	"github.com/regatta-dev/regatta/render/oci"
 	"github.com/regatta-dev/regatta/render/sops"
 )
 
@@ -62,6 +63,7 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	return render.New(render.Options{
 		Helm:             charts,
 		Sandbox:          programs,
+		OCI:              oci.New(oci.Options{HTTPClient: policy.Client(), PlainHTTP: r.helmPlainHTTP}),
 		Keys:             keys,
 		AllowRemoteBases: r.allowRemoteBases,
 		CheckURL:         policy.Check,
