@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -111,6 +112,8 @@ type OCI struct {
 	mu       sync.Mutex
 	tags     map[string]map[string]string // repository -> tag -> manifest digest
 	blobs    map[string][]byte
+	uploads  map[string][]byte // blob uploads in progress
+	next     int
 }
 
 var ociPath = regexp.MustCompile(`^/v2/(.+)/(tags/list|manifests/([^/]+)|blobs/([^/]+))$`)
@@ -194,6 +197,10 @@ func (o *OCI) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/v2/" || r.URL.Path == "/v2" {
 		return
 	}
+	if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
+		o.push(w, r)
+		return
+	}
 	m := ociPath.FindStringSubmatch(r.URL.Path)
 	switch {
 	case m == nil:
@@ -214,6 +221,60 @@ func (o *OCI) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		o.blob(w, r, m[4], "application/octet-stream")
 	}
+}
+
+var (
+	uploadPath   = regexp.MustCompile(`^/v2/(.+)/blobs/uploads/([^/]*)$`)
+	manifestPath = regexp.MustCompile(`^/v2/(.+)/manifests/([^/]+)$`)
+)
+
+// push takes the part of the distribution API clients such as oras push
+// with: monolithic or chunked blob uploads and manifest puts by tag or
+// digest. It is called with o.mu held.
+func (o *OCI) push(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if m := manifestPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPut {
+		digest := "sha256:" + sha256Hex(body)
+		o.blobs[digest] = body
+		if !strings.HasPrefix(m[2], "sha256:") {
+			if o.tags[m[1]] == nil {
+				o.tags[m[1]] = map[string]string{}
+			}
+			o.tags[m[1]][m[2]] = digest
+		}
+		w.Header().Set("Docker-Content-Digest", digest)
+		w.WriteHeader(http.StatusCreated)
+		return
+	}
+	m := uploadPath.FindStringSubmatch(r.URL.Path)
+	if m == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if o.uploads == nil {
+		o.uploads = map[string][]byte{}
+	}
+	id := m[2]
+	if id == "" {
+		o.next++
+		id = strconv.Itoa(o.next)
+	}
+	o.uploads[id] = append(o.uploads[id], body...)
+	if d := r.URL.Query().Get("digest"); d != "" {
+		o.blobs[d] = o.uploads[id]
+		delete(o.uploads, id)
+		w.Header().Set("Docker-Content-Digest", d)
+		w.Header().Set("Location", "/v2/"+m[1]+"/blobs/"+d)
+		w.WriteHeader(http.StatusCreated)
+		return
+	}
+	w.Header().Set("Location", "/v2/"+m[1]+"/blobs/uploads/"+id)
+	w.Header().Set("Range", fmt.Sprintf("0-%d", max(len(o.uploads[id])-1, 0)))
+	w.WriteHeader(http.StatusAccepted)
 }
 
 func (o *OCI) blob(w http.ResponseWriter, r *http.Request, digest, mediaType string) {
