@@ -1,9 +1,6 @@
 package reconciler
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"testing"
 	"time"
@@ -18,28 +15,11 @@ import (
 // name with data version.
 func pushOCIApp(t *testing.T, reg *chartserver.OCI, name, version string) string {
 	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	files := map[string]string{
+	layer := chartserver.TarGz(t, map[string]string{
 		"app/kustomization.yaml": "resources: [cm.yaml]\n",
 		"app/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: default}\ndata: {version: '" + version + "'}\n",
-	}
-	for n, body := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return reg.PushArtifact(t, "fleet/"+name, version, "application/vnd.cncf.flux.config.v1+json", oci.FluxContentType, buf.Bytes())
+	})
+	return reg.PushArtifact(t, "fleet/"+name, version, "application/vnd.cncf.flux.config.v1+json", oci.FluxContentType, layer)
 }
 
 // TestOCIKustomizeAddonFollowsTags runs two OCI-sourced Kustomize add-ons

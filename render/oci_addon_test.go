@@ -1,9 +1,6 @@
 package render
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"os"
 	"strings"
@@ -15,32 +12,10 @@ import (
 	"github.com/regatta-dev/regatta/spec"
 )
 
-func artifactLayer(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for name, body := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // pushApp pushes a Flux artifact holding a kustomization whose ConfigMap
 // is named after the version.
 func pushApp(t *testing.T, reg *chartserver.OCI, version string) string {
-	layer := artifactLayer(t, map[string]string{
+	layer := chartserver.TarGz(t, map[string]string{
 		"app/kustomization.yaml": "resources: [cm.yaml]\n",
 		"app/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-" + strings.ReplaceAll(version, ".", "-") + ", namespace: default}\n",
 	})

@@ -1,9 +1,6 @@
 package flux
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"strings"
 	"testing"
@@ -19,17 +16,9 @@ import (
 // reported.
 func TestOCIRepositoryKustomization(t *testing.T) {
 	reg := chartserver.NewOCI(t)
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-artifact, namespace: default}\n"
-	for name, body := range map[string]string{"deploy/cm.yaml": cm, "deploy/kustomization.yaml": "resources: [cm.yaml]\n"} {
-		_ = tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
-		_, _ = tw.Write([]byte(body))
-	}
-	_ = tw.Close()
-	_ = zw.Close()
-	reg.PushArtifact(t, "fleet/app", "1.2.0", "application/vnd.cncf.flux.config.v1+json", oci.FluxContentType, buf.Bytes())
+	layer := chartserver.TarGz(t, map[string]string{"deploy/cm.yaml": cm, "deploy/kustomization.yaml": "resources: [cm.yaml]\n"})
+	reg.PushArtifact(t, "fleet/app", "1.2.0", "application/vnd.cncf.flux.config.v1+json", oci.FluxContentType, layer)
 	url := "oci://" + reg.Host() + "/fleet/app"
 	apps := `apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository

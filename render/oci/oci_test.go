@@ -1,9 +1,6 @@
 package oci
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"io/fs"
@@ -13,29 +10,6 @@ import (
 	"github.com/regatta-dev/regatta/internal/chartserver"
 	"github.com/regatta-dev/regatta/render/netpolicy"
 )
-
-// tarGz packs files (name -> content) as an artifact layer.
-func tarGz(t *testing.T, files map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for name, body := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write([]byte(body)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 func cm(name string) string {
 	return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n"
@@ -48,10 +22,10 @@ func TestResolveAndPull(t *testing.T) {
 	reg := chartserver.NewOCI(t)
 	digests := map[string]string{}
 	for _, v := range []string{"1.0.0", "1.1.0", "2.0.0"} {
-		layer := tarGz(t, map[string]string{"app/kustomization.yaml": "resources: [cm.yaml]\n", "app/cm.yaml": cm("v" + v)})
+		layer := chartserver.TarGz(t, map[string]string{"app/kustomization.yaml": "resources: [cm.yaml]\n", "app/cm.yaml": cm("v" + v)})
 		digests[v] = reg.PushArtifact(t, "fleet/app", v, "application/vnd.cncf.flux.config.v1+json", FluxContentType, layer)
 	}
-	plain := reg.PushArtifact(t, "fleet/plain", "latest", "application/vnd.oci.empty.v1+json", LayerTarGzip, tarGz(t, map[string]string{"./cm.yaml": cm("plain")}))
+	plain := reg.PushArtifact(t, "fleet/plain", "latest", "application/vnd.oci.empty.v1+json", LayerTarGzip, chartserver.TarGz(t, map[string]string{"./cm.yaml": cm("plain")}))
 	url := "oci://" + reg.Host() + "/fleet/app"
 	policy := &netpolicy.Policy{AllowPrefixes: []string{reg.URL + "/"}}
 	c := New(Options{HTTPClient: policy.Client(), PlainHTTP: true})
@@ -97,11 +71,11 @@ func TestResolveAndPull(t *testing.T) {
 // artifact fails the pull.
 func TestExtractRefusesEscapes(t *testing.T) {
 	for _, name := range []string{"../x.yaml", "/etc/x.yaml", "a/../../x.yaml"} {
-		if _, err := extract(tarGz(t, map[string]string{name: "x"}), 1<<20); !errors.Is(err, ErrUnsafePath) {
+		if _, err := extract(chartserver.TarGz(t, map[string]string{name: "x"}), 1<<20); !errors.Is(err, ErrUnsafePath) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := extract(tarGz(t, map[string]string{"big": strings.Repeat("x", 2048)}), 1024); err == nil {
+	if _, err := extract(chartserver.TarGz(t, map[string]string{"big": strings.Repeat("x", 2048)}), 1024); err == nil {
 		t.Error("an archive past the size bound was extracted")
 	}
 }
