@@ -50,7 +50,19 @@ func addonNamespaces(p *plan) map[string]string {
 
 // renderAddon renders one add-on and applies its overlay's patches.
 func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]Step, memoEntry, error) {
-	a := &addonRender{
+	a := r.newAddonRender(ctx, p, ap)
+	var steps []Step
+	origin, err := a.useArtifact(ap)
+	if err == nil {
+		steps, err = a.renderSource(ap)
+	}
+	return a.finish(ap, origin, steps, err)
+}
+
+// newAddonRender is the state of a render of ap: the repository as the
+// profile may read it, the templater and the decryption keys.
+func (r *Renderer) newAddonRender(ctx context.Context, p *plan, ap *addonPlan) *addonRender {
+	return &addonRender{
 		ctx:           ctx,
 		r:             r,
 		fs:            newRepoFS(spec.Confine(p.req.FS, p.req.Profile.Root())),
@@ -62,11 +74,10 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		profile:       p.req.Profile,
 		plan:          p,
 	}
-	var steps []Step
-	origin, err := a.useArtifact(ap)
-	if err == nil {
-		steps, err = a.renderSource(ap)
-	}
+}
+
+// finish applies the overlay's patches and records what the render used.
+func (a *addonRender) finish(ap *addonPlan, origin string, steps []Step, err error) ([]Step, memoEntry, error) {
 	for i := range steps {
 		steps[i].NoWait = !ap.addon.Waits()
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/regatta-dev/regatta/render/oci"
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // errNoOCI is the failure of an OCI-sourced add-on without Options.OCI.
@@ -20,11 +21,15 @@ func (a *addonRender) useArtifact(ap *addonPlan) (string, error) {
 		return "", nil
 	}
 	field := fmt.Sprintf("spec.addons[%d].oci", ap.index)
-	digest, err := a.r.ociDigest(a.ctx, ap)
+	cr, err := a.ociCredentials(ap)
+	if err != nil {
+		return "", err
+	}
+	digest, err := a.r.ociDigest(a.ctx, ap, cr)
 	if err != nil {
 		return "", a.fieldError(field, err)
 	}
-	files, err := a.r.opts.OCI.Pull(a.ctx, o.URL, digest)
+	files, err := a.r.opts.OCI.Pull(a.ctx, o.URL, digest, cr)
 	if err != nil {
 		return "", a.fieldError(field, err)
 	}
@@ -33,12 +38,36 @@ func (a *addonRender) useArtifact(ap *addonPlan) (string, error) {
 }
 
 // ociDigest resolves an OCI-sourced add-on's selector.
-func (r *Renderer) ociDigest(ctx context.Context, ap *addonPlan) (string, error) {
+func (r *Renderer) ociDigest(ctx context.Context, ap *addonPlan, cr oci.Credentials) (string, error) {
 	if r.opts.OCI == nil {
 		return "", errNoOCI
 	}
 	o := ap.addon.OCI
-	return r.opts.OCI.Resolve(ctx, o.URL, oci.Selector{Tag: o.Tag, Semver: o.Semver, Digest: o.Digest})
+	return r.opts.OCI.Resolve(ctx, o.URL, oci.Selector{Tag: o.Tag, Semver: o.Semver, Digest: o.Digest}, cr)
+}
+
+// ociCredentials reads the registry login of an OCI source's secretRef:
+// a Secret manifest of the repository (the tenant's folder for a tenant),
+// decrypted with the keys the profile may use. Errors never show it.
+func (a *addonRender) ociCredentials(ap *addonPlan) (oci.Credentials, error) {
+	ref := ap.addon.OCI.SecretRef
+	if ref == nil {
+		return oci.Credentials{}, nil
+	}
+	field := fmt.Sprintf("spec.addons[%d].oci.secretRef", ap.index)
+	data, err := a.readData(field, spec.DataReference{Kind: "Secret", Name: ref.Name, Path: ref.Path})
+	if err != nil {
+		return oci.Credentials{}, err
+	}
+	config, ok := data[".dockerconfigjson"]
+	if !ok {
+		return oci.Credentials{}, a.fieldError(field, fmt.Errorf("Secret %s has no .dockerconfigjson", ref.Name))
+	}
+	cr, err := oci.DockerConfigCredentials([]byte(config), ap.addon.OCI.URL)
+	if err != nil {
+		return oci.Credentials{}, a.fieldError(field, fmt.Errorf("Secret %s: %w", ref.Name, err))
+	}
+	return cr, nil
 }
 
 // fromArtifact names the artifact in the objects' sources and in a
@@ -65,7 +94,11 @@ func (r *Renderer) withOCI(ctx context.Context, p *plan, ap *addonPlan, k string
 	if ap.addon.OCI == nil {
 		return k, nil
 	}
-	digest, err := r.ociDigest(ctx, ap)
+	cr, err := r.newAddonRender(ctx, p, ap).ociCredentials(ap)
+	if err != nil {
+		return "", inAddon(p.req.Profile.Metadata.Name, ap.addon.Name, err)
+	}
+	digest, err := r.ociDigest(ctx, ap, cr)
 	if err != nil {
 		return "", inAddon(p.req.Profile.Metadata.Name, ap.addon.Name, err)
 	}

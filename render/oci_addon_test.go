@@ -80,3 +80,38 @@ func renderProfileTree(t *testing.T, r *Renderer, dir, profile string) *Result {
 	}
 	return res
 }
+
+// TestOCIAddonLogsIn: an add-on whose registry wants a login pulls with
+// the docker config of its secretRef, and fails without it; the error
+// shows no credential.
+func TestOCIAddonLogsIn(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	pushApp(t, reg, "1.0.0")
+	reg.Login = "robot:s3cret"
+	url := "oci://" + reg.Host() + "/fleet/app"
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: registry}\ntype: kubernetes.io/dockerconfigjson\nstringData:\n  .dockerconfigjson: '{\"auths\": {\"" +
+		reg.Host() + "\": {\"username\": \"robot\", \"password\": \"s3cret\"}}}'\n"
+	profile := func(name, extra string) string {
+		return "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + name + "}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci: {url: '" + url + "', tag: 1.0.0" + extra + "}\n    kustomize: {path: app}\n"
+	}
+	dir := tenantTree(t, map[string]string{
+		"profiles/jp.yaml":      profile("jp", ", secretRef: {name: registry, path: secrets/registry.yaml}"),
+		"profiles/anon.yaml":    profile("anon", ""),
+		"secrets/registry.yaml": secret,
+	})
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true})})
+	if o := renderProfileTree(t, r, dir, "jp").Objects(); len(o) != 1 || o[0].GetName() != "app-1-0-0" {
+		t.Fatalf("with the login: %v", o)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	repo, _ := spec.Load(root.FS())
+	_, err = r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile("anon"), Cluster: prodCluster()})
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("without the login: %v", err)
+	}
+}

@@ -262,6 +262,16 @@ type OCISource struct {
 	Tag    string `yaml:"tag,omitempty"`
 	Semver string `yaml:"semver,omitempty"`
 	Digest string `yaml:"digest,omitempty"`
+	// SecretRef names a kubernetes.io/dockerconfigjson Secret manifest
+	// of the repository (SOPS-encrypted as a rule) whose
+	// .dockerconfigjson logs in to the registry.
+	SecretRef *OCISecretRef `yaml:"secretRef,omitempty"`
+}
+
+// OCISecretRef is a Secret manifest in a repository file.
+type OCISecretRef struct {
+	Name string `yaml:"name"`
+	Path string `yaml:"path"`
 }
 
 // Patch is a strategic-merge or JSON 6902 patch with an optional target,

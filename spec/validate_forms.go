@@ -121,4 +121,7 @@ func checkOCI(rep report, field string, a Addon) {
 	if a.Helm != nil {
 		rep.errorf(field, "a Helm add-on takes oci:// in helm.repositoryURL")
 	}
+	if r := o.SecretRef; r != nil && r.Name == "" {
+		rep.errorf(field+".secretRef.name", "required")
+	}
 }

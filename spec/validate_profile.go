@@ -100,6 +100,9 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 		fsys := fsys
 		if a.OCI != nil {
 			checkOCI(rep, field+".oci", a)
+			if r := a.OCI.SecretRef; r != nil {
+				checkRepoPath(fsys, rep, field+".oci.secretRef.path", r.Path, pathFile)
+			}
 			fsys = nil // the paths below are in the artifact
 		}
 		if k := a.Kustomize; k != nil {

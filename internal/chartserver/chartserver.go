@@ -118,6 +118,9 @@ type OCI struct {
 	blobs    map[string][]byte
 	uploads  map[string][]byte // blob uploads in progress
 	next     int
+	// Login, when set ("user:password"), is required of every request
+	// (HTTP basic authentication).
+	Login string
 }
 
 var ociPath = regexp.MustCompile(`^/v2/(.+)/(tags/list|manifests/([^/]+)|blobs/([^/]+))$`)
@@ -198,6 +201,11 @@ func (o *OCI) serve(w http.ResponseWriter, r *http.Request) {
 	o.Requests.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if user, pass, _ := r.BasicAuth(); o.Login != "" && user+":"+pass != o.Login {
+		w.Header().Set("WWW-Authenticate", `Basic realm="chartserver"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
 	if r.URL.Path == "/v2/" || r.URL.Path == "/v2" {
 		return
 	}

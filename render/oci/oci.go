@@ -10,6 +10,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,8 +83,54 @@ func New(o Options) *Client {
 	return &Client{opts: o, resolved: map[string]resolution{}, artifacts: map[string]fs.FS{}}
 }
 
+// Credentials log in to a registry; the zero value pulls anonymously.
+type Credentials struct {
+	Username, Password string
+}
+
+// id names the credentials in cache keys (a hash, never the secret).
+func (cr Credentials) id() string {
+	if cr == (Credentials{}) {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(cr.Username + "\x00" + cr.Password))
+	return hex.EncodeToString(sum[:])
+}
+
+// DockerConfigCredentials returns the credentials a docker config
+// (.dockerconfigjson) holds for url's registry.
+func DockerConfigCredentials(config []byte, url string) (Credentials, error) {
+	var dc struct {
+		Auths map[string]struct {
+			Username string `json:"username"`
+			Password string `json:"password"`
+			Auth     string `json:"auth"`
+		} `json:"auths"`
+	}
+	if err := json.Unmarshal(config, &dc); err != nil {
+		return Credentials{}, fmt.Errorf("not a docker config: %w", err)
+	}
+	host, _, _ := strings.Cut(strings.TrimPrefix(url, "oci://"), "/")
+	for k, a := range dc.Auths {
+		k = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(k, "https://"), "http://"), "/")
+		if k != host {
+			continue
+		}
+		if a.Auth != "" {
+			raw, err := base64.StdEncoding.DecodeString(a.Auth)
+			if err != nil {
+				return Credentials{}, fmt.Errorf("auths[%q].auth is not base64", host)
+			}
+			user, pass, _ := strings.Cut(string(raw), ":")
+			return Credentials{Username: user, Password: pass}, nil
+		}
+		return Credentials{Username: a.Username, Password: a.Password}, nil
+	}
+	return Credentials{}, fmt.Errorf("no credentials for %s", host)
+}
+
 // repository opens oci://host/repo.
-func (c *Client) repository(url string) (*remote.Repository, error) {
+func (c *Client) repository(url string, cr Credentials) (*remote.Repository, error) {
 	ref, ok := strings.CutPrefix(url, "oci://")
 	if !ok {
 		return nil, fmt.Errorf("%s: not an oci:// reference", url)
@@ -95,24 +144,28 @@ func (c *Client) repository(url string) (*remote.Repository, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	repo.Client = &auth.Client{Client: hc, Cache: auth.NewCache()}
+	client := &auth.Client{Client: hc, Cache: auth.NewCache()}
+	if cr != (Credentials{}) {
+		client.Credential = auth.StaticCredential(repo.Reference.Registry, auth.Credential{Username: cr.Username, Password: cr.Password})
+	}
+	repo.Client = client
 	return repo, nil
 }
 
 // Resolve returns the digest sel names in url: the digest itself, the
 // tag's manifest, or the highest tag in the semver range.
-func (c *Client) Resolve(ctx context.Context, url string, sel Selector) (string, error) {
+func (c *Client) Resolve(ctx context.Context, url string, sel Selector, cr Credentials) (string, error) {
 	if sel.Digest != "" {
 		return sel.Digest, nil
 	}
-	key := url + "\x00" + sel.Tag + "\x00" + sel.Semver
+	key := url + "\x00" + sel.Tag + "\x00" + sel.Semver + "\x00" + cr.id()
 	c.mu.Lock()
 	r, ok := c.resolved[key]
 	c.mu.Unlock()
 	if ok && time.Since(r.at) < c.opts.TTL {
 		return r.digest, nil
 	}
-	repo, err := c.repository(url)
+	repo, err := c.repository(url, cr)
 	if err != nil {
 		return "", err
 	}
@@ -163,15 +216,17 @@ func highestTag(ctx context.Context, repo *remote.Repository, url, rng string) (
 }
 
 // Pull returns the files of the artifact at digest, from memory when it
-// was pulled before.
-func (c *Client) Pull(ctx context.Context, url, digest string) (fs.FS, error) {
+// was pulled before from the same repository with the same credentials
+// (a digest alone does not show one may read a private artifact).
+func (c *Client) Pull(ctx context.Context, url, digest string, cr Credentials) (fs.FS, error) {
+	key := url + "\x00" + digest + "\x00" + cr.id()
 	c.mu.Lock()
-	f, ok := c.artifacts[digest]
+	f, ok := c.artifacts[key]
 	c.mu.Unlock()
 	if ok {
 		return f, nil
 	}
-	repo, err := c.repository(url)
+	repo, err := c.repository(url, cr)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +239,7 @@ func (c *Client) Pull(ctx context.Context, url, digest string) (fs.FS, error) {
 		return nil, fmt.Errorf("%s@%s: %w", url, digest, err)
 	}
 	c.mu.Lock()
-	c.artifacts[digest] = files
+	c.artifacts[key] = files
 	c.mu.Unlock()
 	return files, nil
 }

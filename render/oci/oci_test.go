@@ -39,11 +39,11 @@ func TestResolveAndPull(t *testing.T) {
 		{Selector{Semver: ">=1.0.0"}, "2.0.0"},
 		{Selector{Digest: digests["1.0.0"]}, "1.0.0"},
 	} {
-		d, err := c.Resolve(ctx, url, tc.sel)
+		d, err := c.Resolve(ctx, url, tc.sel, Credentials{})
 		if err != nil || d != digests[tc.want] {
 			t.Fatalf("%+v: %s %v, want %s", tc.sel, d, err, digests[tc.want])
 		}
-		files, err := c.Pull(ctx, url, d)
+		files, err := c.Pull(ctx, url, d, Credentials{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,18 +51,18 @@ func TestResolveAndPull(t *testing.T) {
 			t.Fatalf("%+v: %q %v", tc.sel, data, err)
 		}
 	}
-	files, err := c.Pull(ctx, "oci://"+reg.Host()+"/fleet/plain", plain)
+	files, err := c.Pull(ctx, "oci://"+reg.Host()+"/fleet/plain", plain, Credentials{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := fs.ReadFile(files, "cm.yaml"); !strings.Contains(string(data), "plain") {
 		t.Fatalf("plain artifact: %q", data)
 	}
-	if _, err := c.Resolve(ctx, url, Selector{Semver: "^3"}); err == nil || !strings.Contains(err.Error(), `no tag matches "^3"`) {
+	if _, err := c.Resolve(ctx, url, Selector{Semver: "^3"}, Credentials{}); err == nil || !strings.Contains(err.Error(), `no tag matches "^3"`) {
 		t.Fatalf("no match: %v", err)
 	}
 	refused := New(Options{HTTPClient: (&netpolicy.Policy{}).Client(), PlainHTTP: true})
-	if _, err := refused.Resolve(ctx, url, Selector{Tag: "1.0.0"}); !errors.Is(err, netpolicy.ErrRefused) {
+	if _, err := refused.Resolve(ctx, url, Selector{Tag: "1.0.0"}, Credentials{}); !errors.Is(err, netpolicy.ErrRefused) {
 		t.Fatalf("a loopback registry outside the allow list: %v", err)
 	}
 }
@@ -77,5 +77,43 @@ func TestExtractRefusesEscapes(t *testing.T) {
 	}
 	if _, err := extract(chartserver.TarGz(t, map[string]string{"big": strings.Repeat("x", 2048)}), 1024); err == nil {
 		t.Error("an archive past the size bound was extracted")
+	}
+}
+
+// TestCredentials: a registry that wants a login serves with the docker
+// config's credentials only; an artifact pulled with them is not handed
+// to a pull without them.
+func TestCredentials(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	d := reg.PushArtifact(t, "private/app", "1.0.0", "application/vnd.cncf.flux.config.v1+json", FluxContentType, chartserver.TarGz(t, map[string]string{"cm.yaml": cm("private")}))
+	reg.Login = "robot:s3cret"
+	url := "oci://" + reg.Host() + "/private/app"
+	for _, config := range []string{
+		`{"auths": {"` + reg.Host() + `": {"username": "robot", "password": "s3cret"}}}`,
+		`{"auths": {"http://` + reg.Host() + `/": {"auth": "cm9ib3Q6czNjcmV0"}}}`,
+	} {
+		cr, err := DockerConfigCredentials([]byte(config), url)
+		if err != nil || cr != (Credentials{Username: "robot", Password: "s3cret"}) {
+			t.Fatalf("%s: %+v %v", config, cr, err)
+		}
+	}
+	if _, err := DockerConfigCredentials([]byte(`{"auths": {"other.example": {"auth": "eDp5"}}}`), url); err == nil {
+		t.Error("credentials of another registry were used")
+	}
+	c := New(Options{PlainHTTP: true})
+	ctx := context.Background()
+	if _, err := c.Resolve(ctx, url, Selector{Tag: "1.0.0"}, Credentials{}); err == nil {
+		t.Fatal("an anonymous resolve succeeded")
+	}
+	login := Credentials{Username: "robot", Password: "s3cret"}
+	got, err := c.Resolve(ctx, url, Selector{Tag: "1.0.0"}, login)
+	if err != nil || got != d {
+		t.Fatalf("resolve with the login: %s %v", got, err)
+	}
+	if _, err := c.Pull(ctx, url, d, login); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Pull(ctx, url, d, Credentials{}); err == nil {
+		t.Fatal("an anonymous pull of the digest was served from the cache")
 	}
 }

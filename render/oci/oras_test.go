@@ -91,11 +91,11 @@ func TestOrasPushedArtifacts(t *testing.T) {
 	ctx := context.Background()
 	for _, repo := range []string{"folder", "layer", "flux"} {
 		url := "oci://" + reg.Host() + "/fleet/" + repo
-		d, err := c.Resolve(ctx, url, Selector{Semver: "~1.0"})
+		d, err := c.Resolve(ctx, url, Selector{Semver: "~1.0"}, Credentials{})
 		if err != nil {
 			t.Fatalf("%s: %v", repo, err)
 		}
-		files, err := c.Pull(ctx, url, d)
+		files, err := c.Pull(ctx, url, d, Credentials{})
 		if err != nil {
 			t.Fatalf("%s: %v", repo, err)
 		}
