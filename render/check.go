@@ -54,15 +54,17 @@ func (c *checker) addon(i int, a *spec.Addon) {
 	case a.Kustomize != nil:
 		c.field(field+".kustomize.path", a.Kustomize.Path)
 		c.files(a.Template, a.Kustomize.Path, func(string) bool { return true })
-		if !a.Template {
+		if !a.Template && a.OCI == nil { // an artifact's files are checked when pulled
 			c.walk(a.Kustomize.Path, hasYAMLExt, c.syntax)
 		}
 	case a.Manifests != nil:
 		c.field(field+".manifests.path", a.Manifests.Path)
 		c.files(a.Template, a.Manifests.Path, hasManifestExt)
-		if !a.Template {
+		if !a.Template && a.OCI == nil { // an artifact's files are checked when pulled
 			c.walk(a.Manifests.Path, hasManifestExt, c.manifests)
 		}
+	case a.Jsonnet != nil:
+		c.field(field+".jsonnet.path", a.Jsonnet.Path)
 	case a.Helm != nil:
 		c.field(field+".helm.path", a.Helm.Path)
 		for j, f := range a.Helm.ValuesFiles {

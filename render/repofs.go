@@ -158,6 +158,8 @@ func notExist(err error) bool {
 // describePathError turns fs errors into short user messages.
 func describePathError(p string, err error) error {
 	switch {
+	case errors.Is(err, spec.ErrOutsideTenant):
+		return fmt.Errorf("%s: %w", p, spec.ErrOutsideTenant)
 	case errors.Is(err, spec.ErrPathEscapes):
 		return fmt.Errorf("%s: %w", p, spec.ErrPathEscapes)
 	case errors.Is(err, fs.ErrNotExist):

@@ -32,6 +32,7 @@ type unit struct {
 // shape is what must be equal for clusters to share a profile.
 type shape struct {
 	Kustomize *spec.KustomizeSource `json:"kustomize,omitempty"`
+	OCI       *spec.OCISource       `json:"oci,omitempty"`
 	Wait      bool                  `json:"wait"`
 	Timeout   string                `json:"timeout,omitempty"`
 	PostBuild *spec.PostBuild       `json:"postBuild,omitempty"`
@@ -81,6 +82,7 @@ func (im *importer) convert(s *scan, b *build) *unit {
 	u.shape.Wait = waitOf(ks.obj)
 	u.shape.Timeout = migrate.Str(ks.obj, "spec", "timeout")
 	u.shape.PostBuild = generalize(b.postBuild, s.cluster)
+	u.shape.OCI = b.oci
 	if b.plain > 0 {
 		u.patches = im.kustomizationPatches(ks)
 		u.shape.Kustomize = &spec.KustomizeSource{

@@ -52,7 +52,7 @@ data: {provider: azure, cluster: /subscriptions/s/resourceGroups/g/providers/Mic
 		"clusters/edge/flux-system/gotk-sync.yaml": {Data: []byte(nsSync)},
 		"clusters/edge/apps.yaml":                  {Data: []byte(kcApps + "    secretRef: {name: edge-kubeconfig, key: value.yaml}\n")},
 		"apps/cm.yaml":                             {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n")},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

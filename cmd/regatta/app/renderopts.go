@@ -9,6 +9,7 @@ import (
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/render/netpolicy"
+	"github.com/regatta-dev/regatta/render/oci"
 	"github.com/regatta-dev/regatta/render/sops"
 )
 
@@ -23,6 +24,7 @@ type renderOptionFlags struct {
 	helmCacheDir     string
 	helmPlainHTTP    bool
 	helmWorker       helmWorkerFlags
+	programWorker    programWorkerFlags
 }
 
 func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
@@ -35,6 +37,7 @@ func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&r.helmCacheDir, "helm-cache-dir", "", "where chart indexes and archives are cached (default: the user cache dir)")
 	fl.BoolVar(&r.helmPlainHTTP, "helm-plain-http", false, "talk to oci:// registries over plain HTTP (local registries only)")
 	r.helmWorker.register(fl)
+	r.programWorker.register(fl)
 }
 
 func registerAllowURLPrefix(fl *pflag.FlagSet, p *[]string) {
@@ -50,6 +53,10 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
+	programs, err := r.programWorker.pool()
+	if err != nil {
+		return nil, err
+	}
 	policy := &netpolicy.Policy{AllowPrefixes: r.allowURLPrefixes}
 	charts := helm.New(helm.Options{
 		CacheDir:   r.helmCacheDir,
@@ -59,6 +66,8 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	})
 	return render.New(render.Options{
 		Helm:             charts,
+		Sandbox:          programs,
+		OCI:              oci.New(oci.Options{HTTPClient: policy.Client(), PlainHTTP: r.helmPlainHTTP}),
 		Keys:             keys,
 		AllowRemoteBases: r.allowRemoteBases,
 		CheckURL:         policy.Check,
