@@ -16,15 +16,7 @@ import (
 const helmWorkerCommand = "__helm-render"
 
 func newHelmWorkerCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:    helmWorkerCommand,
-		Short:  "render chart templates for a parent regatta process (internal)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return helm.ServeWorker(cmd.InOrStdin(), cmd.OutOrStdout())
-		},
-	}
+	return newWorkerCommand(helmWorkerCommand, "render chart templates for a parent regatta process (internal)", helm.Handlers())
 }
 
 // helmWorkerFlags bound chart template execution.

@@ -16,13 +16,19 @@ import (
 const renderWorkerCommand = "__render-worker"
 
 func newRenderWorkerCommand() *cobra.Command {
+	return newWorkerCommand(renderWorkerCommand, "render Jsonnet and ytt add-ons for a parent regatta process (internal)", render.WorkerHandlers())
+}
+
+// newWorkerCommand is a hidden subcommand that serves a parent regatta's
+// render/sandbox pool of one kind of worker on its stdin and stdout.
+func newWorkerCommand(use, short string, handlers sandbox.Handlers) *cobra.Command {
 	return &cobra.Command{
-		Use:    renderWorkerCommand,
-		Short:  "render Jsonnet and ytt add-ons for a parent regatta process (internal)",
+		Use:    use,
+		Short:  short,
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sandbox.Serve(cmd.InOrStdin(), cmd.OutOrStdout(), render.WorkerHandlers(), 0)
+			return sandbox.Serve(cmd.InOrStdin(), cmd.OutOrStdout(), handlers, 0)
 		},
 	}
 }
