@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -20,7 +19,8 @@ import (
 // are a render/sandbox pool, whose calls are this package's renders.
 type WorkerOptions struct {
 	// Command starts a worker: a program that serves Handlers (as
-	// ServeWorker does) on its stdin and stdout (regatta: its own binary with __helm-render).
+	// ServeWorker does) on its stdin and stdout (regatta: its own binary
+	// with __helm-render).
 	Command []string
 	// Env is added to the worker's environment.
 	Env []string
@@ -31,21 +31,20 @@ type WorkerOptions struct {
 	MaxMemory int64
 	// MaxOutput bounds the rendered files of one render; default 64 MiB.
 	MaxOutput int64
-	// MaxWorkers bounds the renders running at once; default GOMAXPROCS,
-	// at least 2 and at most 4 (each worker may grow to MaxMemory). Idle
-	// workers are kept up to this number.
-	MaxWorkers int
-	// IdleTimeout ends a worker that rendered nothing for this long, so a
-	// daemon between commits holds no worker; default 1m.
+	// MaxWorkers and IdleTimeout are sandbox.Options': the renders
+	// running at once and the idle workers kept (default GOMAXPROCS, at
+	// least 2 and at most 4), and how long a worker that rendered nothing
+	// lives, so a daemon between commits holds none (default 1m).
+	MaxWorkers  int
 	IdleTimeout time.Duration
 }
 
-// Default worker limits.
+// Default worker limits (the rest are sandbox.Options' defaults).
 const (
 	DefaultWorkerTimeout     = 2 * time.Second
 	DefaultWorkerMaxMemory   = 512 << 20
 	DefaultWorkerMaxOutput   = 64 << 20
-	DefaultWorkerIdleTimeout = time.Minute
+	DefaultWorkerIdleTimeout = sandbox.DefaultIdleTimeout
 )
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
@@ -57,12 +56,6 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	}
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultWorkerMaxOutput
-	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultWorkerIdleTimeout
-	}
-	if o.MaxWorkers <= 0 {
-		o.MaxWorkers = min(max(2, runtime.GOMAXPROCS(0)), 4)
 	}
 	return o
 }

@@ -1,12 +1,14 @@
-// Package sandbox runs repository programs (Jsonnet, ytt) in child
-// processes that are killed past a deadline or a memory bound: their
+// Package sandbox runs repository programs (Jsonnet, ytt, Helm chart
+// templates) in child processes that are killed past a deadline, a memory
+// bound or an output bound: their
 // interpreters cannot be stopped from inside, so a program that loops or
 // allocates without end must fail alone, without hanging or exhausting
 // the daemon.
 //
 // A child serves calls of named kinds (Serve with its Handlers). It holds
 // no repository: every file a program reads is asked of the parent (the
-// Files of the call), which confines and records it. Calls and answers are
+// Files of the call), which confines and records it; a chart render gets
+// its chart with the call. Calls and answers are
 // JSON lines on the child's stdin and stdout.
 package sandbox
 
