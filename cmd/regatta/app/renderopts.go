@@ -38,21 +38,35 @@ func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
 }
 
 func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
-	keys, err := r.keyring()
+	charts, err := r.charts()
 	if err != nil {
 		return nil, err
 	}
+	return r.rendererWith(charts)
+}
+
+// charts builds the chart renderer: its worker processes end with Close
+// (or after --helm-render-idle-timeout).
+func (r *renderOptionFlags) charts() (*helm.Renderer, error) {
 	worker, err := r.helmWorker.options()
 	if err != nil {
 		return nil, err
 	}
 	policy := &netpolicy.Policy{AllowPrefixes: r.allowURLPrefixes}
-	charts := helm.New(helm.Options{
+	return helm.New(helm.Options{
 		CacheDir:   r.helmCacheDir,
 		PlainHTTP:  r.helmPlainHTTP,
 		HTTPClient: policy.Client(),
 		Worker:     worker,
-	})
+	}), nil
+}
+
+func (r *renderOptionFlags) rendererWith(charts *helm.Renderer) (*render.Renderer, error) {
+	keys, err := r.keyring()
+	if err != nil {
+		return nil, err
+	}
+	policy := &netpolicy.Policy{AllowPrefixes: r.allowURLPrefixes}
 	return render.New(render.Options{
 		Helm:             charts,
 		Keys:             keys,

@@ -23,6 +23,7 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/reconciler/webhook"
+	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/repo"
 )
 
@@ -58,6 +59,8 @@ type runFlags struct {
 	mgmt           *rest.Config // the management cluster, when configured
 	owner          *ownership   // --replicas-mode shard
 	leaderIdentity string       // Lease holder identity; default hostname-pid
+	charts         *helm.Renderer
+	onPass         func(reconciler.PassResult) // NewDaemon's hook
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -182,7 +185,10 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 	if err != nil {
 		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
 	}
-	renderer, err := f.render.renderer()
+	if f.charts, err = f.render.charts(); err != nil {
+		return nil, nil, err
+	}
+	renderer, err := f.render.rendererWith(f.charts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -217,6 +223,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 			StatusInterval: f.statusInterval,
 			ShutdownGrace:  f.shutdownGrace,
 			Ownership:      own,
+			OnPass:         f.onPass,
 		},
 		Apply: ao,
 		Reconciler: reconciler.Options{

@@ -33,34 +33,34 @@ const reproduce = `## Reproduce
 
 ` + "```" + `
 make bench                                                   # everything (~45-55 min on 2 cores), writes this file
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 3 -methods regatta,limit,limit-bookkeeping -changes 0   # regatta against the floor
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta,limit -apiserver-profile 25s   # API servers' CPU profiles in bench/raw/rollout/round-0
-go run ./bench/cmd/regatta-bench -phases daemon              # §2 and §4
-go run ./bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
-go run ./bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
-go run ./bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive rollout (issue 14)
-go run ./bench/cmd/regatta-bench -phases health -rounds 3 -flux-kustomize-controller /work/flux-kc/kustomize-controller   # real health (issue 28); Flux built outside the repository
-go run ./bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
-go run ./bench/cmd/regatta-bench -report-only                # rewrite this file from bench/results/results.json
-benchstat bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta -rollout-profile   # then:
-go tool pprof -top bench/raw/rollout-regatta.cpu.pprof       # also .heap.pprof, bench/raw/scale/<n>/cpu.pprof
-REGATTA_BENCH_DEBUG=1 go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta   # per add-on apply/wait times in bench/raw/rollout/round-0/regatta/regatta.log
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 3 -methods regatta,limit,limit-bookkeeping -changes 0   # regatta against the floor
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta,limit -apiserver-profile 25s   # API servers' CPU profiles in internal/bench/raw/rollout/round-0
+go run ./internal/bench/cmd/regatta-bench -phases daemon              # §2 and §4
+go run ./internal/bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
+go run ./internal/bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
+go run ./internal/bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive rollout (issue 14)
+go run ./internal/bench/cmd/regatta-bench -phases health -rounds 3 -flux-kustomize-controller /work/flux-kc/kustomize-controller   # real health (issue 28); Flux built outside the repository
+go run ./internal/bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
+go run ./internal/bench/cmd/regatta-bench -report-only                # rewrite this file from internal/bench/results/results.json
+benchstat internal/bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta -rollout-profile   # then:
+go tool pprof -top internal/bench/raw/rollout-regatta.cpu.pprof       # also .heap.pprof, internal/bench/raw/scale/<n>/cpu.pprof
+REGATTA_BENCH_DEBUG=1 go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta   # per add-on apply/wait times in internal/bench/raw/rollout/round-0/regatta/regatta.log
 ` + "```" + `
 `
 
 func reportHeader(b *strings.Builder, r *Results) {
 	m := r.Machine
 	fmt.Fprintf(b, "# regatta benchmark report\n\n")
-	fmt.Fprintf(b, "Written by `make bench` (`go run ./bench/cmd/regatta-bench`) on %s, commit `%s`, in %s.\n",
+	fmt.Fprintf(b, "Written by `make bench` (`go run ./internal/bench/cmd/regatta-bench`) on %s, commit `%s`, in %s.\n",
 		r.Started.UTC().Format("2006-01-02 15:04 UTC"), m.Commit, r.Finished.Sub(r.Started).Round(time.Second))
 	fmt.Fprintf(b, "Machine: %d CPUs (%s), %.1f GiB RAM, %s, %s; load average %s at the start, %s at the end: "+
 		"shared and noisy, so compare ratios measured side by side.\n\n",
 		m.CPUs, m.CPUModel, float64(m.MemBytes)/(1<<30), m.Kernel, m.GoVersion, m.LoadStart, m.LoadEnd)
-	fmt.Fprintf(b, "Raw numbers: `bench/results/results.json` (this run), `bench/results/gobench.txt` (benchstat input); "+
-		"logs, trees and profiles of the run: `bench/raw/` (git-ignored). Options: %s.\n\n", formatOptions(r.Options))
+	fmt.Fprintf(b, "Raw numbers: `internal/bench/results/results.json` (this run), `internal/bench/results/gobench.txt` (benchstat input); "+
+		"logs, trees and profiles of the run: `internal/bench/raw/` (git-ignored). Options: %s.\n\n", formatOptions(r.Options))
 }
 
 func formatOptions(o map[string]string) string {

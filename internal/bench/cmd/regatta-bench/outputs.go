@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regatta-dev/regatta/bench"
+	"github.com/regatta-dev/regatta/internal/bench"
 )
 
 func newResults(o *options) *bench.Results {

@@ -30,7 +30,7 @@ type Results struct {
 	Health   *HealthResult `json:"health,omitempty"`
 	Profiles []ProfileTop  `json:"profiles,omitempty"`
 	Errors   []string      `json:"errors,omitempty"`
-	// Analysis is bench/analysis.md, the hand-written reading of the
+	// Analysis is internal/bench/analysis.md, the hand-written reading of the
 	// committed run (why a target is missed, what would fix it).
 	Analysis string `json:"-"`
 }
