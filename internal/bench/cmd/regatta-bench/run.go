@@ -37,7 +37,6 @@ type options struct {
 	raw          string
 	results      string
 	report       string
-	analysis     string
 	reportOnly   bool
 	daemonArgs   string
 	profile      bool
@@ -62,7 +61,6 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.raw, "raw", "internal/bench/raw", "folder for raw outputs (git-ignored)")
 	fs.StringVar(&o.results, "results", "internal/bench/results", "folder for the committed raw numbers")
 	fs.StringVar(&o.report, "report", "internal/bench/REPORT.md", "report to write")
-	fs.StringVar(&o.analysis, "analysis", "internal/bench/analysis.md", "hand-written analysis included in the report")
 	fs.StringVar(&o.daemonArgs, "daemon-args", "", "more flags of the daemon phase's `regatta run` processes, space-separated (experiments, e.g. \"--memory-limit 48Mi\")")
 	fs.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from <results>/results.json")
 	fs.DurationVar(&o.apiProfile, "apiserver-profile", 0, "profile every API server's CPU over this window from the start of each first rollout (regatta's and the minimal program's; profiles in <raw>/rollout/round-N); longer than a rollout, which then waits for the window to end")
