@@ -123,6 +123,7 @@ func writeStatusTable(w io.Writer, s status.Snapshot) error {
 	for _, e := range fl.Errors {
 		fmt.Fprintf(w, "  invalid: %s\n", formatStatusError(e))
 	}
+	writeRolloutsText(w, fl.Rollouts)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	owners := sharded(s.Clusters)
 	fmt.Fprintln(tw, ownerCell(owners, "CLUSTER", "OWNER")+"REACHABLE\tVERSION\tPROFILE\tSTATE\tREVISION\tMESSAGE")
