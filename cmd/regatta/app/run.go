@@ -193,6 +193,12 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		return nil, nil, err
 	}
 	keys, _ := f.render.keyring()
+	ao := f.applyOptions()
+	ao.Client.UserAgent = f.userAgent(ao.Client.UserAgent)
+	if f.mgmt != nil {
+		f.mgmt = rest.CopyConfig(f.mgmt)
+		f.mgmt.UserAgent = ao.Client.UserAgent
+	}
 	mgmt, err := managementSecrets(f.mgmt)
 	if err != nil {
 		return nil, nil, err
@@ -205,8 +211,6 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 	if f.owner != nil {
 		own = f.owner
 	}
-	ao := f.applyOptions()
-	ao.Client.UserAgent = f.owner.userAgent(ao.Client.UserAgent)
 	if ao.Fleet, err = fleetIdentity(f.fleet, f.repoURL); err != nil {
 		return nil, nil, err
 	}
