@@ -71,3 +71,29 @@ func (e *PollError) Error() string {
 }
 
 func (e *PollError) Unwrap() error { return e.Last }
+
+// WaitInterval is how often WaitFor checks: short, because tests also
+// report how long a condition took to hold.
+const WaitInterval = 50 * time.Millisecond
+
+// WaitFor checks cond every WaitInterval until it holds and returns how
+// long that took; it fails the test, naming what, when cond does not hold
+// within timeout. It is the poll helper of every test package (Eventually
+// and Poll are the forms whose condition explains itself with an error).
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	tick := time.NewTicker(WaitInterval)
+	defer tick.Stop()
+	for !cond() {
+		if time.Since(start) > timeout {
+			t.Fatalf("%s: not within %s", what, timeout)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: the test ended first", what)
+		case <-tick.C:
+		}
+	}
+	return time.Since(start)
+}

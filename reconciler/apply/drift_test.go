@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -69,7 +70,7 @@ func TestDriftCorrection(t *testing.T) {
 	mergePatch(t, k, dep, `{"spec":{"replicas":5}}`)
 	mergePatch(t, k, getCM(t, k, ns, "opted-out"), `{"data":{"v":"changed"}}`)
 	mergePatch(t, k, getCM(t, k, ns, "edited"), `{"data":{"v":"changed","extra":"x"}}`)
-	took := eventually(t, 10*time.Second, "edited ConfigMap restored", func() bool {
+	took := testenv.WaitFor(t, 10*time.Second, "edited ConfigMap restored", func() bool {
 		cm := getCM(t, k, ns, "edited")
 		return cm.Data["v"] == "1"
 	})
@@ -77,7 +78,7 @@ func TestDriftCorrection(t *testing.T) {
 	if err := k.Delete(t.Context(), getCM(t, k, ns, "deleted")); err != nil {
 		t.Fatal(err)
 	}
-	took = eventually(t, 10*time.Second, "deleted ConfigMap re-created", func() bool { return getCM(t, k, ns, "deleted") != nil })
+	took = testenv.WaitFor(t, 10*time.Second, "deleted ConfigMap re-created", func() bool { return getCM(t, k, ns, "deleted") != nil })
 	t.Logf("deletion corrected in %s", took.Round(time.Millisecond))
 
 	time.Sleep(time.Second) // give the watcher time to (wrongly) act on the others
@@ -149,7 +150,7 @@ func TestDriftPausedCluster(t *testing.T) {
 		t.Fatalf("first pass after the pause: skipped %v, v=%s", res.Skipped, getCM(t, k, ns, "cm").Data["v"])
 	}
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"again"}}`)
-	eventually(t, 10*time.Second, "correction after the pause", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
+	testenv.WaitFor(t, 10*time.Second, "correction after the pause", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
 }
 
 // Removing regatta's labels out of band is drift too: they come back.
@@ -161,7 +162,7 @@ func TestDriftRestoresRemovedLabels(t *testing.T) {
 		SyncMode: spec.SyncModeContinuousWithDriftDetection,
 		Steps:    []apply.Step{step("a", namespace(ns), configMap(ns, "cm", nil))}}))
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"metadata":{"labels":{"regatta.dev/profile":null}}}`)
-	eventually(t, 10*time.Second, "profile label restored", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "profile label restored", func() bool {
 		return getCM(t, k, ns, "cm").Labels[apply.LabelProfile] == "drift4"
 	})
 }
@@ -260,9 +261,9 @@ func TestDriftTracksObjectsCachedBeforehand(t *testing.T) {
 		t.Fatalf("an unchanged object was re-applied %d times after tracking began", n)
 	}
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"tracked edit"}}`)
-	eventually(t, 10*time.Second, "edit restored", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
+	testenv.WaitFor(t, 10*time.Second, "edit restored", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"metadata":{"labels":{"regatta.dev/profile":null}}}`)
-	eventually(t, 10*time.Second, "label restored", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "label restored", func() bool {
 		return getCM(t, k, ns, "cm").Labels[apply.LabelProfile] == "drift6"
 	})
 }
@@ -281,7 +282,7 @@ func TestDriftTrackingReadsNothing(t *testing.T) {
 	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-expect-a", RenderHash: "h1",
 		SyncMode: spec.SyncModeContinuousWithDriftDetection,
 		Steps:    []apply.Step{step("a", namespace(ns), configMap(ns, "a", nil))}}))
-	eventually(t, 10*time.Second, "drift watches listed", c.Drift().HasSynced)
+	testenv.WaitFor(t, 10*time.Second, "drift watches listed", c.Drift().HasSynced)
 	var objs []*unstructured.Unstructured
 	for i := range 5 {
 		objs = append(objs, configMap(ns, fmt.Sprintf("b-%d", i), map[string]string{"v": "1"}))
@@ -289,7 +290,7 @@ func TestDriftTrackingReadsNothing(t *testing.T) {
 	log.reset()
 	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-expect-b", RenderHash: "h1",
 		SyncMode: spec.SyncModeContinuousWithDriftDetection, Steps: []apply.Step{step("b", objs...)}}))
-	eventually(t, 10*time.Second, "drift-expect-b tracked", func() bool { return c.Drift().Tracked("drift-expect-b") })
+	testenv.WaitFor(t, 10*time.Second, "drift-expect-b tracked", func() bool { return c.Drift().Tracked("drift-expect-b") })
 	time.Sleep(time.Second) // the first comparison of the new profile's objects runs in the background
 	lines := log.reset()
 	for i := range 5 {

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 )
 
@@ -26,7 +27,7 @@ func TestApplyWaitsForHealthBeforeNextAddon(t *testing.T) {
 	done := make(chan apply.Result, 1)
 	go func() { done <- c.Apply(t.Context(), req) }()
 
-	eventually(t, 20*time.Second, "Deployment gate/web", func() bool { return get(t, k, deployGVK, ns, "web") != nil })
+	testenv.WaitFor(t, 20*time.Second, "Deployment gate/web", func() bool { return get(t, k, deployGVK, ns, "web") != nil })
 	time.Sleep(2 * time.Second)
 	if getCM(t, k, ns, "after-web") != nil {
 		t.Fatal("add-on app was applied before the Deployment of add-on infra was Ready")
