@@ -97,3 +97,26 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 	}
 	return time.Since(start)
 }
+
+// HoldInterval is how often HoldsFor checks: fine, to catch a condition
+// that breaks only briefly.
+const HoldInterval = 10 * time.Millisecond
+
+// HoldsFor fails the test, naming what, as soon as cond stops holding
+// within d: a negative proven over a bounded window (the window is the
+// thing measured, so it is a fixed time).
+func HoldsFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(HoldInterval)
+	defer tick.Stop()
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		if !cond() {
+			t.Fatalf("%s stopped holding within %s", what, d)
+		}
+		select {
+		case <-t.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -78,7 +78,7 @@ func TestProgressiveRollout(t *testing.T) {
 
 	t.Run("v1 goes canary, staging after the soak, production waits for its approval", func(t *testing.T) {
 		goesThroughStages(t, obs, "1")
-		holdsFor(t, 3*time.Second, "production untouched without approval", func() bool {
+		testenv.HoldsFor(t, 3*time.Second, "production untouched without approval", func() bool {
 			return len(obs.everSaw("1", production)) == 0
 		})
 		f.Commit("approve v1 for production", approval(rev1))
@@ -89,7 +89,7 @@ func TestProgressiveRollout(t *testing.T) {
 	t.Run("a good change v2 follows the stages, production 2 at a time", func(t *testing.T) {
 		rev2 = f.Commit("web v2", webConfigMap("2"))
 		goesThroughStages(t, obs, "2")
-		holdsFor(t, 2*time.Second, "production keeps v1 without approval of v2", func() bool {
+		testenv.HoldsFor(t, 2*time.Second, "production keeps v1 without approval of v2", func() bool {
 			return len(obs.everSaw("2", production)) == 0
 		})
 		f.Commit("approve v2 for production", approval(rev1, rev2))
@@ -102,7 +102,7 @@ func TestProgressiveRollout(t *testing.T) {
 		testenv.WaitFor(t, 30*time.Second, "canary gets v3", func() bool { return obs.version("canary-1") == "3" })
 		testenv.WaitFor(t, 30*time.Second, "the rollout halts", func() bool { return halted(d) == 1 })
 		others := append(append([]string(nil), staging...), production...)
-		holdsFor(t, 4*time.Second, "the 8 others keep v2", func() bool {
+		testenv.HoldsFor(t, 4*time.Second, "the 8 others keep v2", func() bool {
 			return len(obs.everSaw("3", others)) == 0
 		})
 		testenv.WaitFor(t, 20*time.Second, "the status branch says the rollout halted and why", func() bool {

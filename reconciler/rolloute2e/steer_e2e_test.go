@@ -165,7 +165,7 @@ func TestRolloutWindowEndToEnd(t *testing.T) {
 		p, _ := stageProgress(t, f, name, "staging")
 		return p == "OutsideWindow"
 	})
-	holdsFor(t, 4*time.Second, "staging and production untouched outside the window", func() bool {
+	testenv.HoldsFor(t, 4*time.Second, "staging and production untouched outside the window", func() bool {
 		return len(obs.everSaw("2", others(staging, production))) == 0
 	})
 	days := "[" + strings.Join(spec.Weekdays, ", ") + "]"
@@ -195,7 +195,7 @@ func TestRolloutPauseEndToEnd(t *testing.T) {
 	})
 	obs.release("2")
 	testenv.WaitFor(t, 20*time.Second, "the clusters updating when paused finish", func() bool { return obs.done("2", updating) })
-	holdsFor(t, 4*time.Second, "no other production cluster gets v2 while paused", func() bool {
+	testenv.HoldsFor(t, 4*time.Second, "no other production cluster gets v2 while paused", func() bool {
 		return len(obs.everSaw("2", production)) == 2
 	})
 	f.Commit("resume the rollout", control(name, "  paused: false\n"))
@@ -231,7 +231,7 @@ func TestRolloutApprovalAcrossRestart(t *testing.T) {
 	testenv.WaitFor(t, 30*time.Second, "the restarted daemon finds canary and staging reached", func() bool {
 		return rolloutCount(d2, name, "Done") == 3 && rolloutCount(d2, name, "Pending") == 6
 	})
-	holdsFor(t, 3*time.Second, "production still waits for its approval", func() bool {
+	testenv.HoldsFor(t, 3*time.Second, "production still waits for its approval", func() bool {
 		return len(obs.everSaw("2", production)) == 0
 	})
 	stop2()
@@ -317,7 +317,7 @@ func TestRolloutWindowOpensByTheClock(t *testing.T) {
 		p, _ := stageProgress(t, f, name, "canary")
 		return p == "OutsideWindow"
 	})
-	holdsFor(t, time.Until(opensAt.Add(-time.Second)), "no cluster gets v2 before the window opens", func() bool {
+	testenv.HoldsFor(t, time.Until(opensAt.Add(-time.Second)), "no cluster gets v2 before the window opens", func() bool {
 		early := obs.everSaw("2", allClusters())
 		if len(early) > 0 {
 			t.Logf("%v got v2 at %s, the window opens at %s", early, time.Now().Format(time.StampMilli), opensAt.Format(time.StampMilli))

@@ -87,10 +87,10 @@ func TestAnotherMembersClaimsFence(t *testing.T) {
 	if mine == 0 {
 		t.Fatal("the assignment gives the member none of the drained keys; the test needs some")
 	}
-	holdFor(t, "no drained key owned", testLease, func() bool { return isActive(r.m) && ownsNone(r.m, keys) })
+	testenv.HoldsFor(t, testLease, "no drained key owned", func() bool { return isActive(r.m) && ownsNone(r.m, keys) })
 
 	in.claims <- nil // no annotation: taken to claim everything
-	holdFor(t, "nothing owned while a Lease has no claims", testLease, func() bool { return isActive(r.m) && ownsNone(r.m, keys) && !r.m.OwnsFleet() })
+	testenv.HoldsFor(t, testLease, "nothing owned while a Lease has no claims", func() bool { return isActive(r.m) && ownsNone(r.m, keys) && !r.m.OwnsFleet() })
 
 	in.claims <- &claims{}
 	testenv.WaitFor(t, 2*testLease, "the member owns its keys once nobody claims them", func() bool {
@@ -102,16 +102,6 @@ func TestAnotherMembersClaimsFence(t *testing.T) {
 		}
 		return n == mine
 	})
-}
-
-// holdFor fails if cond is ever false within d (checked every 10 ms).
-func holdFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if !cond() {
-			t.Fatalf("%s: broken", what)
-		}
-	}
 }
 
 func isActive(m *Member) bool {
