@@ -145,6 +145,7 @@ func (d *Daemon) forgetRemoved(repo *spec.Repository) {
 	for _, name := range gone {
 		r.log.Info("cluster left the repository; its objects are left in place", "cluster", name)
 		r.opts.Apply.Forget(name)
+		r.opts.Credentials.Forget(name)
 	}
 }
 

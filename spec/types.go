@@ -54,9 +54,18 @@ type ClusterSpec struct {
 	Decryption *Decryption `yaml:"decryption,omitempty"`
 }
 
-// KubeconfigSource points at the Secret holding a cluster's kubeconfig.
+// KubeconfigSource says how regatta reaches a cluster: the Secret holding
+// its kubeconfig (optionally with a ServiceAccount token that regatta
+// renews), or a cloud provider whose workload identity signs short-lived
+// tokens (spec/credentials.go).
 type KubeconfigSource struct {
-	SecretRef SecretKeyRef `yaml:"secretRef"`
+	SecretRef SecretKeyRef `yaml:"secretRef,omitempty"`
+	// RenewToken, with a secretRef, makes regatta replace the kubeconfig's
+	// ServiceAccount token with fresh bound tokens before they expire.
+	RenewToken *TokenRenewal `yaml:"renewToken,omitempty"`
+	// Cloud, instead of a secretRef, reaches the cluster with tokens of
+	// the cloud identity of regatta's pod.
+	Cloud *CloudCredentials `yaml:"cloud,omitempty"`
 }
 
 // SecretKeyRef names one key of one Secret. Defaults follow Cluster API:

@@ -58,7 +58,7 @@ func (u *unit) empty() bool { return u.shape.Kustomize == nil && len(u.helm) == 
 var handledKustomization = map[string]bool{
 	"path": true, "sourceRef": true, "dependsOn": true, "targetNamespace": true, "patches": true,
 	"postBuild": true, "wait": true, "timeout": true, "prune": true, "decryption": true,
-	"patchesStrategicMerge": true, "patchesJson6902": true,
+	"patchesStrategicMerge": true, "patchesJson6902": true, "kubeConfig": true,
 }
 
 // convert turns a cluster's build of a Kustomization into a unit.

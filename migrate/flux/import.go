@@ -88,6 +88,7 @@ func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, e
 			secrets.add(&keys, b)
 		}
 		cluster.Spec.Decryption = keys.decryption()
+		im.kubeConfig(s, cluster)
 		g.all = append(g.all, cu)
 		fleet.Clusters = append(fleet.Clusters, withValues(cluster, vars, pathEnv(cu)))
 	}

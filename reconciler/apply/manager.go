@@ -10,6 +10,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -85,10 +86,21 @@ func NewManager(ctx context.Context, opts Options) *Manager {
 // kubeconfig. Call it on every pass with the kubeconfig just read: a changed
 // kubeconfig replaces the client (and restarts the cluster's drift watcher).
 func (m *Manager) Cluster(name string, kubeconfig []byte) (*Cluster, error) {
+	return m.cluster(name, func() (*Client, bool, error) { return m.clients.Get(name, kubeconfig) })
+}
+
+// ClusterFor is Cluster for a REST config identified by key (a cloud
+// cluster's, whose bearer token renews itself): a changed key replaces
+// the client.
+func (m *Manager) ClusterFor(name string, cfg *rest.Config, key string) (*Cluster, error) {
+	return m.cluster(name, func() (*Client, bool, error) { return m.clients.GetConfig(name, cfg, key) })
+}
+
+func (m *Manager) cluster(name string, get func() (*Client, bool, error)) (*Cluster, error) {
 	if errs := validation.IsValidLabelValue(name); name == "" || len(errs) > 0 {
 		return nil, fmt.Errorf("cluster name %q is not a label value", name)
 	}
-	client, replaced, err := m.clients.Get(name, kubeconfig)
+	client, replaced, err := get()
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,7 @@ type runFlags struct {
 	leaderIdentity string       // Lease holder identity; default hostname-pid
 	charts         *helm.Renderer
 	onPass         func(reconciler.PassResult) // NewDaemon's hook
+	leaseTimings   leaseTimings                // leader election durations; zero: the defaults
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
