@@ -115,18 +115,16 @@ func TestDriftFollowsNewRenderAndWithdraw(t *testing.T) {
 	}
 	mustApplied(t, c.Apply(t.Context(), req("h1", "1")))
 	mustApplied(t, c.Apply(t.Context(), req("h2", "2")))
-	time.Sleep(time.Second)
-	if v := getCM(t, k, ns, "cm").Data["v"]; v != "2" {
-		t.Fatalf("the watcher restored the previous render: v=%s", v)
-	}
+	testenv.HoldsFor(t, time.Second, "the new render (the watcher restores no previous one)", func() bool {
+		return getCM(t, k, ns, "cm").Data["v"] == "2"
+	})
 	if res := c.Withdraw(t.Context(), "drift2", ""); res.State != apply.StateWithdrawn {
 		t.Fatal(res)
 	}
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"mine"}}`)
-	time.Sleep(time.Second)
-	if v := getCM(t, k, ns, "cm").Data["v"]; v != "mine" {
-		t.Errorf("a withdrawn (left) profile was still corrected: v=%s", v)
-	}
+	testenv.HoldsFor(t, time.Second, "the edit of a withdrawn (left) profile's object (no correction)", func() bool {
+		return getCM(t, k, ns, "cm").Data["v"] == "mine"
+	})
 }
 
 // A paused cluster is not corrected; the first pass after the pause applies
@@ -140,10 +138,9 @@ func TestDriftPausedCluster(t *testing.T) {
 	mustApplied(t, c.Apply(t.Context(), req))
 	c.Pause()
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"paused"}}`)
-	time.Sleep(time.Second)
-	if v := getCM(t, k, ns, "cm").Data["v"]; v != "paused" {
-		t.Fatalf("a paused cluster was corrected: v=%s", v)
-	}
+	testenv.HoldsFor(t, time.Second, "the edit on a paused cluster (no correction)", func() bool {
+		return getCM(t, k, ns, "cm").Data["v"] == "paused"
+	})
 	res := c.Apply(t.Context(), req)
 	mustApplied(t, res)
 	if res.Skipped || getCM(t, k, ns, "cm").Data["v"] != "1" {
@@ -244,10 +241,9 @@ func TestDriftTracksObjectsCachedBeforehand(t *testing.T) {
 		Steps: []apply.Step{step("a", configMap(ns, "cm", map[string]string{"v": "1"}))}}
 	mustApplied(t, c.Apply(t.Context(), plain))
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"untracked edit"}}`)
-	time.Sleep(time.Second)
-	if v := getCM(t, k, ns, "cm").Data["v"]; v != "untracked edit" {
-		t.Fatalf("an object of a profile without drift detection was corrected: v=%s", v)
-	}
+	testenv.HoldsFor(t, time.Second, "the edit of a profile without drift detection (no correction)", func() bool {
+		return getCM(t, k, ns, "cm").Data["v"] == "untracked edit"
+	})
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"1"}}`)
 
 	tracked := plain
