@@ -28,15 +28,9 @@ func TestApplyWaitsForHealthBeforeNextAddon(t *testing.T) {
 	go func() { done <- c.Apply(t.Context(), req) }()
 
 	testenv.WaitFor(t, 20*time.Second, "Deployment gate/web", func() bool { return get(t, k, deployGVK, ns, "web") != nil })
-	time.Sleep(2 * time.Second)
-	if getCM(t, k, ns, "after-web") != nil {
-		t.Fatal("add-on app was applied before the Deployment of add-on infra was Ready")
-	}
-	select {
-	case res := <-done:
-		t.Fatalf("Apply returned before the Deployment was Ready: %s", res)
-	default:
-	}
+	testenv.HoldsFor(t, 2*time.Second, "add-on app waits for the Deployment of add-on infra to be Ready", func() bool {
+		return getCM(t, k, ns, "after-web") == nil && len(done) == 0
+	})
 	if err := markReady(t.Context(), k, ns, "web"); err != nil {
 		t.Fatal(err)
 	}
