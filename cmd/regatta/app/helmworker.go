@@ -1,7 +1,6 @@
 package app
 
 import (
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,12 +57,9 @@ func (h *helmWorkerFlags) options() (*helm.WorkerOptions, error) {
 	if h.idle <= 0 {
 		return nil, usageError("--helm-render-idle-timeout must be positive, got %s", h.idle)
 	}
-	exe := h.executable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, err
-		}
+	exe, err := workerExecutable(h.executable)
+	if err != nil {
+		return nil, err
 	}
 	return &helm.WorkerOptions{
 		Command:     []string{exe, helmWorkerCommand},

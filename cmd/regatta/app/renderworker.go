@@ -33,6 +33,16 @@ func newWorkerCommand(use, short string, handlers sandbox.Handlers) *cobra.Comma
 	}
 }
 
+// workerExecutable is the binary started as a worker: exe, or this
+// process's own (a program that embeds the daemon is not regatta and
+// names regatta's binary).
+func workerExecutable(exe string) (string, error) {
+	if exe != "" {
+		return exe, nil
+	}
+	return os.Executable()
+}
+
 // programWorkerFlags bound Jsonnet and ytt renders.
 type programWorkerFlags struct {
 	timeout    time.Duration
@@ -59,12 +69,9 @@ func (p *programWorkerFlags) pool() (*sandbox.Pool, error) {
 	if p.timeout <= 0 {
 		return nil, usageError("--program-render-timeout must be positive, got %s", p.timeout)
 	}
-	exe := p.executable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, err
-		}
+	exe, err := workerExecutable(p.executable)
+	if err != nil {
+		return nil, err
 	}
 	return sandbox.New(sandbox.Options{
 		Command:   []string{exe, renderWorkerCommand},
