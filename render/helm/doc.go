@@ -15,7 +15,8 @@
 // Chart templates are repository code that Helm's engine cannot stop
 // while it runs. With Options.Worker they run in worker processes (see
 // WorkerOptions and ServeWorker) that are killed at a deadline, a memory
-// bound or an output bound, so that only the offending chart fails.
+// bound or an output bound, so that only the offending chart fails: a
+// render/sandbox pool, of which a chart render is one kind of call.
 //
 // A Renderer is safe for concurrent use: every render loads its own copy of
 // the chart; only read-only indexes and files on disk are shared.

@@ -1,12 +1,11 @@
 package helm
 
 import (
-	"bufio"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"time"
+
+	"github.com/regatta-dev/regatta/render/sandbox"
 )
 
 // WorkerEnv is set in a worker's environment (to "1"), so that a test
@@ -15,53 +14,32 @@ import (
 const WorkerEnv = "REGATTA_HELM_WORKER"
 
 // ServeWorker answers render requests from r on w until r ends: the
-// worker side of WorkerOptions. Each render runs Helm's engine; a render
-// that outlives twice its timeout ends the process (exit code 3), in
-// case the parent that should kill it is gone.
+// worker side of WorkerOptions (sandbox.Serve with Handlers). A render
+// that outlives twice its timeout ends the process (exit code 3), in case
+// the parent that should kill it is gone.
 func ServeWorker(r io.Reader, w io.Writer) error {
-	in := bufio.NewReaderSize(r, 64<<10)
-	out := bufio.NewWriterSize(w, 64<<10)
-	// Say when this process is up, so that its start does not count
-	// against a render's timeout.
-	if err := writeFrame(out, workerHello{Ready: true}); err != nil {
-		return fmt.Errorf("helm worker: %w", err)
-	}
-	if err := out.Flush(); err != nil {
-		return fmt.Errorf("helm worker: %w", err)
-	}
-	for {
-		var req workerRequest
-		if err := readFrame(in, 0, &req); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("helm worker: read request: %w", err)
-		}
-		resp := serveOne(&req)
-		if err := writeFrame(out, resp); err != nil {
-			return fmt.Errorf("helm worker: write response: %w", err)
-		}
-		if err := out.Flush(); err != nil {
-			return fmt.Errorf("helm worker: write response: %w", err)
-		}
-	}
+	return sandbox.Serve(r, w, Handlers(), 0)
 }
 
-// workerHello is a worker's first frame.
-type workerHello struct {
-	Ready bool `json:"ready"`
+// Handlers are the sandbox calls a chart render worker serves.
+func Handlers() sandbox.Handlers {
+	return sandbox.Handlers{renderKind: serveRender}
+}
+
+// serveRender runs Helm's engine for one request; a render's error is
+// part of its answer.
+func serveRender(js json.RawMessage, _ sandbox.Files) (any, error) {
+	var req workerRequest
+	if err := json.Unmarshal(js, &req); err != nil {
+		return nil, fmt.Errorf("helm worker: read request: %w", err)
+	}
+	return serveOne(&req), nil
 }
 
 func serveOne(req *workerRequest) *workerResponse {
 	if req.Chart == nil || req.Chart.Chart == nil || req.Chart.Chart.Metadata == nil {
 		return &workerResponse{Err: &wireError{Msg: "helm worker: request without a chart"}}
 	}
-	timeout := req.Timeout
-	if timeout <= 0 {
-		timeout = DefaultWorkerTimeout
-	}
-	watchdog := time.AfterFunc(2*timeout, func() { os.Exit(3) })
-	defer watchdog.Stop()
 	c := req.Chart.chart()
 	out, err := renderFiles(c, req.Request, req.Schemas)
 	if err == nil {

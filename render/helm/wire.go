@@ -1,13 +1,7 @@
 package helm
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 )
@@ -19,9 +13,10 @@ type workerRequest struct {
 	Request Request    `json:"request"`
 	// Schemas are the http(s) documents the chart's schemas name, as the
 	// parent fetched them under the URL policy.
-	Schemas   recordedDocs  `json:"schemas,omitempty"`
-	Timeout   time.Duration `json:"timeout"`
-	MaxOutput int64         `json:"maxOutput"`
+	Schemas recordedDocs `json:"schemas,omitempty"`
+	// MaxOutput bounds the rendered files (the sandbox carries the
+	// timeout).
+	MaxOutput int64 `json:"maxOutput"`
 }
 
 // wireChart is a chart with its subcharts, which chart.Chart does not
@@ -108,41 +103,3 @@ type refusedMessage string
 func (m refusedMessage) Error() string { return string(m) }
 
 func (m refusedMessage) Is(target error) bool { return target == ErrSchemaRef }
-
-// writeFrame writes v as a length-prefixed JSON frame.
-func writeFrame(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // manifests are not HTML: keep < > & as they are
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	data := buf.Bytes()
-	var head [8]byte
-	binary.BigEndian.PutUint64(head[:], uint64(len(data)))
-	if _, err := w.Write(head[:]); err != nil {
-		return err
-	}
-	_, err := w.Write(data)
-	return err
-}
-
-// errFrameTooLarge: a frame passes the reader's bound.
-var errFrameTooLarge = errors.New("frame too large")
-
-// readFrame reads one frame of at most limit bytes (0: no limit) into v.
-func readFrame(r io.Reader, limit int64, v any) error {
-	var head [8]byte
-	if _, err := io.ReadFull(r, head[:]); err != nil {
-		return err
-	}
-	n := binary.BigEndian.Uint64(head[:])
-	if limit > 0 && n > uint64(limit) {
-		return fmt.Errorf("%w: %d bytes", errFrameTooLarge, n)
-	}
-	data := make([]byte, n)
-	if _, err := io.ReadFull(r, data); err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
-}

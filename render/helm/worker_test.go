@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/regatta-dev/regatta/render/sandbox"
 )
 
 // TestMain lets this test binary serve as the chart render worker.
@@ -151,8 +153,8 @@ func TestKilledIdleWorkerIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range idleWorkers(r) {
-		_ = w.cmd.Process.Kill()
-		<-w.exited
+		_ = syscall.Kill(w.Pid, syscall.SIGKILL)
+		<-w.Exited
 	}
 	if _, err := r.Render(context.Background(), req); err != nil {
 		t.Errorf("after the idle workers were killed: %v", err)
@@ -170,10 +172,8 @@ func rendererIdleAfter(t *testing.T, idle time.Duration) *Renderer {
 }
 
 // idleWorkers returns the workers a renderer keeps for the next render.
-func idleWorkers(r *Renderer) []*worker {
-	r.workers.mu.Lock()
-	defer r.workers.mu.Unlock()
-	return slices.Clone(r.workers.idle)
+func idleWorkers(r *Renderer) []sandbox.Process {
+	return r.workers.pool.Idle()
 }
 
 // TestIdleWorkerEnds: a worker that renders nothing for IdleTimeout ends
@@ -189,7 +189,7 @@ func TestIdleWorkerEnds(t *testing.T) {
 		t.Fatalf("%d idle workers after one render, want 1", len(idle))
 	}
 	select {
-	case <-idle[0].exited:
+	case <-idle[0].Exited:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the idle worker still runs 10s after its 200ms idle timeout")
 	}
@@ -213,7 +213,7 @@ func TestBusyWorkerIsKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, w := range idleWorkers(r) {
-			pids[w.cmd.Process.Pid] = true
+			pids[w.Pid] = true
 		}
 	}
 	if len(pids) != 1 {
@@ -298,7 +298,7 @@ func TestWorkerKilledFromOutside(t *testing.T) {
 			if data, err := os.ReadFile(pidFile); err == nil && len(data) > 0 {
 				// Kill it once the render has begun to allocate.
 				pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-				if rss, ok := residentMemory(pid); err == nil && ok && rss > 150<<20 {
+				if rss, ok := sandbox.ResidentMemory(pid); err == nil && ok && rss > 150<<20 {
 					_ = syscall.Kill(pid, syscall.SIGKILL)
 					return
 				}
@@ -323,13 +323,13 @@ func TestWorkerKilledFromOutside(t *testing.T) {
 func TestWorkerEnvironment(t *testing.T) {
 	t.Setenv("REGATTA_WEBHOOK_SECRET", "s3cret")
 	t.Setenv("PATH", "/usr/bin:/bin")
-	for _, kv := range workerEnviron() {
+	for _, kv := range sandbox.Environ() {
 		if strings.Contains(kv, "s3cret") {
 			t.Errorf("worker environment holds %s", kv)
 		}
 	}
-	if !slices.Contains(workerEnviron(), "PATH=/usr/bin:/bin") {
-		t.Errorf("PATH missing: %v", workerEnviron())
+	if !slices.Contains(sandbox.Environ(), "PATH=/usr/bin:/bin") {
+		t.Errorf("PATH missing: %v", sandbox.Environ())
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -19,9 +18,10 @@ import (
 
 // child is one worker process.
 type child struct {
+	name   string // Options.Name, for errors
 	cmd    *exec.Cmd
 	enc    *json.Encoder
-	dec    *json.Decoder
+	out    *bufio.Reader
 	stdin  io.Closer
 	stderr *tail
 	exited chan struct{}
@@ -32,22 +32,13 @@ type child struct {
 // startTimeout bounds a child's start, up to its first frame.
 const startTimeout = time.Minute
 
-// envKeys are the variables a child inherits: none of the others, which
-// may hold credentials.
-var envKeys = []string{"PATH", "TMPDIR", "GOCOVERDIR", "GODEBUG", "GOTRACEBACK"}
-
 func start(ctx context.Context, o Options) (*child, error) {
 	if len(o.Command) == 0 {
-		return nil, errors.New("sandbox: no worker command")
+		return nil, fmt.Errorf("%s: no command", o.Name)
 	}
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
-	for _, k := range envKeys {
-		if v, ok := os.LookupEnv(k); ok {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-	}
-	cmd.Env = append(append(cmd.Env, o.Env...), "GOMAXPROCS=2", "GOMEMLIMIT="+strconv.FormatInt(o.MaxMemory/4*3, 10))
-	c := &child{cmd: cmd, stderr: &tail{max: 4 << 10}, exited: make(chan struct{})}
+	cmd.Env = append(append(Environ(), o.Env...), "GOMAXPROCS=2", "GOMEMLIMIT="+strconv.FormatInt(o.MaxMemory/4*3, 10))
+	c := &child{name: o.Name, cmd: cmd, stderr: &tail{max: 4 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -58,10 +49,9 @@ func start(ctx context.Context, o Options) (*child, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+		return nil, fmt.Errorf("%s: %w", o.Name, err)
 	}
-	c.stdin, c.enc = in, json.NewEncoder(in)
-	c.dec = json.NewDecoder(bufio.NewReaderSize(out, 64<<10))
+	c.stdin, c.enc, c.out = in, json.NewEncoder(in), bufio.NewReaderSize(out, 64<<10)
 	go func() { _ = cmd.Wait(); close(c.exited) }()
 	if err := c.hello(ctx); err != nil {
 		c.kill()
@@ -76,7 +66,7 @@ func (c *child) hello(ctx context.Context) error {
 	done := make(chan error, 1)
 	go func() {
 		var f frame
-		err := c.dec.Decode(&f)
+		err := c.read(&f, 1<<10)
 		if err == nil && !f.Done {
 			err = errors.New("unexpected first frame")
 		}
@@ -87,14 +77,32 @@ func (c *child) hello(ctx context.Context) error {
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("sandbox worker %s: %v %s", c.cmd.Path, err, c.stderr.String())
+			c.kill() // its stderr is complete once it is reaped
+			return c.failed(fmt.Sprintf("%s %s", c.name, c.cmd.Path), err)
 		}
 		return nil
 	case <-timer.C:
-		return fmt.Errorf("sandbox worker: not started after %s", startTimeout)
+		return fmt.Errorf("%s: not started after %s", c.name, startTimeout)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// failed is err with the line of the child's stderr that says why.
+func (c *child) failed(prefix string, err error) error {
+	if msg := c.stderr.String(); msg != "" {
+		return fmt.Errorf("%s: %v: %s", prefix, err, keyLine(msg))
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
+}
+
+// read decodes the child's next frame of at most limit bytes.
+func (c *child) read(f *frame, limit int64) error {
+	line, err := readLine(c.out, limit)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(line, f)
 }
 
 // call sends one call and answers its reads until its result, within the
@@ -120,10 +128,10 @@ func (c *child) call(ctx context.Context, o Options, f frame, files Files) (json
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-timer.C:
-			return nil, limitError("ran longer than %s", o.Timeout)
+			return nil, timeLimit(o.Timeout)
 		case <-tick.C:
-			if rss, ok := residentMemory(c.cmd.Process.Pid); ok && rss > o.MaxMemory {
-				return nil, limitError("used more than %d MiB of memory", o.MaxMemory>>20)
+			if rss, ok := ResidentMemory(c.cmd.Process.Pid); ok && rss > o.MaxMemory {
+				return nil, memoryLimit(o.MaxMemory)
 			}
 		}
 	}
@@ -134,34 +142,48 @@ type errRemote struct{ msg string }
 
 func (e *errRemote) Error() string { return e.msg }
 
-// converse runs the exchange of one call.
+// frameSlack bounds a frame's keys and error around its result.
+const frameSlack = 1 << 20
+
+// converse runs the exchange of one call. No frame of the child is read
+// past maxOutput and frameSlack: a child cannot make the parent hold more.
 func (c *child) converse(f frame, files Files, maxOutput int64) (json.RawMessage, error) {
 	if err := c.enc.Encode(f); err != nil {
 		return nil, err
 	}
 	for {
 		var in frame
-		if err := c.dec.Decode(&in); err != nil {
+		if err := c.read(&in, maxOutput+frameSlack); err != nil {
+			if errors.Is(err, errLineTooLong) {
+				return nil, outputLimit(maxOutput)
+			}
 			return nil, err
 		}
 		if in.Done {
 			if int64(len(in.Result)) > maxOutput {
-				return nil, limitError("the output passes %d MiB", maxOutput>>20)
+				return nil, outputLimit(maxOutput)
 			}
 			if in.Err != "" {
 				return nil, &errRemote{msg: in.Err}
 			}
 			return in.Result, nil
 		}
-		data, err := files.Read(in.Op, in.Name)
-		ans := frame{Data: data}
-		if err != nil {
-			ans = frame{Err: err.Error(), NotExist: errors.Is(err, fs.ErrNotExist)}
-		}
-		if err := c.enc.Encode(ans); err != nil {
+		if err := c.enc.Encode(answerRead(files, in)); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// answerRead answers a child's read.
+func answerRead(files Files, in frame) frame {
+	if files == nil {
+		return frame{Err: fmt.Sprintf("%s %s: this call reads no files", in.Op, in.Name)}
+	}
+	data, err := files.Read(in.Op, in.Name)
+	if err != nil {
+		return frame{Err: err.Error(), NotExist: errors.Is(err, fs.ErrNotExist)}
+	}
+	return frame{Data: data}
 }
 
 // ended explains a failed exchange: the child's own error, a limit, or
@@ -171,21 +193,23 @@ func (c *child) ended(err error) error {
 	if err == nil || errors.As(err, &re) || errors.Is(err, ErrLimit) {
 		return err
 	}
-	select {
+	select { // it is ending: let it, to read how
 	case <-c.exited:
 	case <-time.After(time.Second):
 	}
 	c.kill()
 	msg := c.stderr.String()
 	if strings.Contains(msg, "out of memory") || c.killedBySignal() {
-		return limitError("ran out of memory (the worker was ended)")
+		return limitError(LimitOOM, "ran out of memory (the worker was ended)")
 	}
 	if strings.Contains(msg, "goroutine stack exceeds") {
-		return limitError("the stack passed its limit (the worker was ended)")
+		return limitError(LimitStack, "the stack passed its limit (the worker was ended)")
 	}
-	return fmt.Errorf("sandbox worker: %v: %s", err, lastLine(msg))
+	return c.failed(c.name, err)
 }
 
+// killedBySignal says whether the child ended on SIGKILL it did not get
+// from us while it answered: the kernel's OOM killer, mostly.
 func (c *child) killedBySignal() bool {
 	ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
@@ -198,114 +222,4 @@ func (c *child) kill() {
 		_ = c.cmd.Process.Kill()
 		<-c.exited
 	})
-}
-
-// idleList keeps children between calls.
-type idleList struct {
-	mu   sync.Mutex
-	list []*child
-}
-
-func (l *idleList) take() *child {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := len(l.list)
-	if n == 0 {
-		return nil
-	}
-	c := l.list[n-1]
-	l.list = l.list[:n-1]
-	c.timer.Stop()
-	return c
-}
-
-// put keeps c unless it holds much memory or enough children are idle.
-func (l *idleList) put(c *child, o Options) {
-	if rss, ok := residentMemory(c.cmd.Process.Pid); ok && rss > o.MaxMemory/2 {
-		c.kill()
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.list) >= o.MaxWorkers {
-		go c.kill()
-		return
-	}
-	l.list = append(l.list, c)
-	c.timer = time.AfterFunc(o.IdleTimeout, func() { l.expire(c) })
-}
-
-func (l *idleList) expire(c *child) {
-	l.mu.Lock()
-	found := false
-	for i, x := range l.list {
-		if x == c {
-			l.list = append(l.list[:i], l.list[i+1:]...)
-			found = true
-			break
-		}
-	}
-	l.mu.Unlock()
-	if found {
-		c.kill()
-	}
-}
-
-func (l *idleList) drain() {
-	l.mu.Lock()
-	list := l.list
-	l.list = nil
-	l.mu.Unlock()
-	for _, c := range list {
-		c.timer.Stop()
-		c.kill()
-	}
-}
-
-// residentMemory reads VmRSS of a process (Linux).
-func residentMemory(pid int) (int64, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = t.buf[over:]
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(s, "\n")
-	for _, l := range lines {
-		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
-			return l
-		}
-	}
-	return lines[len(lines)-1]
 }

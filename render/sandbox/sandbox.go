@@ -1,12 +1,14 @@
-// Package sandbox runs repository programs (Jsonnet, ytt) in child
-// processes that are killed past a deadline or a memory bound: their
+// Package sandbox runs repository programs (Jsonnet, ytt, Helm chart
+// templates) in child processes that are killed past a deadline, a memory
+// bound or an output bound: their
 // interpreters cannot be stopped from inside, so a program that loops or
 // allocates without end must fail alone, without hanging or exhausting
 // the daemon.
 //
 // A child serves calls of named kinds (Serve with its Handlers). It holds
 // no repository: every file a program reads is asked of the parent (the
-// Files of the call), which confines and records it. Calls and answers are
+// Files of the call), which confines and records it; a chart render gets
+// its chart with the call. Calls and answers are
 // JSON lines on the child's stdin and stdout.
 package sandbox
 
@@ -14,7 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"runtime"
 	"time"
 )
@@ -24,6 +25,9 @@ var ErrLimit = errors.New("stopped at a limit")
 
 // Options bound the calls of a Pool.
 type Options struct {
+	// Name starts the errors that are not a limit's (a child that does
+	// not start or dies without a reason); default "sandbox worker".
+	Name string
 	// Command starts a child: a program that calls Serve on its stdin and
 	// stdout (regatta: its own binary with __render-worker).
 	Command []string
@@ -51,6 +55,9 @@ const (
 )
 
 func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = "sandbox worker"
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -82,12 +89,13 @@ type Handler func(req json.RawMessage, files Files) (any, error)
 // Handlers are the kinds a child serves.
 type Handlers map[string]Handler
 
-// frame is one line of the protocol. Parent to child: a call (Kind, Req)
-// or the answer to a read (Data, Err, NotExist). Child to parent: a read
+// frame is one line of the protocol. Parent to child: a call (Kind, Req,
+// and the Timeout the parent kills it at) or the answer to a read (Data, Err, NotExist). Child to parent: a read
 // (Op, Name) or the call's result (Done, Result, Err).
 type frame struct {
 	Kind     string          `json:"kind,omitempty"`
 	Req      json.RawMessage `json:"req,omitempty"`
+	Timeout  time.Duration   `json:"timeout,omitempty"`
 	Op       string          `json:"op,omitempty"`
 	Name     string          `json:"name,omitempty"`
 	Data     []byte          `json:"data,omitempty"`
@@ -114,8 +122,8 @@ func New(o Options) *Pool {
 func (p *Pool) Close() { p.idle.drain() }
 
 // Call runs kind with req in a child and decodes its result into resp.
-// A call past a limit fails with an error wrapping ErrLimit and the child
-// is ended.
+// A call past a limit fails with a *LimitError (errors.Is ErrLimit) and
+// the child is ended. files answers the child's reads (nil: none).
 func (p *Pool) Call(ctx context.Context, kind string, req any, files Files, resp any) error {
 	js, err := json.Marshal(req)
 	if err != nil {
@@ -131,7 +139,7 @@ func (p *Pool) Call(ctx context.Context, kind string, req any, files Files, resp
 	if err != nil {
 		return err
 	}
-	result, err := c.call(ctx, p.opts, frame{Kind: kind, Req: js}, files)
+	result, err := c.call(ctx, p.opts, frame{Kind: kind, Req: js, Timeout: p.opts.Timeout}, files)
 	if err != nil {
 		c.kill()
 		return err
@@ -156,7 +164,13 @@ func (p *Pool) child(ctx context.Context) (*child, error) {
 	}
 }
 
-// limitError is a call stopped by a limit.
-func limitError(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrLimit, fmt.Sprintf(format, args...))
+// Idle returns the processes kept for the next call (for tests and
+// diagnostics).
+func (p *Pool) Idle() []Process { return p.idle.processes() }
+
+// Process is a child's process.
+type Process struct {
+	Pid int
+	// Exited is closed when the process has ended.
+	Exited <-chan struct{}
 }

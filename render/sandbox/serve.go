@@ -16,8 +16,9 @@ import (
 const WorkerEnv = "REGATTA_SANDBOX_WORKER"
 
 // Serve answers calls from r on w until r ends: the child side of a Pool.
-// A call that outlives watchdog ends the process (exit code 3), in case
-// the parent that should kill it is gone.
+// A call that outlives twice the timeout the parent kills it at (or
+// watchdog, for a call that names none; default twice DefaultTimeout)
+// ends the process (exit code 3), in case the parent is gone.
 func Serve(r io.Reader, w io.Writer, handlers Handlers, watchdog time.Duration) error {
 	out := bufio.NewWriterSize(w, 64<<10)
 	s := &server{dec: json.NewDecoder(bufio.NewReaderSize(r, 64<<10)), enc: json.NewEncoder(out), out: out}
@@ -35,7 +36,11 @@ func Serve(r io.Reader, w io.Writer, handlers Handlers, watchdog time.Duration) 
 			}
 			return fmt.Errorf("sandbox worker: read call: %w", err)
 		}
-		dog := time.AfterFunc(watchdog, func() { os.Exit(3) })
+		limit := watchdog
+		if f.Timeout > 0 {
+			limit = 2 * f.Timeout
+		}
+		dog := time.AfterFunc(limit, func() { os.Exit(3) })
 		ans := s.serve(handlers, f)
 		dog.Stop()
 		if err := s.send(ans); err != nil {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,15 +15,7 @@ import (
 const helmWorkerCommand = "__helm-render"
 
 func newHelmWorkerCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:    helmWorkerCommand,
-		Short:  "render chart templates for a parent regatta process (internal)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return helm.ServeWorker(cmd.InOrStdin(), cmd.OutOrStdout())
-		},
-	}
+	return newWorkerCommand(helmWorkerCommand, "render chart templates for a parent regatta process (internal)", helm.Handlers())
 }
 
 // helmWorkerFlags bound chart template execution.
@@ -66,12 +57,9 @@ func (h *helmWorkerFlags) options() (*helm.WorkerOptions, error) {
 	if h.idle <= 0 {
 		return nil, usageError("--helm-render-idle-timeout must be positive, got %s", h.idle)
 	}
-	exe := h.executable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, err
-		}
+	exe, err := workerExecutable(h.executable)
+	if err != nil {
+		return nil, err
 	}
 	return &helm.WorkerOptions{
 		Command:     []string{exe, helmWorkerCommand},

@@ -16,15 +16,31 @@ import (
 const renderWorkerCommand = "__render-worker"
 
 func newRenderWorkerCommand() *cobra.Command {
+	return newWorkerCommand(renderWorkerCommand, "render Jsonnet and ytt add-ons for a parent regatta process (internal)", render.WorkerHandlers())
+}
+
+// newWorkerCommand is a hidden subcommand that serves a parent regatta's
+// render/sandbox pool of one kind of worker on its stdin and stdout.
+func newWorkerCommand(use, short string, handlers sandbox.Handlers) *cobra.Command {
 	return &cobra.Command{
-		Use:    renderWorkerCommand,
-		Short:  "render Jsonnet and ytt add-ons for a parent regatta process (internal)",
+		Use:    use,
+		Short:  short,
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return sandbox.Serve(cmd.InOrStdin(), cmd.OutOrStdout(), render.WorkerHandlers(), 0)
+			return sandbox.Serve(cmd.InOrStdin(), cmd.OutOrStdout(), handlers, 0)
 		},
 	}
+}
+
+// workerExecutable is the binary started as a worker: exe, or this
+// process's own (a program that embeds the daemon is not regatta and
+// names regatta's binary).
+func workerExecutable(exe string) (string, error) {
+	if exe != "" {
+		return exe, nil
+	}
+	return os.Executable()
 }
 
 // programWorkerFlags bound Jsonnet and ytt renders.
@@ -53,12 +69,9 @@ func (p *programWorkerFlags) pool() (*sandbox.Pool, error) {
 	if p.timeout <= 0 {
 		return nil, usageError("--program-render-timeout must be positive, got %s", p.timeout)
 	}
-	exe := p.executable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, err
-		}
+	exe, err := workerExecutable(p.executable)
+	if err != nil {
+		return nil, err
 	}
 	return sandbox.New(sandbox.Options{
 		Command:   []string{exe, renderWorkerCommand},
