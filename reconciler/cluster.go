@@ -74,7 +74,7 @@ func (p *clusterPass) reconcile(ctx context.Context, drift bool) {
 		return
 	}
 	labels, ok := p.connect(ctx)
-	if !ok {
+	if !ok || !p.register(ctx) {
 		return
 	}
 	a := plan.Match(p.rev.repo.Profiles, plan.Cluster{Name: p.spec.Metadata.Name, Labels: labels})
@@ -121,10 +121,10 @@ func (p *clusterPass) connect(ctx context.Context) (map[string]string, bool) {
 	name := p.spec.Metadata.Name
 	kc, err := kubeconfig.Find(ctx, p.rev.tree, p.r.opts.Keys, p.r.opts.Management, p.spec)
 	if err == nil {
-		p.cl, err = p.r.opts.Apply.Cluster(name, kc)
+		p.cl, err = p.r.opts.Apply.ClusterIn(name, kc, p.spec.Spec.Namespaces)
 	}
 	if err == nil {
-		p.facts = newFactsClient(p.cl.Client())
+		p.facts = newFactsClient(p.cl.Client(), p.spec)
 	}
 	if err != nil {
 		p.unreachable(fmt.Errorf("kubeconfig: %w", err))

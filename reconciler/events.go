@@ -179,7 +179,7 @@ func (p *clusterPass) eventMatches(ctx context.Context, prof *spec.Profile, src 
 		if err != nil {
 			return nil, fmt.Errorf("source cluster %s: %w", c.Metadata.Name, err)
 		}
-		objs, err := p.r.events.Matching(cctx, c.Metadata.Name, cl, src, prof.Tenant())
+		objs, err := p.r.events.MatchingIn(cctx, c.Metadata.Name, c.Spec.Namespaces, cl, src, prof.Tenant())
 		if err != nil {
 			return nil, fmt.Errorf("source cluster %s: event source %s: %w", c.Metadata.Name, src.Metadata.Name, err)
 		}
@@ -214,7 +214,7 @@ func (p *clusterPass) sourceClient(ctx context.Context, c *spec.Cluster) (*apply
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	cl, err := p.r.opts.Apply.Cluster(c.Metadata.Name, kc)
+	cl, err := p.r.opts.Apply.ClusterIn(c.Metadata.Name, kc, c.Spec.Namespaces)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,6 +86,14 @@ func NewManager(ctx context.Context, opts Options) *Manager {
 // kubeconfig. Call it on every pass with the kubeconfig just read: a changed
 // kubeconfig replaces the client (and restarts the cluster's drift watcher).
 func (m *Manager) Cluster(name string, kubeconfig []byte) (*Cluster, error) {
+	return m.ClusterIn(name, kubeconfig, nil)
+}
+
+// ClusterIn is Cluster for an entry whose credentials reach only
+// namespaces (nil: the whole cluster): its inventories and registrations
+// live in them (the first holds the inventories) and its drift watches
+// list and watch only them. A changed list restarts the drift watcher.
+func (m *Manager) ClusterIn(name string, kubeconfig []byte, namespaces []string) (*Cluster, error) {
 	if errs := validation.IsValidLabelValue(name); name == "" || len(errs) > 0 {
 		return nil, fmt.Errorf("cluster name %q is not a label value", name)
 	}
@@ -101,6 +110,7 @@ func (m *Manager) Cluster(name string, kubeconfig []byte) (*Cluster, error) {
 	} else if replaced || c.currentClient() != client {
 		c.setClient(client)
 	}
+	c.setNamespaces(namespaces)
 	return c, nil
 }
 
@@ -137,11 +147,13 @@ type Cluster struct {
 	m    *Manager
 	name string
 
-	mu       sync.Mutex
-	client   *Client
-	drift    *DriftWatcher
-	profiles map[string]*profileState
-	locks    map[string]*sync.Mutex
+	mu     sync.Mutex
+	client *Client
+	drift  *DriftWatcher
+	// namespaces are those a namespace-scoped entry reaches; nil: all.
+	namespaces []string
+	profiles   map[string]*profileState
+	locks      map[string]*sync.Mutex
 	// seen are the profiles this Manager applied or tried to on the
 	// cluster; a profile it has not seen may be restored from its inventory
 	// (canRestore) instead of re-applied.
@@ -195,6 +207,32 @@ func (c *Cluster) currentClient() *Client {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.client
+}
+
+// Namespaces returns the namespaces a namespace-scoped entry reaches, nil
+// for a whole-cluster entry. The slice is not to be modified.
+func (c *Cluster) Namespaces() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.namespaces
+}
+
+// setNamespaces records the entry's namespaces; when they change, the
+// drift watcher stops (the next Track starts one with the new scope) and
+// the inventory cache and namespace knowledge are dropped.
+func (c *Cluster) setNamespaces(nss []string) {
+	c.mu.Lock()
+	if slices.Equal(c.namespaces, nss) {
+		c.mu.Unlock()
+		return
+	}
+	c.namespaces = slices.Clone(nss)
+	c.mu.Unlock()
+	c.stopDrift()
+	c.inventories.store(nil)
+	c.nsMu.Lock()
+	c.nsKnown = false
+	c.nsMu.Unlock()
 }
 
 // setClient swaps the client and moves the drift watcher to it.
@@ -304,8 +342,8 @@ func (c *Cluster) log() *slog.Logger { return c.m.opts.Logger.With("cluster", c.
 func (c *Cluster) ensureInventoryNamespace(ctx context.Context, kube client.Client, seen bool) error {
 	c.nsMu.Lock()
 	defer c.nsMu.Unlock()
-	if c.nsKnown {
-		return nil
+	if c.nsKnown || len(c.Namespaces()) > 0 {
+		return nil // a namespace-scoped entry's namespaces exist or the apply fails
 	}
 	if !seen {
 		if err := ensureNamespace(ctx, kube, InventoryNamespace); err != nil {

@@ -53,6 +53,7 @@ func runValidate(ctx context.Context, f *validateFlags, dir string, stdout, stde
 	repo, diags := spec.Load(fsys)
 	diags = append(diags, checkTemplates(fsys, repo)...)
 	diags = append(diags, checkTenants(ctx, fsys, repo, diags)...)
+	diags = append(diags, checkClusterScopes(ctx, fsys, repo, diags)...)
 	if f.output == "json" {
 		err = writeValidateJSON(stdout, repo, diags)
 	} else {
