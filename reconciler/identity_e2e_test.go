@@ -15,13 +15,17 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
-// deleteCounter counts the DELETE requests regatta sends, by cluster entry.
+// deleteCounter counts the DELETE requests regatta sends, by cluster
+// entry, in a fleet of its own (so that the inventories other tests left
+// on the shared clusters are not this test's to withdraw).
 type deleteCounter struct {
-	mu sync.Mutex
-	n  map[string]int
+	fleet string
+	mu    sync.Mutex
+	n     map[string]int
 }
 
 func (d *deleteCounter) wrap(o *apply.Options) {
+	o.Fleet = apply.Fleet{ID: d.fleet}
 	d.n = map[string]int{}
 	o.Client.WrapTransport = func(cluster string, rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
@@ -100,7 +104,7 @@ func TestTwoEntriesOneClusterSecondRefused(t *testing.T) {
 	}
 	files["dup-pa/ns.yaml"] = "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n"
 	f.Commit("two entries, one cluster", files)
-	var deletes deleteCounter
+	deletes := deleteCounter{fleet: "ident-dup"}
 	run := func(what string) PassResult {
 		t.Helper()
 		h := newHarnessWith(t, f, nil, deletes.wrap)
@@ -158,7 +162,7 @@ func TestRenamedEntryKeepsObjects(t *testing.T) {
 		files[k] = v
 	}
 	f.Commit("ren-old", files)
-	var deletes deleteCounter
+	deletes := deleteCounter{fleet: "ident-ren"}
 	h := newHarnessWith(t, f, nil, deletes.wrap)
 	if _, err := h.d.RunOnce(ctx); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -73,6 +74,12 @@ func TestNamespaceScopedEntriesShareOneServer(t *testing.T) {
 		"profiles/sc-extra.yaml": profileYAML("sc-extra", "entry: sc-b",
 			"  addons:\n  - name: cm\n    manifests: {path: sc-extra}\n"),
 		"sc-extra/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sc-extra, namespace: ns-sc-b2}\ndata: {v: \"1\"}\n",
+		"events/sc-events.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: EventSource\nmetadata: {name: sc-events}\nspec:\n" +
+			"  resourceSelectors:\n  - version: v1\n    kind: ConfigMap\n    labelFilters: [{key: sc-event, operation: Equal, value: \"yes\"}]\n",
+		"profiles/sc-copy.yaml": profileYAML("sc-copy", "scoped: \"yes\"",
+			"  eventTrigger: {eventSourceName: sc-events, oneForEvent: true}\n  addons:\n  - name: cm\n    template: true\n    manifests: {path: sc-copy}\n"),
+		"sc-copy/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"copy-{{ .Event.Resource.metadata.name }}\"\n" +
+			"  namespace: \"{{ .Event.Resource.metadata.namespace }}\"\ndata: {from: \"{{ .Cluster.Name }}\"}\n",
 		"profiles/sc-bad.yaml": profileYAML("sc-bad", "entry: sc-a",
 			"  addons:\n  - name: bad\n    manifests: {path: sc-bad}\n"),
 		"sc-bad/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sc-bad, namespace: ns-sc-a}\n---\n" +
@@ -88,10 +95,15 @@ func TestNamespaceScopedEntriesShareOneServer(t *testing.T) {
 		}
 	}
 	f.Commit("two namespace-scoped entries", files)
-	var deletes deleteCounter
+	// An event in sc-a's namespace: only sc-a's namespaced watch sees it.
+	src := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "src", Namespace: "ns-sc-a", Labels: map[string]string{"sc-event": "yes"}}}
+	if _, err := clientset(t, "c36").CoreV1().ConfigMaps("ns-sc-a").Create(ctx, src, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	deletes := deleteCounter{fleet: "scoped"}
 	h := newHarnessWith(t, f, nil, deletes.wrap)
 	res, _ := h.d.RunOnce(ctx)
-	for cluster, want := range map[string][]string{"sc-a": {"sc-app"}, "sc-b": {"sc-app", "sc-extra"}} {
+	for cluster, want := range map[string][]string{"sc-a": {"sc-app", "sc-copy"}, "sc-b": {"sc-app", "sc-extra", "sc-copy"}} {
 		for _, prof := range want {
 			if p := pairs(res, cluster)[prof]; p.State != status.StateApplied {
 				t.Errorf("%s: %s %s %v, want Applied", cluster, prof, p.State, p.Error)
@@ -104,6 +116,12 @@ func TestNamespaceScopedEntriesShareOneServer(t *testing.T) {
 		if len(c.ClassifierErrors) != 1 || !strings.Contains(c.ClassifierErrors[0].Message, "may not receive cluster-scoped kind Node") {
 			t.Errorf("%s: classifier errors %+v, want sc-nodes refused (cluster-scoped kind)", cluster, c.ClassifierErrors)
 		}
+	}
+	if got := configMap(t, "c36", "ns-sc-a", "copy-src")["from"]; got != "sc-a" {
+		t.Errorf("the event instance of sc-a: copy-src from %q, want sc-a", got)
+	}
+	if n := len(pairs(res, "sc-b")["sc-copy"].EventInstances); n != 0 {
+		t.Errorf("sc-b saw %d events outside its namespaces", n)
 	}
 	bad := pairs(res, "sc-a")["sc-bad"]
 	if bad.State != status.StateFailed || bad.Error == nil || bad.Error.File != "sc-bad/bad.yaml" || bad.Error.Line != 5 ||
@@ -121,8 +139,8 @@ func TestNamespaceScopedEntriesShareOneServer(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ ns, name string }{
-		{"ns-sc-a", "regatta-inv-sc-app"}, {"ns-sc-b", "regatta-inv-sc-app"}, {"ns-sc-b", "regatta-inv-sc-extra"},
-		{"ns-sc-a", "regatta-cluster"}, {"ns-sc-b", "regatta-cluster"}, {"ns-sc-b2", "regatta-cluster"},
+		{"ns-sc-a", "regatta-inv-scoped.sc-app"}, {"ns-sc-b", "regatta-inv-scoped.sc-app"}, {"ns-sc-b", "regatta-inv-scoped.sc-extra"},
+		{"ns-sc-a", "regatta-cluster.scoped"}, {"ns-sc-b", "regatta-cluster.scoped"}, {"ns-sc-b2", "regatta-cluster.scoped"},
 	} {
 		if uidOf(t, c.ns, c.name) == "" {
 			t.Errorf("ConfigMap %s/%s missing: inventories and registrations live in the entry's namespaces", c.ns, c.name)

@@ -49,7 +49,7 @@ func (l *liveRun) connect(ctx context.Context, c *spec.Cluster) (*apply.Cluster,
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	cl, err := l.opts.Manager.Cluster(c.Metadata.Name, kc)
+	cl, err := l.opts.Manager.ClusterIn(c.Metadata.Name, kc, c.Spec.Namespaces)
 	if err != nil {
 		return nil, nil, err
 	}
