@@ -31,6 +31,11 @@ const maxRegisterAttempts = 3
 type identityRecord struct {
 	uid    string
 	failed string // the revision a look-up failed at: not tried again on it
+	// registered is the client and revision the entry's own pass found
+	// its registration with: passes on both (drift checks, retries) do not
+	// read it again.
+	registered *apply.Client
+	rev        string
 }
 
 // register makes sure the entry may manage what it reaches, registering it
@@ -38,6 +43,9 @@ type identityRecord struct {
 // stop: the entry is refused (its status says by which entry) or the
 // registration could not be read or written (unreachable).
 func (p *clusterPass) register(ctx context.Context) bool {
+	if p.r.registered(p.spec.Metadata.Name, p.cl.Client(), p.rev.sha) {
+		return true
+	}
 	var uid string
 	if !p.spec.NamespaceScoped() {
 		var err error
@@ -69,6 +77,7 @@ func (p *clusterPass) register(ctx context.Context) bool {
 			p.unreachable(err)
 			return false
 		}
+		p.r.setIdentity(p.spec.Metadata.Name, identityRecord{uid: uid, registered: p.cl.Client(), rev: p.rev.sha})
 		return true
 	}
 	p.unreachable(fmt.Errorf("registration keeps changing (%d attempts); another regatta of the fleet writes it", maxRegisterAttempts))
@@ -149,6 +158,15 @@ func (p *clusterPass) refuse(h *registered, uid string) {
 	p.r.events.Forget(name)
 	p.st.Reachable, p.st.Error = true, msg
 	p.reportKnown(false, status.Profile{State: status.StateFailed, Error: &status.Error{File: p.spec.Source.File, Message: msg}})
+}
+
+// registered reports whether the entry's pass found its registration with
+// this client on this revision.
+func (r *Reconciler) registered(name string, cl *apply.Client, rev string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.identities[name]
+	return rec.registered != nil && rec.registered == cl && rec.rev == rev
 }
 
 func (r *Reconciler) setIdentity(name string, rec identityRecord) {

@@ -38,7 +38,6 @@ spec:
       function evaluate()
         return {matching = #resources >= 0, message = ""}
       end
----
 `
 
 const scopedNodesClassifier = `apiVersion: regatta.dev/v1alpha1
