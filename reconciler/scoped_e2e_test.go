@@ -169,4 +169,23 @@ func TestNamespaceScopedEntriesShareOneServer(t *testing.T) {
 	if n := deletes.total(); n > 0 {
 		t.Errorf("%d DELETE requests (%v)", n, deletes.n)
 	}
+	// sc-extra stops selecting sc-b: withdrawn inside sc-b's namespaces
+	// only (its object and its inventory), sc-a untouched.
+	f.Commit("sc-extra selects no cluster", map[string]string{"profiles/sc-extra.yaml": profileYAML("sc-extra", "entry: none",
+		"  addons:\n  - name: cm\n    manifests: {path: sc-extra}\n")})
+	res, _ = h.d.RunOnce(ctx)
+	if p := pairs(res, "sc-b")["sc-extra"]; p.State != status.StateWithdrawn {
+		t.Errorf("sc-b: sc-extra %s %v, want Withdrawn", p.State, p.Error)
+	}
+	if uidOf(t, "ns-sc-b2", "sc-extra") != "" || uidOf(t, "ns-sc-b", "regatta-inv-scoped.sc-extra") != "" {
+		t.Error("sc-extra's object or inventory left after the withdrawal")
+	}
+	if got := uidOf(t, "ns-sc-a", "sc-app"); got != uids["ns-sc-a"] {
+		t.Errorf("sc-a's object changed by sc-b's withdrawal (%s -> %s)", uids["ns-sc-a"], got)
+	}
+	deletes.mu.Lock()
+	defer deletes.mu.Unlock()
+	if deletes.n["sc-a"] != 0 || deletes.n["sc-b"] != 2 {
+		t.Errorf("DELETE requests %v, want sc-b's object and inventory only", deletes.n)
+	}
 }
