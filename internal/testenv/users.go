@@ -12,8 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Logical clusters on one API server
@@ -39,7 +37,7 @@ func (c *Cluster) urlAt(host string) string {
 // host, e.g. 127.0.0.2; the serving certificate is checked for the name
 // localhost, which it carries for every address.
 func (c *Cluster) KubeconfigAt(host string) []byte {
-	return c.writeKubeconfig(c.urlAt(host), c.files.adminToken)
+	return c.writeKubeconfig(c.urlAt(host), c.files.adminToken, "localhost")
 }
 
 // NamespaceUser creates, as the admin, the namespaces (when missing) and
@@ -73,7 +71,7 @@ func (c *Cluster) NamespaceUser(ctx context.Context, name string, namespaces []s
 	if err != nil {
 		return nil, fmt.Errorf("testenv: user %s: token: %w", name, err)
 	}
-	return c.writeKubeconfig(c.urlAt(host), tr.Status.Token), nil
+	return c.writeKubeconfig(c.urlAt(host), tr.Status.Token, "localhost"), nil
 }
 
 // grantNamespace creates ns when missing and gives the ServiceAccount
@@ -95,19 +93,4 @@ func grantNamespace(ctx context.Context, cs kubernetes.Interface, ns, home, name
 		return err
 	}
 	return nil
-}
-
-// writeKubeconfig is a kubeconfig for url and token, trusting the
-// cluster's CA for the name localhost.
-func (c *Cluster) writeKubeconfig(url, token string) []byte {
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[c.name] = &clientcmdapi.Cluster{Server: url, CertificateAuthorityData: c.files.caPEM, TLSServerName: "localhost"}
-	cfg.AuthInfos[c.name] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts[c.name] = &clientcmdapi.Context{Cluster: c.name, AuthInfo: c.name}
-	cfg.CurrentContext = c.name
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		panic(fmt.Sprintf("testenv: encode kubeconfig of cluster %s: %v", c.name, err))
-	}
-	return data
 }

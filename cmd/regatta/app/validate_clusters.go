@@ -3,11 +3,9 @@ package app
 import (
 	"context"
 	"io/fs"
-	"net/http"
 
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
-	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -18,13 +16,9 @@ import (
 // the daemon refuses them. Profiles that do not render offline (remote
 // charts, event profiles) are left to render, plan and the daemon.
 func checkClusterScopes(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics) spec.Diagnostics {
-	invalid := map[string]bool{} // files with errors are not rendered
-	for _, d := range diags.Errors() {
-		invalid[d.File] = true
-	}
-	r := render.New(render.Options{Helm: helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{}}})})
-	seen := map[string]bool{}
-	var out spec.Diagnostics
+	invalid := invalidFiles(diags)
+	r := offlineRenderer()
+	var out diagSet
 	for _, c := range repo.Clusters {
 		if !c.NamespaceScoped() || invalid[c.Source.File] {
 			continue
@@ -33,16 +27,10 @@ func checkClusterScopes(ctx context.Context, fsys fs.FS, repo *spec.Repository, 
 			if invalid[p.Source.File] || p.IsEventProfile() || !p.Matches(c.Metadata.Name, c.Metadata.Labels) {
 				continue
 			}
-			for _, d := range checkClusterPair(ctx, r, fsys, p, c) {
-				if k := d.Error(); !seen[k] {
-					seen[k] = true
-					out = append(out, d)
-				}
-			}
+			out.add(checkClusterPair(ctx, r, fsys, p, c)...)
 		}
 	}
-	out.Sort()
-	return out
+	return out.sorted()
 }
 
 func checkClusterPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spec.Profile, c *spec.Cluster) spec.Diagnostics {

@@ -29,19 +29,9 @@ func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags 
 	if len(repo.Tenants) == 0 {
 		return nil
 	}
-	invalid := map[string]bool{} // files with errors are not rendered
-	for _, d := range diags.Errors() {
-		invalid[d.File] = true
-	}
-	r := render.New(render.Options{Helm: helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{}}})})
-	seen := map[string]bool{}
-	var out spec.Diagnostics
-	add := func(d spec.Diagnostic) {
-		if k := d.Error(); !seen[k] {
-			seen[k] = true
-			out = append(out, d)
-		}
-	}
+	invalid := invalidFiles(diags)
+	r := offlineRenderer()
+	var out diagSet
 	for _, p := range repo.Profiles {
 		if p.Tenant() == nil || invalid[p.Source.File] || invalid[p.Tenant().Source.File] {
 			continue
@@ -50,16 +40,52 @@ func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags 
 			if !p.Matches(c.Metadata.Name, c.Metadata.Labels) {
 				continue
 			}
-			for _, d := range checkTenantPair(ctx, r, fsys, p, c) {
-				add(d)
-			}
+			out.add(checkTenantPair(ctx, r, fsys, p, c)...)
 			if d, refused := ungrantedSources(repo, p, c); refused {
-				add(d)
+				out.add(d)
 			}
 		}
 	}
-	out.Sort()
-	return out
+	return out.sorted()
+}
+
+// invalidFiles are the files with errors: their documents are not rendered.
+func invalidFiles(diags spec.Diagnostics) map[string]bool {
+	invalid := map[string]bool{}
+	for _, d := range diags.Errors() {
+		invalid[d.File] = true
+	}
+	return invalid
+}
+
+// offlineRenderer renders without the network: a chart download fails
+// with errOffline.
+func offlineRenderer() *render.Renderer {
+	return render.New(render.Options{Helm: helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{}}})})
+}
+
+// diagSet gathers diagnostics once each (a profile rendered for several
+// clusters repeats them).
+type diagSet struct {
+	seen map[string]bool
+	out  spec.Diagnostics
+}
+
+func (s *diagSet) add(ds ...spec.Diagnostic) {
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	for _, d := range ds {
+		if k := d.Error(); !s.seen[k] {
+			s.seen[k] = true
+			s.out = append(s.out, d)
+		}
+	}
+}
+
+func (s *diagSet) sorted() spec.Diagnostics {
+	s.out.Sort()
+	return s.out
 }
 
 func checkTenantPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spec.Profile, c *spec.Cluster) spec.Diagnostics {
