@@ -43,6 +43,16 @@ type identityRecord struct {
 // stop: the entry is refused (its status says by which entry) or the
 // registration could not be read or written (unreachable).
 func (p *clusterPass) register(ctx context.Context) bool {
+	if !p.confirm(ctx) {
+		return false
+	}
+	p.cl.ResumeDrift() // a client change held it until now
+	return true
+}
+
+// confirm is register's check: from memory when this client was confirmed
+// on this revision, else from the cluster's registrations.
+func (p *clusterPass) confirm(ctx context.Context) bool {
 	if p.r.registered(p.spec.Metadata.Name, p.cl.Client(), p.rev.sha) {
 		return true
 	}

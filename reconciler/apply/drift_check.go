@@ -48,9 +48,13 @@ func (c *Cluster) ScopeDrift(profiles []string) {
 	c.driftWatcher().Scope(profiles)
 }
 
+// driftWatcher returns the cluster's drift watcher, resuming a held one
+// (only a pass that applies calls it, after its entry was confirmed) or
+// starting a new one.
 func (c *Cluster) driftWatcher() *DriftWatcher {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.resumeDrift()
 	if c.drift == nil {
 		c.drift = newDriftWatcher(c.m.ctx, c.name, c.namespaces, c.client, c.m.opts)
 	}

@@ -152,6 +152,10 @@ type Cluster struct {
 	drift  *DriftWatcher
 	// namespaces are those a namespace-scoped entry reaches; nil: all.
 	namespaces []string
+	// held is the drift watcher a client change stopped, kept until the
+	// new client is known to reach the cluster the entry manages
+	// (ResumeDrift).
+	held *DriftWatcher
 	profiles   map[string]*profileState
 	locks      map[string]*sync.Mutex
 	// seen are the profiles this Manager applied or tried to on the
@@ -235,18 +239,42 @@ func (c *Cluster) setNamespaces(nss []string) {
 	c.nsMu.Unlock()
 }
 
-// setClient swaps the client and moves the drift watcher to it.
+// setClient swaps the client and stops the drift watcher: a kubeconfig
+// now pointing at another cluster must not carry the old desired state
+// there. ResumeDrift moves it to the new client once the entry's pass has
+// confirmed what the client reaches.
 func (c *Cluster) setClient(client *Client) {
 	c.mu.Lock()
 	c.client = client
 	old := c.drift
+	c.drift = nil
 	if old != nil {
-		c.drift = old.restart(c.m.ctx, client, c.m.opts)
+		c.held = old
 	}
 	c.mu.Unlock()
 	if old != nil {
 		old.Stop()
 	}
+}
+
+// ResumeDrift restarts on the current client the drift watcher a client
+// change stopped (same desired state and counts). The reconciler calls it
+// when the pass has confirmed that the entry manages what the new client
+// reaches (after a token rotation, say); a refused entry is forgotten
+// instead.
+func (c *Cluster) ResumeDrift() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.resumeDrift()
+}
+
+// resumeDrift is ResumeDrift with c.mu held.
+func (c *Cluster) resumeDrift() {
+	if c.held == nil || c.drift != nil || c.m.ctx.Err() != nil {
+		return
+	}
+	c.drift = c.held.restart(c.m.ctx, c.client, c.m.opts)
+	c.held = nil
 }
 
 // Pause stops every background change to a paused cluster: its drift
@@ -265,7 +293,7 @@ func (c *Cluster) Pause() {
 func (c *Cluster) stopDrift() {
 	c.mu.Lock()
 	w := c.drift
-	c.drift = nil
+	c.drift, c.held = nil, nil
 	c.mu.Unlock()
 	if w != nil {
 		w.Stop()
