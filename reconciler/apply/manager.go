@@ -155,9 +155,9 @@ type Cluster struct {
 	// held is the drift watcher a client change stopped, kept until the
 	// new client is known to reach the cluster the entry manages
 	// (ResumeDrift).
-	held *DriftWatcher
-	profiles   map[string]*profileState
-	locks      map[string]*sync.Mutex
+	held     *DriftWatcher
+	profiles map[string]*profileState
+	locks    map[string]*sync.Mutex
 	// seen are the profiles this Manager applied or tried to on the
 	// cluster; a profile it has not seen may be restored from its inventory
 	// (canRestore) instead of re-applied.
