@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
@@ -23,7 +25,33 @@ func scopedEntry(t *testing.T, name, host string, namespaces ...string) map[stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkNamespaceLimited(t, kc, namespaces[0])
 	return entryFiles(t, name, "scoped: \"yes\", entry: "+name, kc, "  namespaces: ["+strings.Join(namespaces, ", ")+"]\n")
+}
+
+// checkNamespaceLimited makes sure the credentials of kc read namespace ns
+// and nothing cluster-wide: not every namespace's ConfigMaps, not the
+// kube-system Namespace (the identity of a whole-cluster entry).
+func checkNamespaceLimited(t *testing.T, kc []byte, ns string) {
+	t.Helper()
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("namespace user cannot list its own namespace %s: %v", ns, err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("namespace user lists ConfigMaps across namespaces: %v", err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("namespace user reads Namespace kube-system: %v", err)
+	}
 }
 
 const scopedClassifiers = `apiVersion: regatta.dev/v1alpha1
