@@ -166,7 +166,7 @@ func namespacesToRead(wanted map[listScope]map[ObjectRef]bool) []string {
 // namespace-scoped entry may not read Namespaces and deploys only into its
 // own, which exist: they are taken as existing without a read.
 func stepNamespaces(ctx context.Context, c client.Client, f Fleet, wanted map[listScope]map[ObjectRef]bool) (map[string]*metav1.PartialObjectMetadata, error) {
-	if f.ns == "" {
+	if !f.scoped() {
 		return readNamespaces(ctx, c, namespacesToRead(wanted))
 	}
 	out := map[string]*metav1.PartialObjectMetadata{}

@@ -38,6 +38,10 @@ type Fleet struct {
 	ns string
 }
 
+// scoped reports a namespace-scoped entry's fleet: nothing outside its
+// namespaces may be read or written.
+func (f Fleet) scoped() bool { return f.ns != "" }
+
 // namespace is where the fleet's inventories live in the cluster.
 func (f Fleet) namespace() string {
 	if f.ns == "" {

@@ -163,7 +163,7 @@ func writeInventory(ctx context.Context, c client.Client, f Fleet, inv *Inventor
 		return err
 	}
 	_, err = applyForMetadata(ctx, c, cm)
-	if apierrors.IsNotFound(err) && f.ns == "" {
+	if apierrors.IsNotFound(err) && !f.scoped() {
 		if err = ensureNamespace(ctx, c, InventoryNamespace); err == nil {
 			_, err = applyForMetadata(ctx, c, cm)
 		}
