@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/reconciler/status"
@@ -135,18 +137,36 @@ func (p *clusterPass) registerIn(ctx context.Context, regs []apply.Registration)
 // earlierTwin returns the whole-cluster entry sorting before this one that
 // reaches the same cluster (uid), nil when there is none. Entries whose
 // identity cannot be read are skipped: their own pass meets this entry's
-// registration.
+// registration. Identities not known yet are read concurrently (at most
+// twinLookups at a time), so a new entry of a large new fleet does not wait
+// for each earlier one in turn.
 func (p *clusterPass) earlierTwin(ctx context.Context, uid string) *registered {
+	var earlier []*spec.Cluster
 	for _, c := range p.rev.repo.Clusters {
-		if c.Metadata.Name >= p.spec.Metadata.Name || c.NamespaceScoped() {
-			continue
+		if c.Metadata.Name < p.spec.Metadata.Name && !c.NamespaceScoped() {
+			earlier = append(earlier, c)
 		}
-		if p.r.identityOf(ctx, p.rev, c) == uid {
-			return &registered{entry: c.Metadata.Name, twin: true}
+	}
+	ids := make([]string, len(earlier))
+	var g errgroup.Group
+	g.SetLimit(twinLookups)
+	for i, c := range earlier {
+		g.Go(func() error {
+			ids[i] = p.r.identityOf(ctx, p.rev, c)
+			return nil
+		})
+	}
+	_ = g.Wait() // look-ups fail into "": an identity not known
+	for i, id := range ids {
+		if id == uid {
+			return &registered{entry: earlier[i].Metadata.Name, twin: true}
 		}
 	}
 	return nil
 }
+
+// twinLookups bounds the concurrent identity look-ups of earlierTwin.
+const twinLookups = 8
 
 // refuse reports an entry that reaches what another entry manages: nothing
 // of it is applied, pruned or withdrawn, and its drift and event watches
