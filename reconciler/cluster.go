@@ -2,13 +2,11 @@ package reconciler
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/classify"
-	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
@@ -119,17 +117,12 @@ func (p *clusterPass) driftCheck(ctx context.Context) {
 // reconciled in this pass (its status then says why).
 func (p *clusterPass) connect(ctx context.Context) (map[string]string, bool) {
 	name := p.spec.Metadata.Name
-	kc, err := kubeconfig.Find(ctx, p.rev.tree, p.r.opts.Keys, p.r.opts.Management, p.spec)
-	if err == nil {
-		p.cl, err = p.r.opts.Apply.ClusterIn(name, kc, p.spec.Spec.Namespaces)
-	}
-	if err == nil {
-		p.facts = newFactsClient(p.cl.Client(), p.spec)
-	}
-	if err != nil {
-		p.unreachable(fmt.Errorf("kubeconfig: %w", err))
+	var err error
+	if p.cl, err = p.r.clusterFor(ctx, p.rev.tree, p.spec); err != nil {
+		p.unreachable(err)
 		return nil, false
 	}
+	p.facts = newFactsClient(p.cl.Client(), p.spec)
 	cctx, cancel := context.WithTimeout(ctx, p.r.opts.ClusterTimeout)
 	defer cancel()
 	version, err := p.facts.version(cctx)

@@ -291,6 +291,7 @@ func (d *Daemon) commitStatus() error {
 		Author:   d.opts.StatusAuthor,
 		Message:  "regatta: status of " + status.ShortRevision(rev),
 		Trailers: []repo.Trailer{{Key: repo.TrailerSourceRevision, Value: rev}},
+		Rewrite:  d.writeRecord,
 	})
 	if err != nil {
 		return fmt.Errorf("commit status: %w", err)

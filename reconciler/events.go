@@ -10,7 +10,6 @@ import (
 
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/events"
-	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/render"
@@ -210,11 +209,7 @@ func (p *clusterPass) sourceClient(ctx context.Context, c *spec.Cluster) (*apply
 	if c == p.spec {
 		return p.cl.Client(), nil
 	}
-	kc, err := kubeconfig.Find(ctx, p.rev.tree, p.r.opts.Keys, p.r.opts.Management, c)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	cl, err := p.r.opts.Apply.ClusterIn(c.Metadata.Name, kc, c.Spec.Namespaces)
+	cl, err := p.r.clusterFor(ctx, p.rev.tree, c)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ var env *testenv.Env
 func TestMain(m *testing.M) {
 	// When this binary was started as a chart render worker, serve.
 	serveHelmWorker()
+	serveSandboxWorker()
 	log.SetOutput(io.Discard) // gitkit logs every request
 	ctrllog.SetLogger(logr.Discard())
 	// c36 listens on every loopback address: cluster entries reach it

@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/regatta-dev/regatta/reconciler/apply"
-	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -207,7 +206,7 @@ func (r *Reconciler) setIdentity(name string, rec identityRecord) {
 
 // identityOf returns the cluster identity of another whole-cluster entry:
 // the one its pass or an earlier look-up found, else read now through its
-// kubeconfig. "" when it cannot be read (not tried again on this revision).
+// credentials (as clusterFor reaches it). "" when it cannot be read (not tried again on this revision).
 func (r *Reconciler) identityOf(ctx context.Context, rev *revision, c *spec.Cluster) string {
 	name := c.Metadata.Name
 	r.mu.Lock()
@@ -218,10 +217,14 @@ func (r *Reconciler) identityOf(ctx context.Context, rev *revision, c *spec.Clus
 	}
 	cctx, cancel := context.WithTimeout(ctx, r.opts.ClusterTimeout)
 	defer cancel()
-	kc, err := kubeconfig.Find(cctx, rev.tree, r.opts.Keys, r.opts.Management, c)
+	a, err := r.opts.Credentials.Resolve(cctx, rev.tree, r.opts.Keys, r.opts.Management, c)
 	var uid string
-	if err == nil {
-		uid, err = r.opts.Apply.Identity(cctx, name, kc)
+	switch {
+	case err != nil:
+	case a.Config != nil:
+		uid, err = r.opts.Apply.IdentityFor(cctx, name, a.Config, a.Key)
+	default:
+		uid, err = r.opts.Apply.Identity(cctx, name, a.Kubeconfig)
 	}
 	if err != nil {
 		r.log.Debug("identity of another entry unknown", "cluster", name, "error", err)

@@ -99,6 +99,7 @@ func (d *Daemon) dropLost() {
 			continue
 		}
 		d.r.opts.Apply.Forget(name)
+		d.store.lost(name)
 		d.mu.Lock()
 		delete(d.converged, name)
 		d.mu.Unlock()

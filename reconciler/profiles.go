@@ -88,6 +88,9 @@ func (p *clusterPass) result(name string) (status.Profile, bool) {
 // ready. A render failure applies and deletes nothing for the pair.
 func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missing, releasing []string) status.Profile {
 	name := prof.Metadata.Name
+	if rt := p.rev.repo.Refusal(prof); rt != nil {
+		return refusedTenant(name, rt)
+	}
 	if len(missing) > 0 {
 		return waiting(name, fmt.Sprintf("dependency %s does not select this cluster", strings.Join(missing, ", ")))
 	}
@@ -156,6 +159,17 @@ func (p *clusterPass) render(ctx context.Context, rev *revision, prof *spec.Prof
 	return res, nil, err
 }
 
+// refusedTenant is the record of a profile whose tenant's folder does not
+// load: nothing is applied or deleted; its objects stay as they are.
+func refusedTenant(name string, rt *spec.RefusedTenant) status.Profile {
+	d := rt.Errors[0]
+	msg := fmt.Sprintf("tenant %s: its folder does not load, so its profiles keep their last good state: %s", rt.Name, fieldMessage(d))
+	if n := len(rt.Errors); n > 1 {
+		msg += fmt.Sprintf(" (and %d more errors)", n-1)
+	}
+	return status.Profile{Name: name, State: status.StateFailed, Error: &status.Error{File: d.File, Line: d.Line, Message: msg}}
+}
+
 func waiting(name, msg string) status.Profile {
 	return status.Profile{Name: name, State: status.StateWaitingForDependency, Message: msg}
 }
@@ -191,7 +205,7 @@ func (p *clusterPass) request(rev *revision, prof *spec.Profile, res *render.Res
 	if prof.Spec.HealthTimeout != "" {
 		timeout, _ = time.ParseDuration(prof.Spec.HealthTimeout) // validated by spec
 	}
-	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: rev.sha, RenderHash: res.Hash,
+	req := apply.Request{Profile: prof.Metadata.Name, Tier: new(prof.Tier()), Revision: rev.sha, RenderHash: res.Hash,
 		SyncMode: prof.Spec.SyncMode, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,
 		ContinueOnError: prof.Spec.ContinueOnError, HealthTimeout: timeout,
 		DriftExclusions: prof.Spec.DriftExclusions, Health: hc, Async: true, Stop: p.stopped,
@@ -229,7 +243,23 @@ func (p *clusterPass) toWithdraw(ctx context.Context, a plan.Assignment) []*appl
 	for _, prof := range a.Profiles() {
 		matched[prof.Metadata.Name] = true
 	}
+	for _, inv := range invs {
+		if p.refusedOwner(inv) {
+			matched[inv.Profile] = true // nothing of a refused tenant is withdrawn
+		}
+	}
 	return withdrawOrder(p.rev.repo, invs, matched)
+}
+
+// refusedOwner reports whether an inventory was written as a tenant whose
+// folder does not load at the revision.
+func (p *clusterPass) refusedOwner(inv *apply.Inventory) bool {
+	for _, rt := range p.rev.repo.Refused {
+		if rt.Writes(inv.Impersonate) {
+			return true
+		}
+	}
+	return false
 }
 
 // withdraw removes the given profiles from the cluster, dependents first,

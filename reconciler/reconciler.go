@@ -9,6 +9,7 @@
 package reconciler
 
 import (
+	"context"
 	"io/fs"
 	"log/slog"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/events"
 	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig/cloud"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/status"
@@ -35,8 +37,12 @@ type Options struct {
 	Keys *sops.Keyring
 	// Management reads kubeconfig Secrets from a management cluster.
 	Management kubeconfig.SecretGetter
-	Metrics    *metrics.Metrics
-	Log        *slog.Logger
+	// Credentials keeps the renewing tokens of cloud clusters and of
+	// renewed ServiceAccount tokens. Default: one bounded by Build's
+	// context.
+	Credentials *kubeconfig.Credentials
+	Metrics     *metrics.Metrics
+	Log         *slog.Logger
 	// Concurrency is how many clusters are reconciled at once.
 	Concurrency int
 	// ClusterTimeout bounds reaching and classifying one cluster.
@@ -113,6 +119,11 @@ func New(opts Options) *Reconciler {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Credentials == nil {
+		// Build passes its context; a bare Reconciler's token fetches
+		// are bounded by their own timeout only.
+		opts.Credentials = kubeconfig.NewCredentials(context.Background(), cloud.Options{})
 	}
 	return &Reconciler{
 		opts:       opts,

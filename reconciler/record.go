@@ -34,6 +34,10 @@ func (r *Reconciler) recordCluster(out clusterOutcome, took time.Duration) {
 	m.Clusters.WithLabelValues(result).Inc()
 	r.log.Info("cluster reconciled", "cluster", out.status.Cluster, "revision", status.ShortRevision(out.status.SourceRevision),
 		"result", result, "duration", took.Round(time.Millisecond))
+	for _, t := range status.Overlong(out.status) {
+		r.log.Warn("status text longer than the status files hold; they keep its start, here it is in full",
+			"cluster", out.status.Cluster, "field", t.Field, "bytes", len(*t.Text), "text", *t.Text)
+	}
 }
 
 // record derives the settled fleet's metrics and log line from its result,

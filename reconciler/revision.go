@@ -19,21 +19,21 @@ func (r *Reconciler) current() *revision {
 	return r.good
 }
 
-// accept loads a revision; a valid one becomes the revision in force. It
+// accept loads a revision; an admitted one becomes the revision in force
+// (spec.Admit says which are: errors in a tenant's folder refuse only
+// that tenant, whose last good profiles stay in force, refused). It
 // returns the revision in force afterwards (nil: none yet). The errors of
-// an invalid revision go into fleet, with file and line; nothing is
-// deleted or changed on its account.
+// a revision kept out, and of refused tenants, go into fleet, with file
+// and line; nothing is deleted or changed on their account.
 func (r *Reconciler) accept(sha string, tree fs.FS, fleet *status.Fleet) *revision {
 	if good := r.current(); good != nil && good.sha == sha {
 		return good // loaded already
 	}
-	repo, diags := spec.Load(tree)
+	repo, diags, verdict := spec.Admit(tree)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if errs := diags.Errors(); len(errs) > 0 {
-		for _, d := range errs {
-			fleet.Errors = append(fleet.Errors, status.Error{File: d.File, Line: d.Line, Message: fieldMessage(d)})
-		}
+	if errs := verdict.KeptOut; len(errs) > 0 {
+		fleet.Errors = append(fleet.Errors, statusErrors(errs)...)
 		r.log.Error("revision is invalid; the last good revision stays in force",
 			"revision", sha, "errors", len(errs), "first", errs[0].Error())
 		return r.good
@@ -41,8 +41,32 @@ func (r *Reconciler) accept(sha string, tree fs.FS, fleet *status.Fleet) *revisi
 	for _, w := range diags.Warnings() {
 		r.log.Warn("repository warning", "revision", sha, "warning", w.Error())
 	}
+	if r.good != nil {
+		repo.KeepRefused(r.good.repo)
+	}
+	for _, t := range verdict.Refused {
+		r.log.Error("tenant folder does not load; the tenant's last good profiles stay in force, refused",
+			"revision", sha, "tenant", t.Name, "errors", len(t.Errors), "first", t.Errors[0].Error())
+	}
 	r.good = &revision{sha: sha, tree: tree, repo: repo}
 	return r.good
+}
+
+// refusedTenants are the status records of a revision's refused tenants.
+func refusedTenants(repo *spec.Repository) []status.RefusedTenant {
+	var out []status.RefusedTenant
+	for _, t := range repo.Refused {
+		out = append(out, status.RefusedTenant{Tenant: t.Name, Errors: statusErrors(t.Errors)})
+	}
+	return out
+}
+
+func statusErrors(ds spec.Diagnostics) []status.Error {
+	out := make([]status.Error, len(ds))
+	for i, d := range ds {
+		out[i] = status.Error{File: d.File, Line: d.Line, Message: fieldMessage(d)}
+	}
+	return out
 }
 
 func fieldMessage(d spec.Diagnostic) string {
@@ -70,6 +94,9 @@ func (d *Daemon) load(ctx context.Context, sha string, s *session, every bool) e
 	}
 	if good != nil {
 		fleet.AppliedRevision, fleet.DependsOn = good.sha, dependenciesOf(good.repo)
+		if good.sha == sha {
+			fleet.RefusedTenants = refusedTenants(good.repo)
+		}
 		d.r.opts.Metrics.SetRevision(good.sha)
 	}
 	d.store.setFleet(fleet)
@@ -146,6 +173,7 @@ func (d *Daemon) forgetRemoved(repo *spec.Repository) {
 	for _, name := range gone {
 		r.log.Info("cluster left the repository; its objects are left in place", "cluster", name)
 		r.opts.Apply.Forget(name)
+		r.opts.Credentials.Forget(name)
 	}
 }
 

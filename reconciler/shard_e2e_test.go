@@ -213,6 +213,9 @@ func TestShardedDaemons(t *testing.T) {
 	waitUntil(t, "status branch has every record at v3", 20*time.Second, func() bool {
 		return statusAt(t, f, shardClusters)
 	})
+	for _, c := range shardClusters {
+		checkRecordHistory(t, f, c) // through the handover of c37
+	}
 }
 
 // statusAt reports whether the status branch holds a record of every

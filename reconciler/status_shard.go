@@ -17,7 +17,11 @@ import (
 // commit, so no replica drops another's records); the replica that owns
 // the fleet also writes fleet.yaml and the dashboard, from the branch's
 // records overlaid with its own, and deletes the records of clusters that
-// left the repository.
+// left the repository. A replica's own records are those of the clusters
+// it owns and has reconciled since it owned them: a record it was seeded
+// with at start, or kept from before it lost the cluster, is older than
+// what the cluster's owner since wrote (writeRecord checks again at the
+// commit).
 func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[string][]byte, []string, bool, error) {
 	if d.opts.Ownership == nil {
 		files, err := status.Files(snap)
@@ -25,7 +29,7 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[str
 	}
 	own := status.Snapshot{Fleet: snap.Fleet}
 	for _, c := range snap.Clusters {
-		if d.owns(c.Cluster) {
+		if d.owns(c.Cluster) && d.store.isComputed(c.Cluster) {
 			own.Clusters = append(own.Clusters, c)
 		}
 	}
@@ -43,11 +47,26 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[str
 		return nil, nil, false, err
 	}
 	for _, c := range base.Clusters {
-		if !d.owns(c.Cluster) {
+		if !d.owns(c.Cluster) || !d.store.isComputed(c.Cluster) {
 			delete(files, status.ClusterFile(c.Cluster)) // its owner's to write
 		}
 	}
 	return files, del, false, nil
+}
+
+// writeRecord is the status commit's Rewrite: at every attempt, against
+// the commit it builds on, a cluster record is written only while this
+// daemon owns the cluster (a replica that lost it meanwhile leaves the new
+// owner's record alone), only when it changed, and numbered after the
+// record it replaces (status.NextRecord).
+func (d *Daemon) writeRecord(file string, parent []byte, found bool, proposed []byte) ([]byte, bool) {
+	if path.Dir(file) != status.ClustersDir {
+		return proposed, true
+	}
+	if !d.owns(strings.TrimSuffix(path.Base(file), ".yaml")) {
+		return nil, false
+	}
+	return status.NextRecord(parent, found, proposed)
 }
 
 // clusterFilesOnly keeps the cluster records of a status tree.

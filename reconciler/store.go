@@ -18,10 +18,15 @@ type statusStore struct {
 	clusters map[string]status.ClusterStatus
 	rollouts map[string]status.RolloutStatus // by profile
 	version  uint64                          // bumped on every change
+	// computed names the clusters whose record this daemon computed
+	// itself (not seeded from the status branch) since it last lost them:
+	// only those may a replica of a sharded fleet write.
+	computed map[string]bool
 }
 
 func newStatusStore() *statusStore {
-	return &statusStore{clusters: map[string]status.ClusterStatus{}, rollouts: map[string]status.RolloutStatus{}}
+	return &statusStore{clusters: map[string]status.ClusterStatus{}, rollouts: map[string]status.RolloutStatus{},
+		computed: map[string]bool{}}
 }
 
 // seed loads the records of an earlier daemon.
@@ -46,6 +51,7 @@ func (s *statusStore) setFleet(f status.Fleet) {
 func (s *statusStore) setCluster(c status.ClusterStatus) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.computed[c.Cluster] = true
 	if old, ok := s.clusters[c.Cluster]; !ok || !reflect.DeepEqual(old, c) {
 		s.clusters[c.Cluster] = c
 		s.version++
@@ -78,6 +84,23 @@ func (s *statusStore) cluster(name string) (status.ClusterStatus, bool) {
 	defer s.mu.Unlock()
 	c, ok := s.clusters[name]
 	return c, ok
+}
+
+// lost forgets that this daemon computed a cluster's record: another
+// replica owns it now, and the record is no longer this daemon's to write
+// until it reconciles the cluster again.
+func (s *statusStore) lost(cluster string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.computed, cluster)
+}
+
+// isComputed reports whether this daemon computed the cluster's record
+// since it last lost the cluster.
+func (s *statusStore) isComputed(cluster string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.computed[cluster]
 }
 
 // touch bumps the version, so that the next status commit is made (and

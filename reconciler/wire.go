@@ -5,6 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig/cloud"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/render"
 )
@@ -30,6 +32,9 @@ func Build(ctx context.Context, s Setup) *Daemon {
 	}
 	if ro.Metrics == nil {
 		ro.Metrics = metrics.New()
+	}
+	if ro.Credentials == nil {
+		ro.Credentials = kubeconfig.NewCredentials(ctx, cloud.Options{})
 	}
 	m := ro.Metrics
 	ao := s.Apply

@@ -50,7 +50,19 @@ func addonNamespaces(p *plan) map[string]string {
 
 // renderAddon renders one add-on and applies its overlay's patches.
 func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]Step, memoEntry, error) {
-	a := &addonRender{
+	a := r.newAddonRender(ctx, p, ap)
+	var steps []Step
+	origin, err := a.useArtifact(ap)
+	if err == nil {
+		steps, err = a.renderSource(ap)
+	}
+	return a.finish(ap, origin, steps, err)
+}
+
+// newAddonRender is the state of a render of ap: the repository as the
+// profile may read it, the templater and the decryption keys.
+func (r *Renderer) newAddonRender(ctx context.Context, p *plan, ap *addonPlan) *addonRender {
+	return &addonRender{
 		ctx:           ctx,
 		r:             r,
 		fs:            newRepoFS(spec.Confine(p.req.FS, p.req.Profile.Root())),
@@ -62,7 +74,10 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		profile:       p.req.Profile,
 		plan:          p,
 	}
-	steps, err := a.renderSource(ap)
+}
+
+// finish applies the overlay's patches and records what the render used.
+func (a *addonRender) finish(ap *addonPlan, origin string, steps []Step, err error) ([]Step, memoEntry, error) {
 	for i := range steps {
 		steps[i].NoWait = !ap.addon.Waits()
 	}
@@ -77,6 +92,10 @@ func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]S
 		usedKeys: a.usedKeys.Load(),
 		remote:   a.usedRemote.Load(),
 		deps:     a.fs.deps.list(),
+	}
+	if ap.addon.OCI != nil { // the artifact's digest is its content's key
+		e.deps = nil
+		steps, err = fromArtifact(origin, a.profile.Source.File, steps, err)
 	}
 	return steps, e, err
 }
@@ -100,8 +119,12 @@ func (a *addonRender) renderSource(ap *addonPlan) ([]Step, error) {
 		if dir, err = a.sourcePath(ap, field+".manifests.path", ad.Manifests.Path); err == nil {
 			objs, err = a.renderManifests(dir)
 		}
+	case ad.Jsonnet != nil:
+		objs, err = a.renderJsonnet(ap, field+".jsonnet")
+	case ad.Ytt != nil:
+		objs, err = a.renderYtt(ap, field+".ytt")
 	default:
-		err = fmt.Errorf("%s: no source (helm, kustomize or manifests)", field)
+		err = fmt.Errorf("%s: no source (helm, kustomize, manifests, jsonnet or ytt)", field)
 	}
 	if err == nil && ad.PostBuild != nil {
 		objs, err = a.substitute(field, ad.PostBuild, objs)

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"github.com/regatta-dev/regatta/render/sandbox"
 	"sync"
 	"sync/atomic"
 
@@ -191,11 +192,14 @@ func (r *Renderer) renderAndStore(ctx context.Context, p *plan) (*Result, error)
 
 // rememberFailure caches a failure that depends only on the render's
 // inputs, so that a broken revision costs one render per distinct input,
-// not one per cluster and pass. Failures of Helm add-ons (networks,
-// registries) and of cancelled renders are not cached.
+// not one per cluster and pass. Failures of Helm and OCI add-ons
+// (networks, registries), of renders stopped at a sandbox limit (a
+// deadline depends on the machine's load) and of cancelled renders are not
+// cached.
 func (r *Renderer) rememberFailure(ctx context.Context, p *plan, entries []memoEntry, err error) {
 	n := len(entries)
-	if n == 0 || p.addons[n-1].addon.Helm != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if n == 0 || p.addons[n-1].addon.Helm != nil || p.addons[n-1].addon.OCI != nil || errors.Is(err, sandbox.ErrLimit) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return
 	}
 	keys := make([]string, n)

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/regatta-dev/regatta/render/sops"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -20,8 +22,11 @@ const maxCheckedFiles = 2000
 // overlay paths, values file paths, values string leaves) and, when its
 // path holds no template, the files of a template: true add-on and each
 // Helm values file. It reports parse errors and literal bombs (loops or
-// sizes written as numbers past the limits), with file and line. What
-// depends on the cluster's data is checked when rendering.
+// sizes written as numbers past the limits), with file and line. The
+// files of plain manifests and Kustomize add-ons (not templated) are
+// parsed: YAML syntax, and for manifests apiVersion, kind and List items,
+// as the render decodes them. What depends on the cluster's data is
+// checked when rendering.
 func (r *Renderer) CheckTemplates(fsys fs.FS, p *spec.Profile) spec.Diagnostics {
 	c := &checker{r: r, fsys: fsys, prof: p}
 	for i := range p.Spec.Addons {
@@ -49,9 +54,17 @@ func (c *checker) addon(i int, a *spec.Addon) {
 	case a.Kustomize != nil:
 		c.field(field+".kustomize.path", a.Kustomize.Path)
 		c.files(a.Template, a.Kustomize.Path, func(string) bool { return true })
+		if !a.Template && a.OCI == nil { // an artifact's files are checked when pulled
+			c.walk(a.Kustomize.Path, hasYAMLExt, c.syntax)
+		}
 	case a.Manifests != nil:
 		c.field(field+".manifests.path", a.Manifests.Path)
 		c.files(a.Template, a.Manifests.Path, hasManifestExt)
+		if !a.Template && a.OCI == nil { // an artifact's files are checked when pulled
+			c.walk(a.Manifests.Path, hasManifestExt, c.manifests)
+		}
+	case a.Jsonnet != nil:
+		c.field(field+".jsonnet.path", a.Jsonnet.Path)
 	case a.Helm != nil:
 		c.field(field+".helm.path", a.Helm.Path)
 		for j, f := range a.Helm.ValuesFiles {
@@ -106,10 +119,21 @@ func (c *checker) values(field string, v any) {
 // files checks the templates of a file or folder (when templated and the
 // path itself holds no template), the files that want selects.
 func (c *checker) files(templated bool, p string, want func(string) bool) {
-	if !templated || p == "" || strings.Contains(p, "{{") {
+	if templated {
+		c.walk(p, want, c.file)
+	}
+}
+
+// walk calls check on the files of a file or folder that want selects,
+// when the path holds no template and the profile may read it.
+func (c *checker) walk(p string, want func(string) bool, check func(string)) {
+	if p == "" || strings.Contains(p, "{{") {
 		return
 	}
 	p = path.Clean(p)
+	if _, err := spec.ResolvePath(spec.Confine(c.fsys, c.prof.Root()), p); err != nil {
+		return // the path's own error is reported by the load
+	}
 	n := 0
 	_ = fs.WalkDir(c.fsys, p, func(f string, d fs.DirEntry, err error) error {
 		if err != nil || n >= maxCheckedFiles {
@@ -119,9 +143,49 @@ func (c *checker) files(templated bool, p string, want func(string) bool) {
 			return nil
 		}
 		n++
-		c.file(f)
+		check(f)
 		return nil
 	})
+}
+
+// manifests checks that a plain manifest file decodes as the render
+// decodes it: YAML syntax, apiVersion and kind, List items.
+func (c *checker) manifests(f string) {
+	data, err := fs.ReadFile(c.fsys, f)
+	if err != nil {
+		return
+	}
+	if _, err := decodeObjects(f, data); err != nil {
+		c.fileError(f, err)
+	}
+}
+
+// syntax checks the YAML syntax of a file of a Kustomize folder.
+func (c *checker) syntax(f string) {
+	data, err := fs.ReadFile(c.fsys, f)
+	if err != nil {
+		return
+	}
+	for _, doc := range splitDocuments(data) {
+		if _, err := yaml.YAMLToJSON(doc.data); err != nil {
+			line, msg := yamlErrorLine(doc.data, err)
+			c.fileError(f, &Error{File: f, Line: doc.line + max(line, 1) - 1, Err: errors.New(msg)})
+			return
+		}
+	}
+}
+
+func (c *checker) fileError(f string, err error) {
+	d := spec.Diagnostic{Severity: spec.SeverityError, File: f, Message: err.Error()}
+	var re *Error
+	if errors.As(err, &re) {
+		d.File, d.Line, d.Message = re.File, re.Line, re.Err.Error()
+	}
+	c.diags = append(c.diags, d)
+}
+
+func hasYAMLExt(name string) bool {
+	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
 }
 
 func (c *checker) file(f string) {
@@ -130,11 +194,6 @@ func (c *checker) file(f string) {
 		return
 	}
 	if err := c.r.templates.get(f, data).err; err != nil {
-		var re *Error
-		d := spec.Diagnostic{Severity: spec.SeverityError, File: f, Message: err.Error()}
-		if errors.As(err, &re) {
-			d.Line, d.Message = re.Line, re.Err.Error()
-		}
-		c.diags = append(c.diags, d)
+		c.fileError(f, err)
 	}
 }

@@ -21,7 +21,9 @@ type Error struct {
 	Addon   string
 	File    string
 	Line    int
-	Err     error
+	// Column is set where the source gives it (Jsonnet).
+	Column int
+	Err    error
 }
 
 func (e *Error) Error() string {
@@ -36,6 +38,9 @@ func (e *Error) Error() string {
 		b.WriteString(e.File)
 		if e.Line > 0 {
 			fmt.Fprintf(&b, ":%d", e.Line)
+		}
+		if e.Line > 0 && e.Column > 0 {
+			fmt.Fprintf(&b, ":%d", e.Column)
 		}
 		b.WriteString(": ")
 	}

@@ -155,7 +155,7 @@ func (r *Renderer) addonKey(ctx context.Context, p *plan, ap *addonPlan, e memoE
 	if p.req.Revision != "" {
 		revKey = hashStrings(p.req.Revision, ap.memoKey, facts, hashStrings(e.deps...))
 		if k, ok := r.cache.revKeys.get(revKey); ok {
-			return r.withChart(ctx, p, ap, k)
+			return r.withRemote(ctx, p, ap, k)
 		}
 	}
 	parts := make([]string, 0, 2+2*len(e.deps))
@@ -171,7 +171,7 @@ func (r *Renderer) addonKey(ctx context.Context, p *plan, ap *addonPlan, e memoE
 	if revKey != "" {
 		r.cache.revKeys.put(revKey, k, int64(len(revKey)+len(k)+64))
 	}
-	return r.withChart(ctx, p, ap, k)
+	return r.withRemote(ctx, p, ap, k)
 }
 
 func resultKey(p *plan, addonKeys []string) string {

@@ -122,15 +122,17 @@ func (a *addonRender) renderKustomize(dir string, ks *spec.KustomizeSource) ([]O
 		if e := kfs.yamlError(err); e != nil {
 			return nil, e
 		}
-		return nil, kustomizeError(dir, err)
+		return nil, kfs.kustomizeError(root, err)
 	}
 	return objectsOf(m, root, keepOrigin)
 }
 
-// kustomizeError names the kustomization folder of a kustomize failure.
-func kustomizeError(dir string, err error) error {
-	msg := strings.ReplaceAll(err.Error(), "'/", "'")
-	return &Error{File: dir, Err: fmt.Errorf("kustomize: %s", tidyKustomize(msg))}
+// kustomizeError places a kustomize failure at the kustomization file and
+// line of the entry that failed, or else at the folder root.
+func (k *kustFS) kustomizeError(root string, err error) error {
+	msg := tidyKustomize(strings.ReplaceAll(err.Error(), "'/", "'"))
+	file, line, msg := k.placeKustomize(root, msg)
+	return &Error{File: file, Line: line, Err: fmt.Errorf("kustomize: %s", msg)}
 }
 
 // malformedYAML is kustomize's message for a resource file it cannot parse.

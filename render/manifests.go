@@ -46,16 +46,16 @@ func (a *addonRender) manifestFiles(p string) ([]string, error) {
 		return []string{p}, nil
 	}
 	var files []string
-	if err := a.walk(p, map[string]bool{}, &files); err != nil {
+	if err := a.walk(p, hasManifestExt, map[string]bool{}, &files); err != nil {
 		return nil, err
 	}
 	sort.Strings(files)
 	return files, nil
 }
 
-// walk collects the manifest files below dir. seen holds the resolved
-// folders already walked, so that a symlink loop ends.
-func (a *addonRender) walk(dir string, seen map[string]bool, files *[]string) error {
+// walk collects the files below dir whose names keep accepts. seen holds
+// the resolved folders already walked, so that a symlink loop ends.
+func (a *addonRender) walk(dir string, keep func(string) bool, seen map[string]bool, files *[]string) error {
 	resolved, err := a.fs.resolve(dir)
 	if err != nil {
 		return fileError(dir, 0, describePathError(dir, err))
@@ -80,10 +80,10 @@ func (a *addonRender) walk(dir string, seen map[string]bool, files *[]string) er
 		}
 		switch {
 		case isDir:
-			if err := a.walk(p, seen, files); err != nil {
+			if err := a.walk(p, keep, seen, files); err != nil {
 				return err
 			}
-		case hasManifestExt(e.Name()):
+		case keep(e.Name()):
 			*files = append(*files, p)
 		}
 	}

@@ -100,6 +100,8 @@ func (p *plan) templateFields(tpl *templater, ap *addonPlan) map[string]string {
 		str(field+".kustomize.path", ad.Kustomize.Path)
 	case ad.Manifests != nil:
 		str(field+".manifests.path", ad.Manifests.Path)
+	case ad.Jsonnet != nil:
+		str(field+".jsonnet.path", ad.Jsonnet.Path)
 	}
 	if h := ad.Helm; h != nil {
 		str(field+".helm.path", h.Path)

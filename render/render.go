@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/regatta-dev/regatta/render/helm"
+	"github.com/regatta-dev/regatta/render/oci"
+	"github.com/regatta-dev/regatta/render/sandbox"
 	"github.com/regatta-dev/regatta/render/sops"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -132,6 +134,13 @@ const DefaultSchemaIdleTimeout = time.Minute
 type Options struct {
 	// Helm renders charts; nil makes any Helm add-on an error.
 	Helm *helm.Renderer
+	// Sandbox runs Jsonnet and ytt add-ons in worker processes bounded in time
+	// and memory (see render/sandbox and WorkerHandlers); nil runs them in
+	// this process, bounded only in stack depth.
+	Sandbox *sandbox.Pool
+	// OCI pulls the artifacts of add-ons with an oci source; nil makes
+	// such an add-on an error.
+	OCI *oci.Client
 	// Keys decrypts SOPS documents; nil makes any encrypted file an error.
 	Keys *sops.Keyring
 	// AllowRemoteBases lets kustomizations load remote (git, http) bases

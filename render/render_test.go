@@ -137,8 +137,8 @@ func TestRenderErrors(t *testing.T) {
 		file: "profiles/missing-path-key.yaml", line: 9,
 	}, {
 		profile: "broken-kustomize", cluster: prodCluster(),
-		want: `profile broken-kustomize: addon broken: addons/broken-kustomize: kustomize: resource 'does-not-exist.yaml': addons/broken-kustomize/does-not-exist.yaml does not exist`,
-		file: "addons/broken-kustomize",
+		want: `profile broken-kustomize: addon broken: addons/broken-kustomize/kustomization.yaml:5: kustomize: resource 'does-not-exist.yaml': addons/broken-kustomize/does-not-exist.yaml does not exist`,
+		file: "addons/broken-kustomize/kustomization.yaml", line: 5,
 	}, {
 		profile: "remote", cluster: prodCluster(),
 		want: `profile remote: addon remote: addons/remote/kustomization.yaml:5: "github.com/example/fleet//addons/app/base?ref=v1.0.0" is remote: remote bases and files are disabled`,

@@ -93,6 +93,14 @@ func (r *repoFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return fs.ReadDir(r.fsys, resolved)
 }
 
+// Lstat implements fs.ReadLinkFS on the tree as it is: name is not
+// followed, nor are the folders on its way (spec.ResolvePath, which calls
+// it, resolves a path's symlinks from its first component on).
+func (r *repoFS) Lstat(name string) (fs.FileInfo, error) { return fs.Lstat(r.fsys, path.Clean(name)) }
+
+// ReadLink implements fs.ReadLinkFS, as Lstat does.
+func (r *repoFS) ReadLink(name string) (string, error) { return fs.ReadLink(r.fsys, path.Clean(name)) }
+
 // isDir reports whether p resolves to a folder.
 func (r *repoFS) isDir(p string) bool {
 	info, err := r.Stat(p)
@@ -150,6 +158,8 @@ func notExist(err error) bool {
 // describePathError turns fs errors into short user messages.
 func describePathError(p string, err error) error {
 	switch {
+	case errors.Is(err, spec.ErrOutsideTenant):
+		return fmt.Errorf("%s: %w", p, spec.ErrOutsideTenant)
 	case errors.Is(err, spec.ErrPathEscapes):
 		return fmt.Errorf("%s: %w", p, spec.ErrPathEscapes)
 	case errors.Is(err, fs.ErrNotExist):

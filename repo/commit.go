@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // Defaults of a CommitRequest.
@@ -45,6 +47,12 @@ type CommitRequest struct {
 	// MaxAttempts bounds pushes when the remote moved in between
 	// (default DefaultMaxAttempts). Pushes never force.
 	MaxAttempts int
+	// Rewrite, when set, is asked at every attempt for each file of Files
+	// with the parent commit's content of that path (found false when it
+	// has none) and returns what to write; write false leaves the parent's
+	// file as it is. It lets a writer decide against the commit it builds
+	// on, not the one it last read.
+	Rewrite func(path string, parent []byte, found bool, proposed []byte) (out []byte, write bool)
 }
 
 // CommitResult tells what CommitAndPush did.
@@ -159,6 +167,17 @@ func (s *Source) buildTree(req CommitRequest, base plumbing.Hash) (plumbing.Hash
 		edits[p] = edit{del: true}
 	}
 	for p, data := range req.Files {
+		if req.Rewrite != nil {
+			parent, found, err := readTreeFile(s.store, base, p)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			var write bool
+			if data, write = req.Rewrite(p, parent, found, data); !write {
+				delete(edits, p) // the parent's file stays, pruned or deleted or not
+				continue
+			}
+		}
 		h, err := writeBlob(s.store, data)
 		if err != nil {
 			return plumbing.ZeroHash, err
@@ -233,4 +252,24 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// readTreeFile reads path in the tree root (zero: empty tree).
+func readTreeFile(st storer.EncodedObjectStorer, root plumbing.Hash, path string) ([]byte, bool, error) {
+	if root.IsZero() {
+		return nil, false, nil
+	}
+	t, err := object.GetTree(st, root)
+	if err != nil {
+		return nil, false, err
+	}
+	f, err := t.File(path)
+	if errors.Is(err, object.ErrFileNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	s, err := f.Contents()
+	return []byte(s), err == nil, err
 }

@@ -87,37 +87,18 @@ func TestCommitStatusBranch(t *testing.T) {
 }
 
 func TestCommitPushRace(t *testing.T) {
-	root := t.TempDir()
-	up := newUpstream(t, root, "fleet.git")
-	var armed atomic.Bool
-	var other string
-	var otherErr error
-	otherDir := t.TempDir()
-	race := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") && armed.CompareAndSwap(true, false) {
-				// Someone else pushes after we listed the branch and
-				// built our commit, just before our push arrives.
-				other, otherErr = up.pushAs(otherDir, DefaultStatusBranch, "status/clusters/other.yaml", "theirs\n")
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-	srv := newHTTPServer(t, root, nil, race)
-	ctx := context.Background()
-	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := newRacer(t, "status/clusters/other.yaml")
+	up, src, ctx := rc.up, rc.src, context.Background()
 	first, err := src.CommitAndPush(ctx, CommitRequest{Prefix: "status", Files: map[string][]byte{"status/README.md": []byte("v1\n")}})
 	if err != nil || !first.Committed {
 		t.Fatalf("create status branch: %+v %v", first, err)
 	}
 
-	armed.Store(true)
+	rc.armed.Store(true)
 	res, err := src.CommitAndPush(ctx, CommitRequest{Prefix: "status", Files: map[string][]byte{"status/README.md": []byte("v2\n")}})
-	if otherErr != nil || other == "" {
-		t.Fatalf("the concurrent push did not happen: %v", otherErr)
+	other := rc.other
+	if rc.otherErr != nil || other == "" {
+		t.Fatalf("the concurrent push did not happen: %v", rc.otherErr)
 	}
 	if err != nil || !res.Committed || res.Attempts != 2 {
 		t.Fatalf("want a commit after 2 attempts, got %+v %v", res, err)
@@ -232,4 +213,69 @@ func TestCommitToLocalRepository(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCommitRewriteSeesRacingParent: Rewrite is asked at every attempt
+// with the content of the commit it builds on, so a file pushed by
+// someone else in between is seen and can be left alone, even by a
+// pruning commit.
+func TestCommitRewriteSeesRacingParent(t *testing.T) {
+	rc := newRacer(t, "status/clusters/a.yaml")
+	up, src, ctx := rc.up, rc.src, context.Background()
+	if _, err := src.CommitAndPush(ctx, statusRequest(map[string]string{"status/clusters/a.yaml": "a1\n"}, "r")); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	req := statusRequest(map[string]string{"status/clusters/a.yaml": "a2\n", "status/README.md": "x\n"}, "r")
+	req.Rewrite = func(p string, parent []byte, found bool, proposed []byte) ([]byte, bool) {
+		if p != "status/clusters/a.yaml" {
+			return proposed, true
+		}
+		seen = append(seen, fmt.Sprintf("%s:%v", parent, found))
+		return proposed, string(parent) != "theirs\n" // leave theirs alone
+	}
+	rc.armed.Store(true)
+	res, err := src.CommitAndPush(ctx, req)
+	if rc.otherErr != nil || err != nil || !res.Committed || res.Attempts != 2 {
+		t.Fatalf("%+v %v %v", res, err, rc.otherErr)
+	}
+	if strings.Join(seen, ",") != "a1\n:true,theirs\n:true" {
+		t.Errorf("Rewrite saw %q", seen)
+	}
+	tip := up.head(DefaultStatusBranch)
+	if up.show(tip, "status/clusters/a.yaml") != "theirs" || up.show(tip, "status/README.md") != "x" {
+		t.Errorf("the racing file was not kept, or ours not written")
+	}
+}
+
+// racer serves an upstream whose next push, once armed, is preceded by
+// someone else's push of file ("theirs"): after we listed the branch and
+// built our commit, just before our push arrives.
+type racer struct {
+	up       *upstream
+	src      *Source
+	armed    atomic.Bool
+	other    string
+	otherErr error
+}
+
+func newRacer(t *testing.T, file string) *racer {
+	t.Helper()
+	root := t.TempDir()
+	rc := &racer{up: newUpstream(t, root, "fleet.git")}
+	otherDir := t.TempDir()
+	race := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") && rc.armed.CompareAndSwap(true, false) {
+				rc.other, rc.otherErr = rc.up.pushAs(otherDir, DefaultStatusBranch, file, "theirs\n")
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := newHTTPServer(t, root, nil, race)
+	var err error
+	if rc.src, err = NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git"}); err != nil {
+		t.Fatal(err)
+	}
+	return rc
 }

@@ -30,6 +30,9 @@ type Diagnostic struct {
 	Line     int      `json:"line,omitempty"`
 	Field    string   `json:"field,omitempty"`
 	Message  string   `json:"message"`
+	// Tenant is set on an error in a tenant's folder: it refuses that
+	// tenant's profiles only, not the revision (Admit).
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // Error formats the diagnostic as "file:line: field: message".

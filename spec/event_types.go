@@ -115,6 +115,8 @@ func loadEventSources(fsys fs.FS, repo *Repository, diags *Diagnostics) {
 		e := &EventSource{}
 		if loadDocument(fsys, f, KindEventSource, e, &e.Source, diags) {
 			repo.EventSources = append(repo.EventSources, e)
+		} else {
+			repo.markUnloaded(KindEventSource, e.Metadata.Name, f)
 		}
 	}
 	sort.Slice(repo.EventSources, func(i, j int) bool {

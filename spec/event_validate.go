@@ -58,7 +58,7 @@ func checkEventTrigger(r *Repository, p *Profile, rep report) {
 	switch {
 	case t.EventSourceName == "":
 		rep.errorf(f+".eventSourceName", "required: the name of an EventSource in %s/", EventsDir)
-	case r.EventSource(t.EventSourceName) == nil:
+	case r.EventSource(t.EventSourceName) == nil && !r.failedToLoad(KindEventSource, t.EventSourceName):
 		rep.errorf(f+".eventSourceName", "event source %q does not exist (%s/%s.yaml)", t.EventSourceName, EventsDir, t.EventSourceName)
 	}
 	if t.MaxInstances < 0 {

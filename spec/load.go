@@ -25,6 +25,16 @@ type Repository struct {
 	Rollouts []*RolloutControl
 	Tenants  []*Tenant
 
+	// unloaded names the documents that were found but failed to decode,
+	// by kind and name ("Profile/a"): a reference to one is not also
+	// reported as a reference to nothing.
+	unloaded map[string]bool
+	// tenantFolders are the tenants' declarations by folder name, as far
+	// as they decoded (loaded or not).
+	tenantFolders map[string]*Tenant
+	// Refused are the tenants whose folders did not load (Admit).
+	Refused []*RefusedTenant
+
 	// FS is the tree the repository was loaded from; add-on paths are
 	// relative to its root.
 	FS fs.FS
@@ -72,6 +82,8 @@ func Load(fsys fs.FS) (*Repository, Diagnostics) {
 		p := &Profile{}
 		if loadDocument(fsys, f, KindProfile, p, &p.Source, &diags) {
 			repo.Profiles = append(repo.Profiles, p)
+		} else {
+			repo.markUnloaded(KindProfile, p.Metadata.Name, f)
 		}
 	}
 	loadTenants(fsys, repo, &diags)
@@ -87,6 +99,24 @@ func Load(fsys fs.FS) (*Repository, Diagnostics) {
 	validateRepository(repo, &diags)
 	diags.Sort()
 	return repo, diags
+}
+
+// markUnloaded records a document of file that failed to decode, under
+// its metadata.name as far as it was read, else its file name.
+func (r *Repository) markUnloaded(kind, name, file string) {
+	if name == "" {
+		name = fileStem(file)
+	}
+	if r.unloaded == nil {
+		r.unloaded = map[string]bool{}
+	}
+	r.unloaded[kind+"/"+name] = true
+}
+
+// failedToLoad reports whether a document of kind named name exists but
+// failed to decode (its own errors say why).
+func (r *Repository) failedToLoad(kind, name string) bool {
+	return r.unloaded[kind+"/"+name]
 }
 
 func sortByName(r *Repository) {

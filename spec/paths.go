@@ -105,7 +105,7 @@ func checkRepoPath(fsys fs.FS, rep report, field, p string, want pathKind) (stri
 		rep.errorf(field, "required")
 		return "", false
 	}
-	if IsTemplated(p) {
+	if IsTemplated(p) || fsys == nil { // nil: the path is in an OCI artifact, read when rendering
 		return "", false
 	}
 	resolved, err := ResolvePath(fsys, p)

@@ -90,6 +90,8 @@ func validateRolloutControl(r *Repository, c *RolloutControl, rep report) {
 	checkName(rep, c.Metadata.Name, fileStem(c.Source.File), "file")
 	p := r.Profile(c.Metadata.Name)
 	switch {
+	case p == nil && r.failedToLoad(KindProfile, c.Metadata.Name):
+		return // the profile's own errors say why
 	case p == nil:
 		rep.errorf("metadata.name", "profile %q does not exist (rollouts/<profile>.yaml)", c.Metadata.Name)
 		return

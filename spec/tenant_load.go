@@ -15,8 +15,10 @@ import (
 // tenants/<name>/profiles/*.yaml, which join the repository's profiles
 // bound to their tenant.
 func loadTenants(fsys fs.FS, repo *Repository, diags *Diagnostics) {
+	repo.tenantFolders = map[string]*Tenant{}
 	for _, f := range listTenantFiles(fsys, diags) {
 		t := &Tenant{}
+		repo.tenantFolders[tenantFolderOf(f)] = t
 		if !loadDocument(fsys, f, KindTenant, t, &t.Source, diags) {
 			continue
 		}
@@ -26,6 +28,8 @@ func loadTenants(fsys fs.FS, repo *Repository, diags *Diagnostics) {
 			p := &Profile{tenant: t}
 			if loadDocument(fsys, pf, KindProfile, p, &p.Source, diags) {
 				repo.Profiles = append(repo.Profiles, p)
+			} else {
+				repo.markUnloaded(KindProfile, p.Metadata.Name, pf)
 			}
 		}
 	}

@@ -61,9 +61,18 @@ type ClusterSpec struct {
 	Namespaces []string `yaml:"namespaces,omitempty"`
 }
 
-// KubeconfigSource points at the Secret holding a cluster's kubeconfig.
+// KubeconfigSource says how regatta reaches a cluster: the Secret holding
+// its kubeconfig (optionally with a ServiceAccount token that regatta
+// renews), or a cloud provider whose workload identity signs short-lived
+// tokens (spec/credentials.go).
 type KubeconfigSource struct {
-	SecretRef SecretKeyRef `yaml:"secretRef"`
+	SecretRef SecretKeyRef `yaml:"secretRef,omitempty"`
+	// RenewToken, with a secretRef, makes regatta replace the kubeconfig's
+	// ServiceAccount token with fresh bound tokens before they expire.
+	RenewToken *TokenRenewal `yaml:"renewToken,omitempty"`
+	// Cloud, instead of a secretRef, reaches the cluster with tokens of
+	// the cloud identity of regatta's pod.
+	Cloud *CloudCredentials `yaml:"cloud,omitempty"`
 }
 
 // SecretKeyRef names one key of one Secret. Defaults follow Cluster API:
@@ -135,6 +144,12 @@ type Addon struct {
 	Helm      *HelmSource      `yaml:"helm,omitempty"`
 	Kustomize *KustomizeSource `yaml:"kustomize,omitempty"`
 	Manifests *ManifestsSource `yaml:"manifests,omitempty"`
+	Jsonnet   *JsonnetSource   `yaml:"jsonnet,omitempty"`
+	Ytt       *YttSource       `yaml:"ytt,omitempty"`
+	// OCI, when set, takes the add-on's files (the kustomize, manifests,
+	// jsonnet or ytt paths) from an OCI artifact instead of the
+	// repository: the paths are relative to the artifact's root.
+	OCI *OCISource `yaml:"oci,omitempty"`
 	// Template renders the add-on's manifests as Go templates with the
 	// cluster's data before they are parsed.
 	Template bool `yaml:"template,omitempty"`
@@ -219,6 +234,62 @@ type ManifestsSource struct {
 	Path string `yaml:"path"`
 }
 
+// JsonnetSource is a Jsonnet program of the fleet repository, evaluated
+// as `jsonnet -J <jpath>... --ext-str ... --tla-str ... <path>` does. The
+// program sees the cluster's data as std.extVar('regatta').
+type JsonnetSource struct {
+	// Path is the main file (templated, as a kustomize path).
+	Path string `yaml:"path"`
+	// JPath are library folders of the repository, searched after the
+	// importing file's folder, the last first (the CLI's -J): a
+	// jsonnet-bundler project lists its vendor folder.
+	JPath []string `yaml:"jpath,omitempty"`
+	// ExtVars are external variables as strings (--ext-str), ExtCode as
+	// Jsonnet code (--ext-code).
+	ExtVars map[string]string `yaml:"extVars,omitempty"`
+	ExtCode map[string]string `yaml:"extCode,omitempty"`
+	// TLAs are top-level arguments as strings (--tla-str), TLACode as
+	// Jsonnet code (--tla-code), for a program that is a function.
+	TLAs    map[string]string `yaml:"tlas,omitempty"`
+	TLACode map[string]string `yaml:"tlaCode,omitempty"`
+}
+
+// YttSource is a set of Carvel ytt files of the fleet repository
+// (templates, overlays, schemas, data values, Starlark modules), rendered
+// as `ytt -f <path>... --data-values-file <file>...` does. The templates
+// see the cluster's data as data.values.regatta.
+type YttSource struct {
+	// Paths are files and folders, each a -f of the CLI, in order.
+	Paths []string `yaml:"paths"`
+	// ValuesFiles are plain YAML data-values files or folders
+	// (--data-values-file), in order.
+	ValuesFiles []string `yaml:"valuesFiles,omitempty"`
+	// Values are data values set after ValuesFiles, one
+	// --data-value-yaml per top-level key.
+	Values map[string]any `yaml:"values,omitempty"`
+}
+
+// OCISource is an OCI artifact (Flux's format, or a single-layer tar.gz)
+// selected by exactly one of tag, semver (a range over the tags) or
+// digest.
+type OCISource struct {
+	// URL is oci://registry/repository.
+	URL    string `yaml:"url"`
+	Tag    string `yaml:"tag,omitempty"`
+	Semver string `yaml:"semver,omitempty"`
+	Digest string `yaml:"digest,omitempty"`
+	// SecretRef names a kubernetes.io/dockerconfigjson Secret manifest
+	// of the repository (SOPS-encrypted as a rule) whose
+	// .dockerconfigjson logs in to the registry.
+	SecretRef *OCISecretRef `yaml:"secretRef,omitempty"`
+}
+
+// OCISecretRef is a Secret manifest in a repository file.
+type OCISecretRef struct {
+	Name string `yaml:"name"`
+	Path string `yaml:"path"`
+}
+
 // Patch is a strategic-merge or JSON 6902 patch with an optional target,
 // as in Flux's Kustomization.spec.patches.
 type Patch struct {
@@ -245,7 +316,7 @@ type Overlay struct {
 	Addon           string         `yaml:"addon"`
 	Values          map[string]any `yaml:"values,omitempty"`
 	Patches         []Patch        `yaml:"patches,omitempty"`
-	// Path replaces the add-on's kustomize or manifests path.
+	// Path replaces the add-on's kustomize or manifests path, or its Jsonnet main file.
 	Path string `yaml:"path,omitempty"`
 }
 

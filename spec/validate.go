@@ -11,8 +11,10 @@ import (
 func validateRepository(r *Repository, diags *Diagnostics) {
 	for _, c := range r.Clusters {
 		rep := report{src: &c.Source, diags: diags}
+		secretRefSet := c.Spec.Kubeconfig.SecretRef != (SecretKeyRef{})
 		defaultCluster(c)
 		validateCluster(r, c, rep)
+		validateCredentials(rep, &c.Spec.Kubeconfig, secretRefSet)
 	}
 	for _, c := range r.Classifiers {
 		validateClassifier(c, report{src: &c.Source, diags: diags})
@@ -44,6 +46,9 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 const DefaultKubeconfigNamespace = "regatta-system"
 
 func defaultCluster(c *Cluster) {
+	if c.Spec.Kubeconfig.Cloud != nil {
+		return
+	}
 	ref := &c.Spec.Kubeconfig.SecretRef
 	if ref.Name == "" {
 		ref.Name = c.Metadata.Name + "-kubeconfig"
@@ -61,10 +66,11 @@ func validateCluster(r *Repository, c *Cluster, rep report) {
 	folder := dir[strings.LastIndexByte(dir, '/')+1:]
 	checkName(rep, c.Metadata.Name, folder, "folder")
 	checkLabels(rep, "metadata.labels", c.Metadata.Labels)
-	ref := c.Spec.Kubeconfig.SecretRef
-	checkDNS(rep, "spec.kubeconfig.secretRef.name", ref.Name, validation.IsDNS1123Subdomain)
-	checkDNS(rep, "spec.kubeconfig.secretRef.namespace", ref.Namespace, validation.IsDNS1123Label)
-	checkDNS(rep, "spec.kubeconfig.secretRef.key", ref.Key, validation.IsConfigMapKey)
+	if ref := c.Spec.Kubeconfig.SecretRef; c.Spec.Kubeconfig.Cloud == nil {
+		checkDNS(rep, "spec.kubeconfig.secretRef.name", ref.Name, validation.IsDNS1123Subdomain)
+		checkDNS(rep, "spec.kubeconfig.secretRef.namespace", ref.Namespace, validation.IsDNS1123Label)
+		checkDNS(rep, "spec.kubeconfig.secretRef.key", ref.Key, validation.IsConfigMapKey)
+	}
 	checkDecryption(rep, "spec.decryption", c.Spec.Decryption)
 	checkClusterNamespaces(rep, c.Spec.Namespaces)
 	c.Files = clusterFiles(r, dir)

@@ -73,7 +73,7 @@ func checkDependsOn(r *Repository, p *Profile, rep report) {
 			rep.errorf(field, "a profile cannot depend on itself")
 		case seen[d]:
 			rep.errorf(field, "%q is listed twice", d)
-		case r.Profile(d) == nil:
+		case r.Profile(d) == nil && !r.failedToLoad(KindProfile, d):
 			rep.errorf(field, "profile %q does not exist", d)
 		}
 		seen[d] = true
@@ -90,12 +90,20 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 		checkAddonName(rep, field, a.Name, seen, i)
 		switch n := countSources(a); {
 		case n == 0:
-			rep.errorf(field, "needs one source: helm, kustomize or manifests")
+			rep.errorf(field, "needs one source: helm, kustomize, manifests, jsonnet or ytt")
 		case n > 1:
-			rep.errorf(field, "has %d sources; set exactly one of helm, kustomize or manifests", n)
+			rep.errorf(field, "has %d sources; set exactly one of helm, kustomize, manifests, jsonnet or ytt", n)
 		}
 		if a.Helm != nil {
 			checkHelm(fsys, a.Helm, field+".helm", rep)
+		}
+		fsys := fsys
+		if a.OCI != nil {
+			checkOCI(rep, field+".oci", a)
+			if r := a.OCI.SecretRef; r != nil {
+				checkRepoPath(fsys, rep, field+".oci.secretRef.path", r.Path, pathFile)
+			}
+			fsys = nil // the paths below are in the artifact
 		}
 		if k := a.Kustomize; k != nil {
 			checkKustomizePath(fsys, rep, field+".kustomize.path", k.Path)
@@ -103,6 +111,12 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 		}
 		if m := a.Manifests; m != nil {
 			checkManifestsPath(fsys, rep, field+".manifests.path", m.Path)
+		}
+		if j := a.Jsonnet; j != nil {
+			checkJsonnet(fsys, rep, field+".jsonnet", j)
+		}
+		if y := a.Ytt; y != nil {
+			checkYtt(fsys, rep, field+".ytt", y)
 		}
 		checkFluxFields(fsys, a, field, rep)
 	}
@@ -125,7 +139,7 @@ func checkAddonName(rep report, field, name string, seen map[string]int, i int) 
 
 func countSources(a Addon) int {
 	n := 0
-	for _, set := range []bool{a.Helm != nil, a.Kustomize != nil, a.Manifests != nil} {
+	for _, set := range []bool{a.Helm != nil, a.Kustomize != nil, a.Manifests != nil, a.Jsonnet != nil, a.Ytt != nil} {
 		if set {
 			n++
 		}
@@ -237,8 +251,10 @@ func checkOverlayPath(fsys fs.FS, rep report, field, p string, a *Addon) {
 		checkKustomizePath(fsys, rep, field, p)
 	case a.Manifests != nil:
 		checkRepoPath(fsys, rep, field, p, pathAny)
+	case a.Jsonnet != nil:
+		checkRepoPath(fsys, rep, field, p, pathFile)
 	default:
-		rep.errorf(field, "only kustomize and manifests add-ons take an overlay path")
+		rep.errorf(field, "only kustomize, manifests and jsonnet add-ons take an overlay path")
 	}
 }
 

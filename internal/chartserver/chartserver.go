@@ -4,15 +4,20 @@
 package chartserver
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,6 +116,11 @@ type OCI struct {
 	mu       sync.Mutex
 	tags     map[string]map[string]string // repository -> tag -> manifest digest
 	blobs    map[string][]byte
+	uploads  map[string][]byte // blob uploads in progress
+	next     int
+	// Login, when set ("user:password"), is required of every request
+	// (HTTP basic authentication).
+	Login string
 }
 
 var ociPath = regexp.MustCompile(`^/v2/(.+)/(tags/list|manifests/([^/]+)|blobs/([^/]+))$`)
@@ -159,11 +169,48 @@ func (o *OCI) Push(t testing.TB, repository string, archive []byte) string {
 	return digest
 }
 
+// PushArtifact stores a one-layer artifact (a Flux artifact, a plain
+// tar.gz pushed by oras) under repository:tag and returns the manifest's
+// digest.
+func (o *OCI) PushArtifact(t testing.TB, repository, tag, configMediaType, layerMediaType string, layer []byte) string {
+	t.Helper()
+	config := []byte("{}")
+	desc := func(mediaType string, data []byte) map[string]any {
+		return map[string]any{"mediaType": mediaType, "digest": "sha256:" + sha256Hex(data), "size": len(data)}
+	}
+	manifest, _ := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
+		"config":        desc(configMediaType, config),
+		"layers":        []any{desc(layerMediaType, layer)},
+	})
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, b := range [][]byte{config, layer, manifest} {
+		o.blobs["sha256:"+sha256Hex(b)] = b
+	}
+	if o.tags[repository] == nil {
+		o.tags[repository] = map[string]string{}
+	}
+	digest := "sha256:" + sha256Hex(manifest)
+	o.tags[repository][tag] = digest
+	return digest
+}
+
 func (o *OCI) serve(w http.ResponseWriter, r *http.Request) {
 	o.Requests.Add(1)
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if user, pass, _ := r.BasicAuth(); o.Login != "" && user+":"+pass != o.Login {
+		w.Header().Set("WWW-Authenticate", `Basic realm="chartserver"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
 	if r.URL.Path == "/v2/" || r.URL.Path == "/v2" {
+		return
+	}
+	if r.Method == http.MethodPost || r.Method == http.MethodPatch || r.Method == http.MethodPut {
+		o.push(w, r)
 		return
 	}
 	m := ociPath.FindStringSubmatch(r.URL.Path)
@@ -188,6 +235,60 @@ func (o *OCI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+var (
+	uploadPath   = regexp.MustCompile(`^/v2/(.+)/blobs/uploads/([^/]*)$`)
+	manifestPath = regexp.MustCompile(`^/v2/(.+)/manifests/([^/]+)$`)
+)
+
+// push takes the part of the distribution API clients such as oras push
+// with: monolithic or chunked blob uploads and manifest puts by tag or
+// digest. It is called with o.mu held.
+func (o *OCI) push(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if m := manifestPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPut {
+		digest := "sha256:" + sha256Hex(body)
+		o.blobs[digest] = body
+		if !strings.HasPrefix(m[2], "sha256:") {
+			if o.tags[m[1]] == nil {
+				o.tags[m[1]] = map[string]string{}
+			}
+			o.tags[m[1]][m[2]] = digest
+		}
+		w.Header().Set("Docker-Content-Digest", digest)
+		w.WriteHeader(http.StatusCreated)
+		return
+	}
+	m := uploadPath.FindStringSubmatch(r.URL.Path)
+	if m == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if o.uploads == nil {
+		o.uploads = map[string][]byte{}
+	}
+	id := m[2]
+	if id == "" {
+		o.next++
+		id = strconv.Itoa(o.next)
+	}
+	o.uploads[id] = append(o.uploads[id], body...)
+	if d := r.URL.Query().Get("digest"); d != "" {
+		o.blobs[d] = o.uploads[id]
+		delete(o.uploads, id)
+		w.Header().Set("Docker-Content-Digest", d)
+		w.Header().Set("Location", "/v2/"+m[1]+"/blobs/"+d)
+		w.WriteHeader(http.StatusCreated)
+		return
+	}
+	w.Header().Set("Location", "/v2/"+m[1]+"/blobs/uploads/"+id)
+	w.Header().Set("Range", fmt.Sprintf("0-%d", max(len(o.uploads[id])-1, 0)))
+	w.WriteHeader(http.StatusAccepted)
+}
+
 func (o *OCI) blob(w http.ResponseWriter, r *http.Request, digest, mediaType string) {
 	data, ok := o.blobs[digest]
 	if !ok {
@@ -205,4 +306,28 @@ func (o *OCI) blob(w http.ResponseWriter, r *http.Request, digest, mediaType str
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// TarGz packs files (name -> content) as a tar.gz artifact layer.
+func TarGz(t testing.TB, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		body := files[name]
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

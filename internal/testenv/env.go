@@ -126,6 +126,13 @@ func (e *Env) newCluster(ctx context.Context, co ClusterOptions, shared *etcd) (
 		}
 		c.extraFlags = append(c.extraFlags, flags...)
 	}
+	if co.TokenWebhook != "" {
+		flags, err := c.tokenWebhookFlags(co.TokenWebhook, co.TokenWebhookCA)
+		if err != nil {
+			return nil, err
+		}
+		c.extraFlags = append(c.extraFlags, flags...)
+	}
 	if shared != nil {
 		c.etcdPrefix = "/clusters/" + co.Name + "/registry"
 	} else if c.etcd, err = e.startEtcd(ctx, dir); err != nil {

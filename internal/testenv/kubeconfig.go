@@ -48,3 +48,7 @@ func (c *Cluster) restConfig(url string) *rest.Config {
 		TLSClientConfig: rest.TLSClientConfig{CAData: c.files.caPEM},
 	}
 }
+
+// CAData returns the PEM of the CA that signed the API server's serving
+// certificate, for clients built without a kubeconfig.
+func (c *Cluster) CAData() []byte { return append([]byte(nil), c.files.caPEM...) }

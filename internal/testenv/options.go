@@ -68,6 +68,12 @@ type ClusterOptions struct {
 	// server and kwok simulates its nodes. Nil keeps the cluster bare (and
 	// as cheap as an API server alone): nothing becomes Ready by itself.
 	Controllers *Controllers
+	// TokenWebhook, when set, is the URL of a TokenReview webhook
+	// (authentication.k8s.io/v1) that the API server asks about bearer
+	// tokens its token file does not know: the way EKS, GKE and AKS accept
+	// cloud identities. TokenWebhookCA is its CA (PEM) for an https URL.
+	TokenWebhook   string
+	TokenWebhookCA []byte
 }
 
 // Controllers configures the controllers and simulated nodes of a

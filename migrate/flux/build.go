@@ -23,13 +23,16 @@ func (im *importer) build(s *scan, ks object) *build {
 		return b
 	}
 	b.path = p
+	if migrate.Str(ks.obj, "spec", "sourceRef", "kind") == "OCIRepository" {
+		b.oci = im.ociSource(s, ks)
+	}
 	src := &spec.KustomizeSource{
 		Path:            p,
 		TargetNamespace: migrate.Str(ks.obj, "spec", "targetNamespace"),
 		Patches:         im.kustomizationPatches(ks),
 	}
 	b.postBuild, b.vars = im.postBuild(s, ks)
-	addon := spec.Addon{Name: "build", Kustomize: src, PostBuild: b.postBuild}
+	addon := spec.Addon{Name: "build", Kustomize: src, PostBuild: b.postBuild, OCI: b.oci}
 	prof := &spec.Profile{Metadata: spec.ObjectMeta{Name: "import"}, Spec: spec.ProfileSpec{Addons: []spec.Addon{addon}}}
 	res, err := im.r.Render(im.ctx, render.Request{
 		FS:      im.fsys,
@@ -96,6 +99,12 @@ func (im *importer) sourcePath(s *scan, ks object) (string, bool) {
 		return cleanRoot(rel), true
 	case "ExternalArtifact":
 		return im.artifactPath(s, ks, name, rel)
+	case "OCIRepository":
+		if _, ok := s.objects[refKey(kind, ns, name)]; ok {
+			return cleanRoot(rel), true
+		}
+		im.report.Add(ks.doc, "spec.sourceRef", "Kustomization %s: OCIRepository %s/%s is not defined in this repository: not carried over", ks.name(), ns, name)
+		return "", false
 	}
 	im.report.Add(ks.doc, "spec.sourceRef", "Kustomization %s: its source (kind %s) is not this repository: not carried over", ks.name(), kind)
 	return "", false
@@ -257,4 +266,34 @@ func (im *importer) postBuild(s *scan, ks object) (*spec.PostBuild, map[string]s
 		pb.SubstituteFrom = append(pb.SubstituteFrom, spec.DataReference{Kind: kind, Name: name, Path: o.doc.File, Optional: optional})
 	}
 	return pb, vars
+}
+
+// ociSource carries a Kustomization's OCIRepository: its URL and its
+// ref's digest, semver or tag (in Flux's order of precedence); the other
+// fields are reported.
+func (im *importer) ociSource(s *scan, ks object) *spec.OCISource {
+	ns := migrate.Str(ks.obj, "spec", "sourceRef", "namespace")
+	if ns == "" {
+		ns = ks.namespace()
+	}
+	repo := s.objects[refKey("OCIRepository", ns, migrate.Str(ks.obj, "spec", "sourceRef", "name"))]
+	ref := migrate.Map(repo.obj, "spec", "ref")
+	o := &spec.OCISource{URL: migrate.Str(repo.obj, "spec", "url")}
+	switch {
+	case migrate.Str(ref, "digest") != "":
+		o.Digest = migrate.Str(ref, "digest")
+	case migrate.Str(ref, "semver") != "":
+		o.Semver = migrate.Str(ref, "semver")
+	default:
+		o.Tag = migrate.Str(ref, "tag")
+		if o.Tag == "" {
+			o.Tag = "latest" // Flux's default
+		}
+	}
+	for _, k := range sortedKeys(migrate.Map(repo.obj, "spec")) {
+		if k != "url" && k != "ref" && k != "interval" && k != "layerSelector" {
+			im.report.Add(repo.doc, "spec."+k, "not carried over")
+		}
+	}
+	return o
 }

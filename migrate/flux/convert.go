@@ -32,6 +32,7 @@ type unit struct {
 // shape is what must be equal for clusters to share a profile.
 type shape struct {
 	Kustomize *spec.KustomizeSource `json:"kustomize,omitempty"`
+	OCI       *spec.OCISource       `json:"oci,omitempty"`
 	Wait      bool                  `json:"wait"`
 	Timeout   string                `json:"timeout,omitempty"`
 	PostBuild *spec.PostBuild       `json:"postBuild,omitempty"`
@@ -58,7 +59,7 @@ func (u *unit) empty() bool { return u.shape.Kustomize == nil && len(u.helm) == 
 var handledKustomization = map[string]bool{
 	"path": true, "sourceRef": true, "dependsOn": true, "targetNamespace": true, "patches": true,
 	"postBuild": true, "wait": true, "timeout": true, "prune": true, "decryption": true,
-	"patchesStrategicMerge": true, "patchesJson6902": true,
+	"patchesStrategicMerge": true, "patchesJson6902": true, "kubeConfig": true,
 }
 
 // convert turns a cluster's build of a Kustomization into a unit.
@@ -81,6 +82,7 @@ func (im *importer) convert(s *scan, b *build) *unit {
 	u.shape.Wait = waitOf(ks.obj)
 	u.shape.Timeout = migrate.Str(ks.obj, "spec", "timeout")
 	u.shape.PostBuild = generalize(b.postBuild, s.cluster)
+	u.shape.OCI = b.oci
 	if b.plain > 0 {
 		u.patches = im.kustomizationPatches(ks)
 		u.shape.Kustomize = &spec.KustomizeSource{

@@ -231,7 +231,7 @@ func kustomizeAddonOf(u *unit, k *spec.KustomizeSource, units []*unit) spec.Addo
 	if samePatches(units) {
 		src.Patches = append(slices.Clone(u.patches), k.Patches...)
 	}
-	return spec.Addon{Name: kustomizeAddon, Kustomize: &src, Wait: waitField(u.shape.Wait), PostBuild: u.shape.PostBuild}
+	return spec.Addon{Name: kustomizeAddon, Kustomize: &src, Wait: waitField(u.shape.Wait), PostBuild: u.shape.PostBuild, OCI: u.shape.OCI}
 }
 
 // kustomizeOverlays give clusters their own path and, when clusters'

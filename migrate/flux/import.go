@@ -11,6 +11,8 @@ import (
 
 	"github.com/regatta-dev/regatta/migrate"
 	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/render/netpolicy"
+	"github.com/regatta-dev/regatta/render/oci"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -21,6 +23,9 @@ type Options struct {
 	// Out is where the fleet is written; empty means Dir. Another folder
 	// first gets a copy of Dir's files (the add-on sources).
 	Out string
+	// OCI pulls the artifacts of OCIRepository sources (to build them);
+	// nil pulls anonymously over HTTPS, under the default URL policy.
+	OCI *oci.Client
 }
 
 // Result is what an import wrote and what it could not carry over.
@@ -32,7 +37,7 @@ type Result struct {
 // Run imports the Flux repository in opts.Dir and writes the fleet.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	fsys := os.DirFS(opts.Dir)
-	fleet, report, err := Import(ctx, fsys)
+	fleet, report, err := Import(ctx, fsys, opts.OCI)
 	if err != nil {
 		return nil, err
 	}
@@ -58,9 +63,15 @@ func sameDir(a, b string) bool {
 	return err1 == nil && err2 == nil && aa == bb
 }
 
-// Import reads the Flux repository in fsys and returns the fleet.
-func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, error) {
-	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: render.New(render.Options{LeaveEncrypted: true}), files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}}
+// Import reads the Flux repository in fsys and returns the fleet. artifacts
+// pulls OCIRepository sources; nil uses anonymous HTTPS pulls under the
+// default URL policy.
+func Import(ctx context.Context, fsys fs.FS, artifacts *oci.Client) (*migrate.Fleet, *migrate.Report, error) {
+	if artifacts == nil {
+		artifacts = oci.New(oci.Options{HTTPClient: (&netpolicy.Policy{}).Client()})
+	}
+	r := render.New(render.Options{LeaveEncrypted: true, OCI: artifacts})
+	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: r, files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}}
 	clusters, err := clusterNames(fsys)
 	if err != nil {
 		return nil, nil, err
@@ -88,6 +99,7 @@ func Import(ctx context.Context, fsys fs.FS) (*migrate.Fleet, *migrate.Report, e
 			secrets.add(&keys, b)
 		}
 		cluster.Spec.Decryption = keys.decryption()
+		im.kubeConfig(s, cluster)
 		g.all = append(g.all, cu)
 		fleet.Clusters = append(fleet.Clusters, withValues(cluster, vars, pathEnv(cu)))
 	}

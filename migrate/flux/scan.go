@@ -50,8 +50,10 @@ type build struct {
 	// path is the repository folder built ("" when it could not be).
 	path      string
 	postBuild *spec.PostBuild
-	vars      map[string]string
-	objects   []render.Object
+	// oci is the Kustomization's OCIRepository source, or nil.
+	oci     *spec.OCISource
+	vars    map[string]string
+	objects []render.Object
 	// fluxKinds are the apiVersion/kind pairs of Flux objects in the
 	// build, which regatta's kustomize add-on leaves out.
 	fluxKinds [][2]string

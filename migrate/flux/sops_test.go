@@ -57,7 +57,7 @@ spec:
 		t.Fatal(err)
 	}
 
-	fleet, report, err := Import(context.Background(), os.DirFS(dir))
+	fleet, report, err := Import(context.Background(), os.DirFS(dir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

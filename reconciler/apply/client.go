@@ -178,14 +178,31 @@ func NewClientCache(opts ClientOptions) *ClientCache {
 // Get returns the cluster's client, building a new one when there is none
 // or the kubeconfig changed; replaced reports the latter.
 func (cc *ClientCache) Get(cluster string, kubeconfig []byte) (c *Client, replaced bool, err error) {
-	hash := hashKubeconfig(kubeconfig)
+	return cc.get(cluster, hashKubeconfig(kubeconfig), func() (*Client, error) {
+		return NewClient(cluster, kubeconfig, cc.opts)
+	})
+}
+
+// GetConfig is Get for a REST config (a cloud cluster's, whose token
+// renews itself) identified by key: a changed key replaces the client.
+func (cc *ClientCache) GetConfig(cluster string, cfg *rest.Config, key string) (c *Client, replaced bool, err error) {
+	return cc.get(cluster, "config:"+key, func() (*Client, error) {
+		c, err := NewClientForConfig(cluster, cfg, cc.opts)
+		if c != nil {
+			c.Hash = "config:" + key
+		}
+		return c, err
+	})
+}
+
+func (cc *ClientCache) get(cluster, hash string, build func() (*Client, error)) (c *Client, replaced bool, err error) {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
 	old := cc.clients[cluster]
 	if old != nil && old.Hash == hash {
 		return old, false, nil
 	}
-	c, err = NewClient(cluster, kubeconfig, cc.opts)
+	c, err = build()
 	if err != nil {
 		return nil, false, err
 	}

@@ -35,7 +35,7 @@ func TestTierConflict(t *testing.T) {
 		t.Fatalf("equal tier changed the shared object (%v) or skipped its own", cm.Data)
 	}
 
-	res = c.Apply(t.Context(), apply.Request{Profile: "tier-low", Tier: 10, RenderHash: "h1", Steps: []apply.Step{shared("low")}})
+	res = c.Apply(t.Context(), apply.Request{Profile: "tier-low", Tier: new(10), RenderHash: "h1", Steps: []apply.Step{shared("low")}})
 	mustApplied(t, res)
 	cm := getCM(t, k, ns, "shared")
 	if cm.UID != uid || cm.Data["by"] != "low" || cm.Labels[apply.LabelProfile] != "tier-low" || cm.Annotations[apply.AnnotationTier] != "10" {
@@ -68,5 +68,30 @@ func TestTierConflict(t *testing.T) {
 		if res := c.Withdraw(t.Context(), profile, spec.StopMatchingLeavePolicies); res.State != apply.StateWithdrawn {
 			t.Fatal(res)
 		}
+	}
+}
+
+// A profile of tier 0 (the highest) takes over from tier 10, and a Conflict
+// between two tier-0 profiles names tier 0 on both sides: 0 is a tier,
+// not "unset" (it was taken for spec.DefaultTier, 100).
+func TestTierZero(t *testing.T) {
+	ns := "tier-zero"
+	m := newManager(t, testOptions())
+	c, k := target(t, m, mainCluster), kube(t, mainCluster)
+	shared := func(v string) apply.Step { return step("shared", configMap(ns, "shared", map[string]string{"by": v})) }
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "zero-ten", Tier: new(10), RenderHash: "h1",
+		Steps: []apply.Step{step("ns", namespace(ns)), shared("ten")}}))
+
+	res := c.Apply(t.Context(), apply.Request{Profile: "zero-a", Tier: new(0), RenderHash: "h1", Steps: []apply.Step{shared("zero")}})
+	mustApplied(t, res)
+	if cm := getCM(t, k, ns, "shared"); cm.Data["by"] != "zero" || cm.Annotations[apply.AnnotationTier] != "0" {
+		t.Fatalf("tier 0 did not take over from tier 10: data %v, annotations %v", cm.Data, cm.Annotations)
+	}
+
+	res = c.Apply(t.Context(), apply.Request{Profile: "zero-b", Tier: new(0), RenderHash: "h1", Steps: []apply.Step{shared("b")}})
+	var ce *apply.ConflictError
+	if res.State != apply.StateConflict || !errors.As(res.Err, &ce) || ce.Tier != 0 || ce.OwnerTier != 0 ||
+		!strings.Contains(res.Error, "owned by profile zero-a (tier 0); this profile's tier 0 does not take it over") {
+		t.Fatalf("equal tier 0: %s\nconflicts %+v", res, res.Conflicts)
 	}
 }

@@ -156,7 +156,7 @@ func TestDriftCheckLeavesMovedObjects(t *testing.T) {
 		SyncMode: spec.SyncModeContinuousWithDriftDetection,
 		Steps:    []apply.Step{step("a", configMap(ns, "mv", map[string]string{"v": "a"}), configMap(ns, "stays", nil))}}))
 	c.StopDriftWatches() // only the check acts
-	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "moved-b", RenderHash: "h1", Tier: 50,
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "moved-b", RenderHash: "h1", Tier: new(50),
 		Steps: []apply.Step{step("a", configMap(ns, "mv", map[string]string{"v": "b"}))}}))
 	if err := k.Delete(t.Context(), getCM(t, k, ns, "stays")); err != nil {
 		t.Fatal(err)

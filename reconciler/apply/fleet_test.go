@@ -44,7 +44,7 @@ func TestFleetAdoptsLegacyInventories(t *testing.T) {
 	if res := other.Withdraw(t.Context(), "legacy-a", ""); res.State != apply.StateWithdrawn || res.Counts.Deleted != 0 {
 		t.Fatalf("other fleet's withdraw: %+v", res)
 	}
-	res := other.Apply(t.Context(), apply.Request{Profile: "intruder", Tier: 1, RenderHash: "x", Steps: []apply.Step{step("x", configMap(ns, "one", map[string]string{"by": "other"}))}})
+	res := other.Apply(t.Context(), apply.Request{Profile: "intruder", Tier: new(1), RenderHash: "x", Steps: []apply.Step{step("x", configMap(ns, "one", map[string]string{"by": "other"}))}})
 	if res.State != apply.StateConflict || !strings.Contains(res.Error, "owned by profile legacy-a of a regatta without fleet identity") {
 		t.Fatalf("other fleet took an unlabelled object (tier 1): %s %s", res.State, res.Error)
 	}

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -89,6 +90,16 @@ func (c *Client) Identity(ctx context.Context) (string, error) {
 // reaches with kubeconfig, through the entry's cached client.
 func (m *Manager) Identity(ctx context.Context, name string, kubeconfig []byte) (string, error) {
 	cl, _, err := m.clients.Get(name, kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	return cl.Identity(ctx)
+}
+
+// IdentityFor is Identity for an entry reached with a REST config
+// (ClusterFor).
+func (m *Manager) IdentityFor(ctx context.Context, name string, cfg *rest.Config, key string) (string, error) {
+	cl, _, err := m.clients.GetConfig(name, cfg, key)
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -86,18 +87,21 @@ func NewManager(ctx context.Context, opts Options) *Manager {
 // kubeconfig. Call it on every pass with the kubeconfig just read: a changed
 // kubeconfig replaces the client (and restarts the cluster's drift watcher).
 func (m *Manager) Cluster(name string, kubeconfig []byte) (*Cluster, error) {
-	return m.ClusterIn(name, kubeconfig, nil)
+	return m.cluster(name, func() (*Client, bool, error) { return m.clients.Get(name, kubeconfig) })
 }
 
-// ClusterIn is Cluster for an entry whose credentials reach only
-// namespaces (nil: the whole cluster): its inventories and registrations
-// live in them (the first holds the inventories) and its drift watches
-// list and watch only them. A changed list restarts the drift watcher.
-func (m *Manager) ClusterIn(name string, kubeconfig []byte, namespaces []string) (*Cluster, error) {
+// ClusterFor is Cluster for a REST config identified by key (a cloud
+// cluster's, whose bearer token renews itself): a changed key replaces
+// the client.
+func (m *Manager) ClusterFor(name string, cfg *rest.Config, key string) (*Cluster, error) {
+	return m.cluster(name, func() (*Client, bool, error) { return m.clients.GetConfig(name, cfg, key) })
+}
+
+func (m *Manager) cluster(name string, get func() (*Client, bool, error)) (*Cluster, error) {
 	if errs := validation.IsValidLabelValue(name); name == "" || len(errs) > 0 {
 		return nil, fmt.Errorf("cluster name %q is not a label value", name)
 	}
-	client, replaced, err := m.clients.Get(name, kubeconfig)
+	client, replaced, err := get()
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +114,6 @@ func (m *Manager) ClusterIn(name string, kubeconfig []byte, namespaces []string)
 	} else if replaced || c.currentClient() != client {
 		c.setClient(client)
 	}
-	c.setNamespaces(namespaces)
 	return c, nil
 }
 
@@ -221,10 +224,14 @@ func (c *Cluster) Namespaces() []string {
 	return c.namespaces
 }
 
-// setNamespaces records the entry's namespaces; when they change, the
-// drift watcher stops (the next Track starts one with the new scope) and
-// the inventory cache and namespace knowledge are dropped.
-func (c *Cluster) setNamespaces(nss []string) {
+// SetNamespaces makes the cluster namespace-scoped (nil: the whole
+// cluster): the entry's credentials reach only these namespaces, its
+// inventories and registrations live in them (the first holds the
+// inventories) and its drift watches list and watch only them. Callers set
+// them right after Manager.Cluster or ClusterFor, on every pass. When they
+// change, the drift watcher stops (the next Track starts one with the new
+// scope) and the inventory cache and namespace knowledge are dropped.
+func (c *Cluster) SetNamespaces(nss []string) {
 	c.mu.Lock()
 	if slices.Equal(c.namespaces, nss) {
 		c.mu.Unlock()

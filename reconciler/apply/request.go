@@ -67,9 +67,9 @@ type Step struct {
 // Request asks to apply one profile's rendered objects to one cluster.
 type Request struct {
 	Profile string
-	// Tier is the profile's tier; the lower tier wins a conflict. Zero
-	// means spec.DefaultTier.
-	Tier       int
+	// Tier is the profile's tier; the lower tier wins a conflict. Nil
+	// means spec.DefaultTier (0 is a tier: the highest).
+	Tier       *int
 	Revision   string
 	RenderHash string
 	// SyncMode is one of spec.SyncMode*; empty means Continuous.
@@ -133,10 +133,10 @@ func (r Request) releases(profile string) bool {
 }
 
 func (r Request) tier() int {
-	if r.Tier == 0 {
+	if r.Tier == nil {
 		return spec.DefaultTier
 	}
-	return r.Tier
+	return *r.Tier
 }
 
 func (r Request) syncMode() string {

@@ -22,10 +22,11 @@ func TestNamespaceScopedCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newManager(t, testOptions())
-	c, err := m.ClusterIn("scoped", kc, nss)
+	c, err := m.Cluster("scoped", kc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.SetNamespaces(nss)
 	k := kube(t, mainCluster)
 	req := apply.Request{Profile: "scoped", RenderHash: "h1", SyncMode: spec.SyncModeContinuousWithDriftDetection,
 		Steps: []apply.Step{step("a", []*unstructured.Unstructured{

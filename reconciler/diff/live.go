@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -70,6 +71,9 @@ type LiveOptions struct {
 	Manager *apply.Manager
 	// Kubeconfig returns the kubeconfig of a head cluster.
 	Kubeconfig func(ctx context.Context, c *spec.Cluster) ([]byte, error)
+	// Credentials, when set, reaches the clusters whose cluster.yaml names
+	// a cloud provider (spec.kubeconfig.cloud) with that provider's tokens.
+	Credentials *kubeconfig.Credentials
 	// Concurrency is how many clusters are compared at once.
 	Concurrency int
 }

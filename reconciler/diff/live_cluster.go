@@ -45,11 +45,7 @@ func (l *liveRun) cluster(ctx context.Context, c *spec.Cluster) LiveCluster {
 
 // connect reaches the cluster and reads which profiles it holds.
 func (l *liveRun) connect(ctx context.Context, c *spec.Cluster) (*apply.Cluster, map[string]*apply.Inventory, error) {
-	kc, err := l.opts.Kubeconfig(ctx, c)
-	if err != nil {
-		return nil, nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	cl, err := l.opts.Manager.ClusterIn(c.Metadata.Name, kc, c.Spec.Namespaces)
+	cl, err := l.reach(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,6 +58,31 @@ func (l *liveRun) connect(ctx context.Context, c *spec.Cluster) (*apply.Cluster,
 		held[inv.Profile] = inv
 	}
 	return cl, held, nil
+}
+
+// reach returns the Manager's handle of the cluster: by its cloud
+// provider's tokens, or by the kubeconfig opts.Kubeconfig finds.
+func (l *liveRun) reach(ctx context.Context, c *spec.Cluster) (*apply.Cluster, error) {
+	cl, err := l.handle(ctx, c)
+	if err == nil {
+		cl.SetNamespaces(c.Spec.Namespaces) // its inventories are read where they are
+	}
+	return cl, err
+}
+
+func (l *liveRun) handle(ctx context.Context, c *spec.Cluster) (*apply.Cluster, error) {
+	if c.Spec.Kubeconfig.Cloud != nil && l.opts.Credentials != nil {
+		a, err := l.opts.Credentials.Resolve(ctx, nil, nil, nil, c)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig: %w", err)
+		}
+		return l.opts.Manager.ClusterFor(c.Metadata.Name, a.Config, a.Key)
+	}
+	kc, err := l.opts.Kubeconfig(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return l.opts.Manager.Cluster(c.Metadata.Name, kc)
 }
 
 // profile dry-runs a profile that selects the cluster, or lists what
@@ -98,7 +119,7 @@ func (l *liveRun) profile(ctx context.Context, cl *apply.Cluster, c *spec.Cluste
 // objects are the render cache's, shared and read-only; apply copies them
 // before changing anything.
 func dryRunRequest(prof *spec.Profile, res *render.Result, revision string) apply.Request {
-	req := apply.Request{Profile: prof.Metadata.Name, Tier: prof.Tier(), Revision: revision, RenderHash: res.Hash,
+	req := apply.Request{Profile: prof.Metadata.Name, Tier: new(prof.Tier()), Revision: revision, RenderHash: res.Hash,
 		SyncMode: spec.SyncModeDryRun, StopMatchingBehavior: prof.Spec.StopMatchingBehavior,
 		DriftExclusions: prof.Spec.DriftExclusions}
 	for _, st := range res.Steps {

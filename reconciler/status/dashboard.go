@@ -44,7 +44,7 @@ func RenderDashboard(s Snapshot) string {
 	}
 	b.WriteString("| cluster | reachable | Kubernetes |")
 	for _, p := range profiles {
-		fmt.Fprintf(&b, " %s |", p)
+		fmt.Fprintf(&b, " %s |", text(p))
 	}
 	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(profiles)) + "\n")
 	for _, c := range s.Clusters {
@@ -64,6 +64,7 @@ func writeSummary(b *strings.Builder, s Snapshot) {
 	}
 	fmt.Fprintf(b, " · %d clusters · %d profiles\n\n", len(s.Clusters), len(profileNames(s.Clusters)))
 	writePairCounts(b, s)
+	writeRefusedTenants(b, f.RefusedTenants)
 	if len(f.Errors) == 0 {
 		return
 	}
@@ -72,6 +73,18 @@ func writeSummary(b *strings.Builder, s Snapshot) {
 		fmt.Fprintf(b, "> - %s\n", formatError(e))
 	}
 	b.WriteString("\n")
+}
+
+// writeRefusedTenants lists the tenants whose folders do not load, with
+// their errors.
+func writeRefusedTenants(b *strings.Builder, ts []RefusedTenant) {
+	for _, t := range ts {
+		fmt.Fprintf(b, "> ❌ **Tenant %s is refused**: its folder does not load, so its profiles keep their last good state.\n>\n", text(t.Tenant))
+		for _, e := range t.Errors {
+			fmt.Fprintf(b, "> - %s\n", formatError(e))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // writePairCounts says how many pairs are in each state and how many are
@@ -121,7 +134,7 @@ func writeClusterRow(b *strings.Builder, c ClusterStatus, profiles []string) {
 	if c.Owner != "" { // replicas share the fleet: which one reconciles it
 		name += " (" + c.Owner + ")"
 	}
-	fmt.Fprintf(b, "| %s | %s | %s |", name, reach, orDash(c.KubernetesVersion))
+	fmt.Fprintf(b, "| %s | %s | %s |", text(name), reach, text(orDash(c.KubernetesVersion)))
 	byName := map[string]Profile{}
 	for _, p := range c.Profiles {
 		byName[p.Name] = p
@@ -132,7 +145,7 @@ func writeClusterRow(b *strings.Builder, c ClusterStatus, profiles []string) {
 			b.WriteString(" |")
 			continue
 		}
-		fmt.Fprintf(b, " %s %s", stateMarks[p.State], p.State)
+		fmt.Fprintf(b, " %s %s", stateMarks[p.State], text(p.State))
 		if p.Revision != "" {
 			fmt.Fprintf(b, " `%s`", ShortRevision(p.Revision))
 		}
@@ -144,20 +157,22 @@ func writeClusterRow(b *strings.Builder, c ClusterStatus, profiles []string) {
 func writeProblems(b *strings.Builder, clusters []ClusterStatus) {
 	var lines []string
 	for _, c := range clusters {
+		cluster := text(c.Cluster)
 		if c.Error != "" {
-			lines = append(lines, fmt.Sprintf("- **%s**: %s", c.Cluster, oneLine(c.Error)))
+			lines = append(lines, fmt.Sprintf("- **%s**: %s", cluster, text(c.Error)))
 		}
 		for _, e := range c.ClassifierErrors {
-			lines = append(lines, fmt.Sprintf("- **%s**: classifier `%s` failed: %s", c.Cluster, e.Classifier, oneLine(e.Message)))
+			lines = append(lines, fmt.Sprintf("- **%s**: classifier %s failed: %s", cluster, code(e.Classifier), text(e.Message)))
 		}
 		for _, n := range c.LabelNotes {
-			lines = append(lines, fmt.Sprintf("- **%s**: label `%s` %s: %s", c.Cluster, n.Key, n.Reason, n.Message))
+			lines = append(lines, fmt.Sprintf("- **%s**: label %s %s: %s", cluster, code(n.Key), text(n.Reason), text(n.Message)))
 		}
 		for _, p := range c.Profiles {
+			pair := fmt.Sprintf("- **%s / %s** (%s)", cluster, text(p.Name), text(p.State))
 			if p.Error != nil {
-				lines = append(lines, fmt.Sprintf("- **%s / %s** (%s): %s", c.Cluster, p.Name, p.State, formatError(*p.Error)))
+				lines = append(lines, pair+": "+formatError(*p.Error))
 			} else if p.State == StateWaitingForDependency || p.State == StateConflict || p.State == StateProgressing {
-				lines = append(lines, fmt.Sprintf("- **%s / %s** (%s): %s", c.Cluster, p.Name, p.State, oneLine(p.Message)))
+				lines = append(lines, pair+": "+text(p.Message))
 			}
 		}
 	}
@@ -176,12 +191,12 @@ func formatError(e Error) string {
 		if e.Line > 0 {
 			loc = fmt.Sprintf("%s:%d", e.File, e.Line)
 		}
-		where = append(where, "`"+loc+"`")
+		where = append(where, code(loc))
 	}
 	if e.Object != "" {
-		where = append(where, "`"+e.Object+"`")
+		where = append(where, code(e.Object))
 	}
-	msg := oneLine(e.Message)
+	msg := text(e.Message)
 	if len(where) == 0 {
 		return msg
 	}
@@ -217,16 +232,6 @@ func ShortRevision(rev string) string {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
-	}
-	return s
-}
-
-// oneLine keeps a message to one table-safe line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.ReplaceAll(s, "|", "\\|")
-	if len(s) > 300 {
-		s = s[:297] + "..."
 	}
 	return s
 }

@@ -25,16 +25,16 @@ func writeRollouts(b *strings.Builder, rs []RolloutStatus) {
 	}
 	b.WriteString("## Rollouts\n\n")
 	for _, r := range rs {
-		fmt.Fprintf(b, "### %s · revision `%s`\n\n", r.Profile, ShortRevision(r.Revision))
+		fmt.Fprintf(b, "### %s · revision `%s`\n\n", text(r.Profile), ShortRevision(r.Revision))
 		switch {
 		case r.Halted:
-			fmt.Fprintf(b, "> ❌ **Halted** at stage %s: %s\n\n", r.Stage, r.Reason)
+			fmt.Fprintf(b, "> ❌ **Halted** at stage %s: %s\n\n", text(r.Stage), text(r.Reason))
 		case r.Complete:
 			b.WriteString("Complete: every cluster is applied and healthy.\n\n")
 		case r.Reason != "":
-			fmt.Fprintf(b, "At stage **%s**: %s\n\n", r.Stage, r.Reason)
+			fmt.Fprintf(b, "At stage **%s**: %s\n\n", text(r.Stage), text(r.Reason))
 		default:
-			fmt.Fprintf(b, "At stage **%s**.\n\n", r.Stage)
+			fmt.Fprintf(b, "At stage **%s**.\n\n", text(r.Stage))
 		}
 		b.WriteString(RolloutMermaid(r))
 		b.WriteString("\n")

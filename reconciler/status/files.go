@@ -12,9 +12,12 @@ import (
 )
 
 // Files renders a snapshot as the status tree: path -> content. The output
-// is deterministic, so equal snapshots give byte-equal files.
+// is deterministic, so equal snapshots give byte-equal files. Every text a
+// profile controls is cut to MaxText in the records and escaped on the
+// dashboards.
 func Files(s Snapshot) (map[string][]byte, error) {
 	files := map[string][]byte{}
+	s.Fleet = boundFleet(s.Fleet)
 	s.Fleet.APIVersion, s.Fleet.Kind = APIVersion, KindFleetStatus
 	b, err := marshal(s.Fleet)
 	if err != nil {
@@ -45,6 +48,7 @@ func sortedClusters(cs []ClusterStatus) []ClusterStatus {
 	out := append([]ClusterStatus(nil), cs...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
 	for i := range out {
+		out[i] = boundCluster(out[i])
 		ps := append([]Profile(nil), out[i].Profiles...)
 		sort.Slice(ps, func(a, b int) bool { return ps[a].Name < ps[b].Name })
 		out[i].Profiles = ps

@@ -16,19 +16,24 @@ func TenantFile(name string) string { return path.Join(TenantsDir, name+".md") }
 // states and errors. Pages are keyed by tenant name.
 func TenantPages(s Snapshot) map[string][]byte {
 	out := map[string][]byte{}
-	for _, t := range tenantNames(s.Clusters) {
+	for _, t := range tenantNames(s) {
 		cs := tenantClusters(s.Clusters, t)
-		page := RenderDashboard(Snapshot{Fleet: tenantFleet(s.Fleet, cs), Clusters: cs})
+		page := RenderDashboard(Snapshot{Fleet: tenantFleet(s.Fleet, t, cs), Clusters: cs})
 		page = strings.Replace(page, "# Fleet status\n", "# Status of tenant "+t+"\n", 1)
 		out[t] = []byte(page)
 	}
 	return out
 }
 
-func tenantNames(cs []ClusterStatus) []string {
+// tenantNames are the tenants with pairs or refused, in the order met.
+func tenantNames(s Snapshot) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, c := range cs {
+	for _, rt := range s.Fleet.RefusedTenants {
+		seen[rt.Tenant] = true
+		out = append(out, rt.Tenant)
+	}
+	for _, c := range s.Clusters {
 		for _, p := range c.Profiles {
 			if p.Tenant != "" && !seen[p.Tenant] {
 				seen[p.Tenant] = true
@@ -61,16 +66,22 @@ func tenantClusters(cs []ClusterStatus, tenant string) []ClusterStatus {
 
 // tenantFleet keeps of the fleet-wide status what concerns the tenant's
 // profiles (those its clusters' records hold): their rollouts and
-// dependencies, nothing of the platform's or another tenant's.
-func tenantFleet(f Fleet, cs []ClusterStatus) Fleet {
+// dependencies, and its own refusal, nothing of the platform's or another
+// tenant's.
+func tenantFleet(f Fleet, tenant string, cs []ClusterStatus) Fleet {
 	own := map[string]bool{}
 	for _, c := range cs {
 		for _, p := range c.Profiles {
 			own[p.Name] = true
 		}
 	}
-	rollouts, deps := f.Rollouts, f.DependsOn
-	f.Rollouts, f.DependsOn = nil, nil
+	rollouts, deps, refused := f.Rollouts, f.DependsOn, f.RefusedTenants
+	f.Rollouts, f.DependsOn, f.RefusedTenants = nil, nil, nil
+	for _, rt := range refused {
+		if rt.Tenant == tenant {
+			f.RefusedTenants = append(f.RefusedTenants, rt)
+		}
+	}
 	for _, r := range rollouts {
 		if own[r.Profile] {
 			f.Rollouts = append(f.Rollouts, r)

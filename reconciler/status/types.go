@@ -29,9 +29,13 @@ type ClusterStatus struct {
 	SourceRevision string `json:"sourceRevision" yaml:"sourceRevision"`
 	// Owner is the replica that reconciles the cluster, when replicas
 	// share the fleet (regatta run --replicas-mode shard).
-	Owner     string `json:"owner,omitempty" yaml:"owner,omitempty"`
-	Paused    bool   `json:"paused,omitempty" yaml:"paused,omitempty"`
-	Reachable bool   `json:"reachable" yaml:"reachable"`
+	Owner string `json:"owner,omitempty" yaml:"owner,omitempty"`
+	// Generation counts the writes of this record on the status branch:
+	// each write is its parent commit's plus one (NextRecord), so a record
+	// never goes back to an older write.
+	Generation int64 `json:"generation,omitempty" yaml:"generation,omitempty"`
+	Paused     bool  `json:"paused,omitempty" yaml:"paused,omitempty"`
+	Reachable  bool  `json:"reachable" yaml:"reachable"`
 	// Error says why the cluster could not be reached or read.
 	Error             string `json:"error,omitempty" yaml:"error,omitempty"`
 	KubernetesVersion string `json:"kubernetesVersion,omitempty" yaml:"kubernetesVersion,omitempty"`
@@ -163,11 +167,20 @@ type Fleet struct {
 	AppliedRevision string `json:"appliedRevision,omitempty" yaml:"appliedRevision,omitempty"`
 	// Errors are why SourceRevision is not in force (file, line, field).
 	Errors []Error `json:"errors,omitempty" yaml:"errors,omitempty"`
+	// RefusedTenants are the tenants whose folders did not load at
+	// SourceRevision: their profiles keep their last good state.
+	RefusedTenants []RefusedTenant `json:"refusedTenants,omitempty" yaml:"refusedTenants,omitempty"`
 	// Rollouts are the progressive rollouts of profiles with spec.rollout.
 	Rollouts []RolloutStatus `json:"rollouts,omitempty" yaml:"rollouts,omitempty"`
 	// DependsOn lists the profiles of the revision in force that depend
 	// on others (spec.dependsOn), for the dashboard's graph.
 	DependsOn []ProfileDependency `json:"dependsOn,omitempty" yaml:"dependsOn,omitempty"`
+}
+
+// RefusedTenant is a tenant whose folder did not load, and why.
+type RefusedTenant struct {
+	Tenant string  `json:"tenant" yaml:"tenant"`
+	Errors []Error `json:"errors" yaml:"errors"`
 }
 
 // ProfileDependency is one profile and the profiles it waits for.

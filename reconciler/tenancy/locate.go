@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	"github.com/regatta-dev/regatta/render"
@@ -48,8 +49,16 @@ func documentLine(fsys fs.FS, file, kind, name string) int {
 				Name string `json:"name"`
 			} `json:"metadata"`
 		}
-		if yaml.Unmarshal(doc.Bytes(), &m) == nil && m.Kind == kind && m.Metadata.Name == name {
+		if yaml.Unmarshal(doc.Bytes(), &m) != nil {
+			return 0
+		}
+		if m.Kind == kind && m.Metadata.Name == name {
 			return firstContent(doc.String(), start)
+		}
+		if strings.HasSuffix(m.Kind, "List") {
+			if n := listItemLine(doc.Bytes(), kind, name); n > 0 {
+				return start + n - 1
+			}
 		}
 		return 0
 	}
@@ -66,6 +75,27 @@ func documentLine(fsys fs.FS, file, kind, name string) int {
 		line++
 	}
 	return check()
+}
+
+// listItemLine returns the line (in doc) of the item of a List document
+// with this kind and name, or 0: render flattens Lists, and an item is
+// placed at its own line rather than at the List's.
+func listItemLine(doc []byte, kind, name string) int {
+	var root yamlv3.Node
+	if yamlv3.Unmarshal(doc, &root) != nil || len(root.Content) == 0 {
+		return 0
+	}
+	items := spec.MappingValue(root.Content[0], "items")
+	if items == nil || items.Kind != yamlv3.SequenceNode {
+		return 0
+	}
+	for _, it := range items.Content {
+		k, meta := spec.MappingValue(it, "kind"), spec.MappingValue(it, "metadata")
+		if n := spec.MappingValue(meta, "name"); k != nil && n != nil && k.Value == kind && n.Value == name {
+			return it.Line
+		}
+	}
+	return 0
 }
 
 func firstContent(doc string, start int) int {

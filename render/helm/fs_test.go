@@ -2,6 +2,7 @@ package helm
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // chartFolder copies testdata/charts/<name> into m under dir.
@@ -81,5 +84,43 @@ func TestChartFolderFileDependency(t *testing.T) {
 	want := "chart fleet-app 1.2.0: dependency cache 0.3.x: file://../../../etc: outside the repository"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// TestChartFolderSymlinks: a chart file that is a symlink is read when it
+// names a file of the same chart; a link out of the chart folder (or to a
+// folder) is an error naming the link, never skipped in silence.
+func TestChartFolderSymlinks(t *testing.T) {
+	link := func(target string) *fstest.MapFile {
+		return &fstest.MapFile{Mode: fs.ModeSymlink, Data: []byte(target)}
+	}
+	for name, tc := range map[string]struct {
+		link *fstest.MapFile
+		want string // "" renders the linked ConfigMap
+	}{
+		"inside":          {link("../files/cm.yaml"), ""},
+		"outside":         {link("../../../platform/cm.yaml"), "symlink addons/app/templates/linked.yaml points to platform/cm.yaml, outside the chart folder addons/app"},
+		"out of the repo": {link("../../../../etc/passwd"), "symlink addons/app/templates/linked.yaml: "},
+		"a folder":        {link("../files"), "symlink addons/app/templates/linked.yaml points to addons/app/files, which is not a file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := fstest.MapFS{}
+			chartFolder(t, m, "cache", "addons/app")
+			cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: linked}\n"
+			m["addons/app/files/cm.yaml"] = &fstest.MapFile{Data: []byte(cm)}
+			m["platform/cm.yaml"] = &fstest.MapFile{Data: []byte(cm)}
+			m["addons/app/templates/linked.yaml"] = tc.link
+			req := Request{ChartFS: m, ChartPath: "addons/app", ReleaseName: "app", ReleaseNamespace: "ns"}
+			res, err := newTestRenderer(t).Render(context.Background(), req)
+			if tc.want == "" {
+				if err != nil || find(all(res.Steps), "ConfigMap", "linked") == nil {
+					t.Fatalf("linked file not rendered: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, spec.ErrPathEscapes) && name != "a folder" {
+				t.Errorf("got %v\nwant %s", err, tc.want)
+			}
+		})
 	}
 }

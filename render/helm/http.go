@@ -12,6 +12,11 @@ func httpStatusText(code int) string { return http.StatusText(code) }
 
 // get fetches u, sending basic auth only when u is on authHost.
 func (r *Renderer) get(ctx context.Context, u string, auth basicAuth) ([]byte, error) {
+	return r.getLimited(ctx, u, auth, r.maxSize)
+}
+
+// getLimited fetches u, failing past max bytes.
+func (r *Renderer) getLimited(ctx context.Context, u string, auth basicAuth, max int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -27,12 +32,12 @@ func (r *Renderer) get(ctx context.Context, u string, auth basicAuth) ([]byte, e
 	if resp.StatusCode != http.StatusOK {
 		return nil, &HTTPError{URL: redact(u), Status: resp.StatusCode}
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, r.maxSize+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", redact(u), err)
 	}
-	if int64(len(data)) > r.maxSize {
-		return nil, fmt.Errorf("GET %s: larger than %d bytes", redact(u), r.maxSize)
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("GET %s: larger than %d bytes", redact(u), max)
 	}
 	return data, nil
 }

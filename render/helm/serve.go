@@ -63,7 +63,7 @@ func serveOne(req *workerRequest) *workerResponse {
 	watchdog := time.AfterFunc(2*timeout, func() { os.Exit(3) })
 	defer watchdog.Stop()
 	c := req.Chart.chart()
-	out, err := renderFiles(c, req.Request)
+	out, err := renderFiles(c, req.Request, req.Schemas)
 	if err == nil {
 		err = checkOutput(c.Name(), out, req.MaxOutput)
 	}

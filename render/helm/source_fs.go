@@ -14,6 +14,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/ignore"
 	"sigs.k8s.io/yaml"
+
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // locateFS reads a chart folder; its digest covers every file that is not
@@ -75,10 +77,15 @@ func readChartFS(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		target := p
+		if d.Type()&fs.ModeSymlink != 0 {
+			if target, err = chartLinkTarget(fsys, dir, p); err != nil {
+				return err
+			}
+		} else if !d.Type().IsRegular() {
 			return nil
 		}
-		data, err := fs.ReadFile(fsys, p)
+		data, err := fs.ReadFile(fsys, target)
 		files = append(files, &loader.BufferedFile{Name: rel, Data: data})
 		return err
 	})
@@ -87,6 +94,36 @@ func readChartFS(fsys fs.FS, dir string) ([]*loader.BufferedFile, error) {
 	}
 	return files, nil
 }
+
+// chartLinkTarget resolves a symlink in a chart folder: it may name a file
+// of the same chart; a link out of the folder, to a folder, or one that
+// cannot be followed is an error naming the link (Helm would follow it and
+// read whatever it names).
+func chartLinkTarget(fsys fs.FS, dir, link string) (string, error) {
+	resolved, err := spec.ResolvePath(fsys, link)
+	if err != nil {
+		return "", fmt.Errorf("symlink %s: %w", link, err)
+	}
+	if dir != "." && !spec.Inside(dir, resolved) {
+		return "", linkEscape(fmt.Sprintf("symlink %s points to %s, outside the chart folder %s", link, resolved, dir))
+	}
+	info, err := fs.Stat(fsys, resolved)
+	if err != nil {
+		return "", fmt.Errorf("symlink %s: %w", link, err)
+	}
+	if !info.Mode().IsRegular() {
+		return "", fmt.Errorf("symlink %s points to %s, which is not a file (a chart folder may link only its own files)", link, resolved)
+	}
+	return resolved, nil
+}
+
+// linkEscape is a chart symlink leading out of the chart folder;
+// errors.Is(spec.ErrPathEscapes).
+type linkEscape string
+
+func (e linkEscape) Error() string { return string(e) }
+
+func (e linkEscape) Is(target error) bool { return target == spec.ErrPathEscapes }
 
 func helmIgnore(fsys fs.FS, dir string) (*ignore.Rules, error) {
 	rules := ignore.Empty()

@@ -49,10 +49,14 @@ type crdFile struct {
 func (r *Renderer) renderChart(ctx context.Context, c *chart.Chart, req Request) ([]Step, error) {
 	var out *rendered
 	var err error
+	fetch := r.newSchemaFetcher(ctx)
 	if r.workers != nil {
-		out, err = r.workers.render(ctx, c, req)
+		// a worker has no network: it gets the documents the schemas
+		// name, fetched here under the URL policy
+		prefetchSchemas(c, fetch)
+		out, err = r.workers.render(ctx, c, req, fetch.recorded())
 	} else {
-		out, err = renderFiles(c, req)
+		out, err = renderFiles(c, req, fetch)
 	}
 	if err != nil {
 		return nil, err
@@ -61,8 +65,9 @@ func (r *Renderer) renderChart(ctx context.Context, c *chart.Chart, req Request)
 }
 
 // renderFiles is the part of a render that runs chart code: values,
-// dependency conditions, schema, templates.
-func renderFiles(c *chart.Chart, req Request) (*rendered, error) {
+// dependency conditions, schema, templates. remote loads the http(s)
+// documents the schemas name.
+func renderFiles(c *chart.Chart, req Request, remote remoteLoader) (*rendered, error) {
 	if c.Metadata.Type == "library" {
 		return nil, fmt.Errorf("a library chart cannot be rendered")
 	}
@@ -76,7 +81,7 @@ func renderFiles(c *chart.Chart, req Request) (*rendered, error) {
 	if kv := c.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
 		return nil, fmt.Errorf("chart requires kubeVersion %s, the cluster runs %s", kv, caps.KubeVersion.String())
 	}
-	top, err := renderValues(c, req, caps)
+	top, err := renderValues(c, req, caps, remote)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +99,9 @@ func renderFiles(c *chart.Chart, req Request) (*rendered, error) {
 	return out, nil
 }
 
-func renderValues(c *chart.Chart, req Request, caps *chartutil.Capabilities) (chartutil.Values, error) {
+// renderValues is Helm's chartutil.ToRenderValuesWithSchemaValidation
+// with the schemas validated by validateSchemas (see schema.go).
+func renderValues(c *chart.Chart, req Request, caps *chartutil.Capabilities, remote remoteLoader) (chartutil.Values, error) {
 	vals := MergeValues(req.Values)
 	if err := chartutil.ProcessDependenciesWithMerge(c, vals); err != nil {
 		return nil, fmt.Errorf("dependencies: %w", err)
@@ -104,9 +111,13 @@ func renderValues(c *chart.Chart, req Request, caps *chartutil.Capabilities) (ch
 		ns = "default"
 	}
 	opts := chartutil.ReleaseOptions{Name: req.ReleaseName, Namespace: ns, Revision: 1, IsInstall: true}
-	top, err := chartutil.ToRenderValuesWithSchemaValidation(c, vals, opts, caps, false)
+	top, err := chartutil.ToRenderValuesWithSchemaValidation(c, vals, opts, caps, true)
 	if err != nil {
 		return nil, err
+	}
+	values, _ := top["Values"].(chartutil.Values)
+	if err := validateSchemas(c, values, remote); err != nil {
+		return nil, fmt.Errorf("values don't meet the specifications of the schema(s) in the following chart(s):\n%w", err)
 	}
 	return top, nil
 }

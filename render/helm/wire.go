@@ -15,8 +15,11 @@ import (
 // workerRequest is one render sent to a worker process: the loaded chart
 // (subcharts included) and the request without its file system.
 type workerRequest struct {
-	Chart     *wireChart    `json:"chart"`
-	Request   Request       `json:"request"`
+	Chart   *wireChart `json:"chart"`
+	Request Request    `json:"request"`
+	// Schemas are the http(s) documents the chart's schemas name, as the
+	// parent fetched them under the URL policy.
+	Schemas   recordedDocs  `json:"schemas,omitempty"`
 	Timeout   time.Duration `json:"timeout"`
 	MaxOutput int64         `json:"maxOutput"`
 }
@@ -41,6 +44,8 @@ type wireError struct {
 	File  string `json:"file,omitempty"`
 	Line  int    `json:"line,omitempty"`
 	Limit bool   `json:"limit,omitempty"`
+	// SchemaRef: a schema named what the render may not read.
+	SchemaRef bool `json:"schemaRef,omitempty"`
 }
 
 func toWire(c *chart.Chart) *wireChart {
@@ -61,7 +66,7 @@ func (w *wireChart) chart() *chart.Chart {
 }
 
 func wireErrorOf(err error) *wireError {
-	w := &wireError{Msg: err.Error(), Limit: errors.Is(err, ErrTemplateLimit)}
+	w := &wireError{Msg: err.Error(), Limit: errors.Is(err, ErrTemplateLimit), SchemaRef: errors.Is(err, ErrSchemaRef)}
 	var te *TemplateError
 	if errors.As(err, &te) {
 		w.File, w.Line, w.Msg = te.File, te.Line, te.Msg
@@ -71,8 +76,11 @@ func wireErrorOf(err error) *wireError {
 
 func (w *wireError) err() error {
 	var inner error = errors.New(w.Msg)
-	if w.Limit {
+	switch {
+	case w.Limit:
 		inner = limitMessage(w.Msg)
+	case w.SchemaRef:
+		inner = refusedMessage(w.Msg)
 	}
 	if w.File == "" {
 		return inner
@@ -92,6 +100,14 @@ type limitMessage string
 func (m limitMessage) Error() string { return string(m) }
 
 func (m limitMessage) Is(target error) bool { return target == ErrTemplateLimit }
+
+// refusedMessage is a worker's schema reference error: its message as it
+// was, and errors.Is(ErrSchemaRef).
+type refusedMessage string
+
+func (m refusedMessage) Error() string { return string(m) }
+
+func (m refusedMessage) Is(target error) bool { return target == ErrSchemaRef }
 
 // writeFrame writes v as a length-prefixed JSON frame.
 func writeFrame(w io.Writer, v any) error {

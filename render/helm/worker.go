@@ -88,7 +88,7 @@ func newWorkerPool(o WorkerOptions) *workerPool {
 }
 
 // render runs one render in a worker and maps a kill to a limit error.
-func (p *workerPool) render(ctx context.Context, c *chart.Chart, req Request) (*rendered, error) {
+func (p *workerPool) render(ctx context.Context, c *chart.Chart, req Request, schemas recordedDocs) (*rendered, error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -103,6 +103,7 @@ func (p *workerPool) render(ctx context.Context, c *chart.Chart, req Request) (*
 	resp, err := w.run(ctx, p.opts, &workerRequest{
 		Chart:     toWire(c),
 		Request:   req,
+		Schemas:   schemas,
 		Timeout:   p.opts.Timeout,
 		MaxOutput: p.opts.MaxOutput,
 	})

@@ -100,6 +100,7 @@ REGATTA_FOO_BAR. Flags on the command line win.`,
 		newPlanCommand(stdout, stderr),
 		newImportCommand(stdout, stderr),
 		newHelmWorkerCommand(),
+		newRenderWorkerCommand(),
 		newCodeownersCommand(stdout, stderr),
 	)
 	return root

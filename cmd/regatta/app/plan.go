@@ -16,6 +16,8 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/classify"
 	"github.com/regatta-dev/regatta/reconciler/diff"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
+	"github.com/regatta-dev/regatta/reconciler/kubeconfig/cloud"
 	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/render"
@@ -244,8 +246,9 @@ func (f *planFlags) compareLive(ctx context.Context, head diff.Side, rep *diff.R
 		return err
 	}
 	kc := diff.KubeconfigFromRepository(head.Fleet.FS, keys)
+	creds := kubeconfig.NewCredentials(ctx, cloud.Options{})
 	if f.kubeconfigDir != "" {
-		kc = diff.KubeconfigFromDir(f.kubeconfigDir)
+		kc, creds = diff.KubeconfigFromDir(f.kubeconfigDir), nil
 	}
 	ctrllog.SetLogger(logr.Discard()) // fluxcd/pkg/ssa logs through controller-runtime
 	opts := apply.DefaultOptions()
@@ -256,7 +259,7 @@ func (f *planFlags) compareLive(ctx context.Context, head diff.Side, rep *diff.R
 	}
 	m := apply.NewManager(ctx, opts)
 	defer m.Close()
-	rep.Live, err = diff.Live(ctx, head, rep, diff.LiveOptions{Renderer: r, Manager: m, Kubeconfig: kc, Concurrency: f.concurrency})
+	rep.Live, err = diff.Live(ctx, head, rep, diff.LiveOptions{Renderer: r, Manager: m, Kubeconfig: kc, Credentials: creds, Concurrency: f.concurrency})
 	return err
 }
 

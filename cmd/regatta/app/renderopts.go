@@ -9,6 +9,7 @@ import (
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/render/netpolicy"
+	"github.com/regatta-dev/regatta/render/oci"
 	"github.com/regatta-dev/regatta/render/sops"
 )
 
@@ -23,6 +24,7 @@ type renderOptionFlags struct {
 	helmCacheDir     string
 	helmPlainHTTP    bool
 	helmWorker       helmWorkerFlags
+	programWorker    programWorkerFlags
 }
 
 func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
@@ -31,10 +33,15 @@ func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&r.keyServices, "sops-keyservice", nil, "a sops key service to ask after the local one, tcp://host:port or unix:///path (repeat it for several; default $SOPS_KEYSERVICE, comma-separated)")
 	fl.StringSliceVar(&r.localKeyTypes, "sops-local-key-types", []string{"all"}, "key types decrypted in this process: all, none, or some of "+strings.Join(sops.KeyTypes, ",")+" (the others go to --sops-keyservice)")
 	fl.BoolVar(&r.allowRemoteBases, "allow-remote-bases", false, "let kustomizations load remote bases (git, https)")
-	fl.StringArrayVar(&r.allowURLPrefixes, "allow-url-prefix", nil, "fetch charts and remote bases only from URLs starting with this prefix (repeat it for several); a URL under a prefix may also reach loopback and link-local addresses, which are refused otherwise")
+	registerAllowURLPrefix(fl, &r.allowURLPrefixes)
 	fl.StringVar(&r.helmCacheDir, "helm-cache-dir", "", "where chart indexes and archives are cached (default: the user cache dir)")
 	fl.BoolVar(&r.helmPlainHTTP, "helm-plain-http", false, "talk to oci:// registries over plain HTTP (local registries only)")
 	r.helmWorker.register(fl)
+	r.programWorker.register(fl)
+}
+
+func registerAllowURLPrefix(fl *pflag.FlagSet, p *[]string) {
+	fl.StringArrayVar(p, "allow-url-prefix", nil, "fetch charts, remote bases and schema references only from URLs starting with this prefix (repeat it for several); a URL under a prefix may also reach loopback and link-local addresses, which are refused otherwise")
 }
 
 func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
@@ -43,6 +50,10 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 		return nil, err
 	}
 	worker, err := r.helmWorker.options()
+	if err != nil {
+		return nil, err
+	}
+	programs, err := r.programWorker.pool()
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +66,8 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 	})
 	return render.New(render.Options{
 		Helm:             charts,
+		Sandbox:          programs,
+		OCI:              oci.New(oci.Options{HTTPClient: policy.Client(), PlainHTTP: r.helmPlainHTTP}),
 		Keys:             keys,
 		AllowRemoteBases: r.allowRemoteBases,
 		CheckURL:         policy.Check,

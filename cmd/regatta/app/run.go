@@ -58,6 +58,7 @@ type runFlags struct {
 	mgmt           *rest.Config // the management cluster, when configured
 	owner          *ownership   // --replicas-mode shard
 	leaderIdentity string       // Lease holder identity; default hostname-pid
+	leaseTimings   leaseTimings // leader election durations; zero: the defaults
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {

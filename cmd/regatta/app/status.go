@@ -123,6 +123,11 @@ func writeStatusTable(w io.Writer, s status.Snapshot) error {
 	for _, e := range fl.Errors {
 		fmt.Fprintf(w, "  invalid: %s\n", formatStatusError(e))
 	}
+	for _, t := range fl.RefusedTenants {
+		for _, e := range t.Errors {
+			fmt.Fprintf(w, "  tenant %s refused: %s\n", t.Tenant, formatStatusError(e))
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	owners := sharded(s.Clusters)
 	fmt.Fprintln(tw, ownerCell(owners, "CLUSTER", "OWNER")+"REACHABLE\tVERSION\tPROFILE\tSTATE\tREVISION\tMESSAGE")

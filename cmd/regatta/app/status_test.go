@@ -124,3 +124,15 @@ func TestStatusShowsOwners(t *testing.T) {
 		t.Errorf("markdown (%d):\n%s", code, stdout)
 	}
 }
+
+// TestStatusShowsRefusedTenants: a tenant whose folder does not load is
+// named with its errors in the terminal view, as on the dashboard.
+func TestStatusShowsRefusedTenants(t *testing.T) {
+	snap := status.Snapshot{Fleet: status.Fleet{SourceRevision: "0123456789abcdef", AppliedRevision: "0123456789abcdef",
+		RefusedTenants: []status.RefusedTenant{{Tenant: "team-a", Errors: []status.Error{
+			{File: "tenants/team-a/profiles/app.yaml", Line: 7, Message: `spec.colour: unknown field "colour"`}}}}}}
+	code, stdout, stderr := run(t, "status", statusRepo(t, snap))
+	if code != 0 || !strings.Contains(stdout, `tenant team-a refused: tenants/team-a/profiles/app.yaml:7: spec.colour: unknown field "colour"`) {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,11 @@ import (
 
 type validateFlags struct {
 	output string
+	// helmWorker bounds the tenant charts validate renders, and
+	// allowURLPrefixes is the URL policy, as the daemon's flags of the
+	// same names do.
+	helmWorker       helmWorkerFlags
+	allowURLPrefixes []string
 }
 
 func newValidateCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -39,6 +45,8 @@ Exit codes: 0 valid (warnings may be printed), 1 invalid, 2 usage or I/O error.`
 		},
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	f.helmWorker.register(cmd.Flags())
+	registerAllowURLPrefix(cmd.Flags(), &f.allowURLPrefixes)
 	return cmd
 }
 
@@ -46,18 +54,22 @@ func runValidate(ctx context.Context, f *validateFlags, dir string, stdout, stde
 	if f.output != "text" && f.output != "json" {
 		return usageError("--output must be text or json, got %q", f.output)
 	}
+	worker, err := f.helmWorker.options()
+	if err != nil {
+		return err
+	}
 	fsys, err := openDir(dir)
 	if err != nil {
 		return err
 	}
-	repo, diags := spec.Load(fsys)
+	repo, diags, verdict := spec.Admit(fsys)
 	diags = append(diags, checkTemplates(fsys, repo)...)
-	diags = append(diags, checkTenants(ctx, fsys, repo, diags)...)
-	diags = append(diags, checkClusterScopes(ctx, fsys, repo, diags)...)
+	diags = append(diags, checkTenants(ctx, fsys, repo, diags, f, worker)...)
+	diags = append(diags, checkClusterScopes(ctx, fsys, repo, diags, f, worker)...)
 	if f.output == "json" {
-		err = writeValidateJSON(stdout, repo, diags)
+		err = writeValidateJSON(stdout, repo, diags, verdict)
 	} else {
-		err = writeValidateText(stdout, stderr, repo, diags)
+		err = writeValidateText(stdout, stderr, repo, diags, verdict)
 	}
 	if err != nil {
 		return err
@@ -98,7 +110,7 @@ func openDir(dir string) (fs.FS, error) {
 	return root.FS(), nil
 }
 
-func writeValidateText(stdout, stderr io.Writer, repo *spec.Repository, diags spec.Diagnostics) error {
+func writeValidateText(stdout, stderr io.Writer, repo *spec.Repository, diags spec.Diagnostics, v spec.Verdict) error {
 	for _, d := range diags {
 		prefix := ""
 		if d.Severity == spec.SeverityWarning {
@@ -116,7 +128,32 @@ func writeValidateText(stdout, stderr io.Writer, repo *spec.Repository, diags sp
 	_, err := fmt.Fprintf(stderr, "%s, %s, %s: %s, %s\n",
 		plural(len(repo.Clusters), "cluster"), plural(len(repo.Profiles), "profile"),
 		plural(len(repo.Classifiers), "classifier"), verdict, plural(warns, "warning"))
+	if err == nil && errs > 0 {
+		_, err = fmt.Fprintln(stderr, daemonVerdict(v))
+	}
 	return err
+}
+
+// daemonVerdict says what the daemon does with the revision (spec.Admit,
+// docs/operations.md "What keeps a revision out").
+func daemonVerdict(v spec.Verdict) string {
+	if !v.Admitted() {
+		return fmt.Sprintf("the daemon keeps this revision out (%s outside tenants' folders); the last good revision stays in force",
+			plural(len(v.KeptOut), "error"))
+	}
+	msg := "the daemon takes this revision"
+	if names := refusedNames(v); len(names) > 0 {
+		msg += "; it refuses tenant " + strings.Join(names, ", ") + " (folder does not load: its profiles keep their last good state)"
+	}
+	return msg + "; the pairs whose render fails are refused one by one"
+}
+
+func refusedNames(v spec.Verdict) []string {
+	out := []string{}
+	for _, t := range v.Refused {
+		out = append(out, t.Name)
+	}
+	return out
 }
 
 type validateReport struct {
@@ -126,9 +163,14 @@ type validateReport struct {
 	Classifiers int               `json:"classifiers"`
 	Errors      []spec.Diagnostic `json:"errors"`
 	Warnings    []spec.Diagnostic `json:"warnings"`
+	// Admitted and RefusedTenants are what the daemon does with the
+	// revision (spec.Admit): take it or keep it out, and which tenants'
+	// profiles it refuses.
+	Admitted       bool     `json:"admitted"`
+	RefusedTenants []string `json:"refusedTenants"`
 }
 
-func writeValidateJSON(w io.Writer, repo *spec.Repository, diags spec.Diagnostics) error {
+func writeValidateJSON(w io.Writer, repo *spec.Repository, diags spec.Diagnostics, v spec.Verdict) error {
 	r := validateReport{
 		Valid:       len(diags.Errors()) == 0,
 		Clusters:    len(repo.Clusters),
@@ -136,6 +178,9 @@ func writeValidateJSON(w io.Writer, repo *spec.Repository, diags spec.Diagnostic
 		Classifiers: len(repo.Classifiers),
 		Errors:      nonNil(diags.Errors()),
 		Warnings:    nonNil(diags.Warnings()),
+
+		Admitted:       v.Admitted(),
+		RefusedTenants: refusedNames(v),
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

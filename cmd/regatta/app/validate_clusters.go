@@ -6,6 +6,7 @@ import (
 
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
+	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -15,9 +16,13 @@ import (
 // kinds, namespaces it does not list — as errors with file and line, as
 // the daemon refuses them. Profiles that do not render offline (remote
 // charts, event profiles) are left to render, plan and the daemon.
-func checkClusterScopes(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics) spec.Diagnostics {
+func checkClusterScopes(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics, f *validateFlags, worker *helm.WorkerOptions) spec.Diagnostics {
+	if !anyNamespaceScoped(repo) {
+		return nil
+	}
 	invalid := invalidFiles(diags)
-	r := offlineRenderer()
+	r, done := offlineRenderer(f, worker)
+	defer done()
 	var out diagSet
 	for _, c := range repo.Clusters {
 		if !c.NamespaceScoped() || invalid[c.Source.File] {
@@ -31,6 +36,15 @@ func checkClusterScopes(ctx context.Context, fsys fs.FS, repo *spec.Repository, 
 		}
 	}
 	return out.sorted()
+}
+
+func anyNamespaceScoped(repo *spec.Repository) bool {
+	for _, c := range repo.Clusters {
+		if c.NamespaceScoped() {
+			return true
+		}
+	}
+	return false
 }
 
 func checkClusterPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spec.Profile, c *spec.Cluster) spec.Diagnostics {

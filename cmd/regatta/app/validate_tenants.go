@@ -5,32 +5,50 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"path"
 
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
+	"github.com/regatta-dev/regatta/render/netpolicy"
 	"github.com/regatta-dev/regatta/spec"
 )
 
 // errOffline is what a chart download meets in regatta validate.
-var errOffline = errors.New("regatta validate works offline: remote charts are checked by render, plan and the daemon")
+var errOffline = errors.New("regatta validate works offline: remote charts and schemas are checked by render, plan and the daemon")
 
-type offlineTransport struct{}
+// offlineTransport fetches nothing: a URL the policy refuses fails as the
+// daemon would refuse it, any other as offline. Host names are not looked
+// up (validate sends nothing to the network, DNS included).
+type offlineTransport struct{ policy *netpolicy.Policy }
 
-func (offlineTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, errOffline }
+func (o offlineTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := o.policy.Check(req.Context(), req.URL.String()); err != nil {
+		return nil, err
+	}
+	return nil, errOffline
+}
+
+// noLookups is a resolver that never asks a server.
+var noLookups = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	return nil, errOffline
+}}
 
 // checkTenants renders every tenant profile, offline, for each cluster it
 // reaches and reports the objects its tenant may not deploy and the paths
-// that leave the tenant's folder, as errors with file and line. Other
-// render failures are warnings: render and plan report them in full.
-func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics) spec.Diagnostics {
+// that leave the tenant's folder, as errors with file and line. Charts
+// render in workers bounded as the daemon's are (worker; nil renders in
+// this process). Other render failures are warnings: render and plan
+// report them in full.
+func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics, f *validateFlags, worker *helm.WorkerOptions) spec.Diagnostics {
 	if len(repo.Tenants) == 0 {
 		return nil
 	}
 	invalid := invalidFiles(diags)
-	r := offlineRenderer()
+	r, done := offlineRenderer(f, worker)
+	defer done()
 	var out diagSet
 	for _, p := range repo.Profiles {
 		if p.Tenant() == nil || invalid[p.Source.File] || invalid[p.Tenant().Source.File] {
@@ -59,9 +77,13 @@ func invalidFiles(diags spec.Diagnostics) map[string]bool {
 }
 
 // offlineRenderer renders without the network: a chart download fails
-// with errOffline.
-func offlineRenderer() *render.Renderer {
-	return render.New(render.Options{Helm: helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{}}})})
+// with errOffline, or as the URL policy refuses it; charts render in
+// workers bounded as the daemon's are (worker; nil renders in this
+// process). done releases the workers.
+func offlineRenderer(f *validateFlags, worker *helm.WorkerOptions) (r *render.Renderer, done func()) {
+	policy := &netpolicy.Policy{AllowPrefixes: f.allowURLPrefixes, Resolver: noLookups}
+	charts := helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{policy}}, Worker: worker})
+	return render.New(render.Options{Helm: charts}), func() { _ = charts.Close() }
 }
 
 // diagSet gathers diagnostics once each (a profile rendered for several
@@ -134,10 +156,23 @@ func renderDiagnostic(p *spec.Profile, c *spec.Cluster, err error) spec.Diagnost
 		d.Message = fmt.Sprintf("add-on %s: %s", addon, d.Message)
 		d.File, d.Line = p.Source.File, addonLine(p, addon)
 	}
-	if errors.Is(err, spec.ErrPathEscapes) || errors.Is(err, render.ErrTenantNoKeys) || errors.Is(err, render.ErrRemoteRefused) {
+	if refusedByDaemon(err) {
 		d.Severity = spec.SeverityError
 	}
 	return d
+}
+
+// refusedByDaemon tells the render failures that the daemon meets too,
+// online or not: a path leaving the folder, keys the tenant may not use, a
+// URL or schema reference the policy refuses, a chart stopped at a render
+// bound.
+func refusedByDaemon(err error) bool {
+	for _, target := range []error{spec.ErrPathEscapes, render.ErrTenantNoKeys, render.ErrRemoteRefused, helm.ErrSchemaRef, helm.ErrTemplateLimit} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 func addonLine(p *spec.Profile, addon string) int {

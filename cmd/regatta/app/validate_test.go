@@ -133,3 +133,43 @@ spec:
 		t.Errorf("exit %d:\n%s", code, stdout)
 	}
 }
+
+// TestValidateParsesManifests: the files of plain manifests and Kustomize
+// add-ons are parsed offline; a YAML syntax error is an error at its file
+// and line (validate said "valid" and every cluster then failed to render).
+func TestValidateParsesManifests(t *testing.T) {
+	dir := t.TempDir()
+	profile := `apiVersion: regatta.dev/v1alpha1
+kind: Profile
+metadata: {name: apps}
+spec:
+  clusterSelector: {matchLabels: {env: prod}}
+  addons:
+  - name: plain
+    manifests: {path: plain}
+  - name: kust
+    kustomize: {path: kust}
+`
+	writeFiles(t, dir, map[string]string{
+		"clusters/c1/cluster.yaml": secretFleetCluster,
+		"profiles/apps.yaml":       profile,
+		"plain/ok.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n",
+		"plain/bad.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n   namespace: x\n",
+		"plain/nokind.yaml":        "apiVersion: v1\nmetadata: {name: c}\n",
+		"kust/kustomization.yaml":  "resources: [cm.yaml]\n",
+		"kust/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\ndata: {a: [1, 2}\n",
+	})
+	code, stdout, _ := run(t, "validate", dir)
+	for _, want := range []string{
+		"plain/bad.yaml:9: invalid YAML: ",
+		"plain/nokind.yaml:1: document has no kind",
+		"kust/cm.yaml:3: invalid YAML: ",
+	} {
+		if !strings.Contains(stdout, "\n"+want) && !strings.HasPrefix(stdout, want) {
+			t.Errorf("output lacks the error %q", want)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d:\n%s", code, stdout)
+	}
+}

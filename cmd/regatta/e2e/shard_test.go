@@ -239,6 +239,43 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 	if moved > 4 {
 		t.Errorf("restart moved %d clusters, want at most 4", moved)
 	}
+	for _, n := range f.names {
+		recordNeverGoesBack(t, repo.bare, n)
+	}
+}
+
+// recordNeverGoesBack walks the status branch's commits, oldest first:
+// a cluster's record never lowers its generation nor leaves a revision
+// of the followed branch for an older one, across the kill, the takeover
+// and the restart.
+func recordNeverGoesBack(t *testing.T, bare, cluster string) {
+	t.Helper()
+	order := map[string]int{}
+	for i, rev := range strings.Fields(git(t, bare, "rev-list", "--reverse", "main")) {
+		order[rev] = i
+	}
+	file := "status/clusters/" + cluster + ".yaml"
+	lastGen, lastRev, lastCommit := -1, -1, ""
+	for _, c := range strings.Fields(git(t, bare, "rev-list", "--reverse", "regatta/status")) {
+		rec, err := gitOut(bare, "show", c+":"+file)
+		if err != nil {
+			continue // not written yet
+		}
+		gen, rev := -1, -1
+		for _, l := range strings.Split(rec, "\n") {
+			if v, ok := strings.CutPrefix(l, "generation: "); ok {
+				fmt.Sscan(v, &gen)
+			}
+			if v, ok := strings.CutPrefix(l, "sourceRevision: "); ok {
+				rev = order[strings.TrimSpace(v)]
+			}
+		}
+		if gen < lastGen || rev < lastRev {
+			t.Errorf("status commit %.8s puts %s back: generation %d after %d, revision #%d after #%d (commit %.8s)",
+				c, cluster, gen, lastGen, rev, lastRev, lastCommit)
+		}
+		lastGen, lastRev, lastCommit = gen, rev, c
+	}
 }
 
 // span is when the writes of one replica to a cluster were received.

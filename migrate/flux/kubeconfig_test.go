@@ -1,0 +1,91 @@
+package flux
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/regatta-dev/regatta/spec"
+)
+
+const kcApps = `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  path: ./apps
+  sourceRef: {kind: GitRepository, name: flux-system}
+  kubeConfig:
+`
+
+const kcCA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+// Flux's spec.kubeConfig becomes the cluster's way in: a configMapRef with
+// an aws provider becomes spec.kubeconfig.cloud (address, ca.crt and the
+// EKS ARN), a secretRef becomes spec.kubeconfig.secretRef; what regatta
+// cannot carry (a per-object ServiceAccount, a missing address) is reported.
+func TestKubeConfigCarried(t *testing.T) {
+	fleet, report, err := Import(context.Background(), fstest.MapFS{
+		"clusters/eks/flux-system/gotk-sync.yaml": {Data: []byte(nsSync)},
+		"clusters/eks/apps.yaml": {Data: []byte(kcApps + "    configMapRef: {name: eks-prod}\n" + `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: eks-prod, namespace: flux-system}
+data:
+  provider: aws
+  cluster: arn:aws:eks:eu-west-1:111122223333:cluster/prod
+  address: https://ABC.gr7.eu-west-1.eks.amazonaws.com
+  serviceAccountName: flux-eks
+  ca.crt: |
+    -----BEGIN CERTIFICATE-----
+    MIIB
+    -----END CERTIFICATE-----
+`)},
+		"clusters/aks/flux-system/gotk-sync.yaml": {Data: []byte(nsSync)},
+		"clusters/aks/apps.yaml": {Data: []byte(kcApps + "    configMapRef: {name: aks}\n" + `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: aks, namespace: flux-system}
+data: {provider: azure, cluster: /subscriptions/s/resourceGroups/g/providers/Microsoft.ContainerService/managedClusters/aks}
+`)},
+		"clusters/edge/flux-system/gotk-sync.yaml": {Data: []byte(nsSync)},
+		"clusters/edge/apps.yaml":                  {Data: []byte(kcApps + "    secretRef: {name: edge-kubeconfig, key: value.yaml}\n")},
+		"apps/cm.yaml":                             {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n")},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]spec.KubeconfigSource{}
+	for _, c := range fleet.Clusters {
+		got[c.Metadata.Name] = c.Spec.Kubeconfig
+	}
+	eks := got["eks"].Cloud
+	if eks == nil || eks.Provider != "aws" || eks.Cluster != "arn:aws:eks:eu-west-1:111122223333:cluster/prod" ||
+		eks.Server != "https://ABC.gr7.eu-west-1.eks.amazonaws.com" || eks.CertificateAuthorityData != base64.StdEncoding.EncodeToString([]byte(kcCA)) {
+		t.Errorf("eks: %+v", eks)
+	}
+	if aks := got["aks"].Cloud; aks == nil || aks.Provider != "azure" || aks.Cluster != "" {
+		t.Errorf("aks: %+v", aks)
+	}
+	if ref := got["edge"].SecretRef; ref != (spec.SecretKeyRef{Name: "edge-kubeconfig", Namespace: "flux-system", Key: "value.yaml"}) {
+		t.Errorf("edge: %+v", got["edge"])
+	}
+	var all []string
+	for _, f := range report.Findings() {
+		all = append(all, f.String())
+	}
+	findings := strings.Join(all, "\n")
+	for _, want := range []string{
+		"clusters/eks/apps.yaml:17: data.serviceAccountName: not carried over: regatta uses the workload identity of its own pod",
+		"clusters/aks/apps.yaml:13: data: address and ca.crt are required",
+		"clusters/edge/apps.yaml:8: spec.kubeConfig.secretRef: carried over as spec.kubeconfig.secretRef",
+	} {
+		if !strings.Contains(findings, want) {
+			t.Errorf("report:\n%s\nwant a line with:\n%s", findings, want)
+		}
+	}
+	if strings.Contains(findings, "spec.kubeConfig: not carried over") {
+		t.Errorf("kubeConfig reported as not carried over:\n%s", findings)
+	}
+}

@@ -1,0 +1,167 @@
+package status
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxText is the most bytes of one text a status record holds: a health
+// message, an event, an error. Profiles control these texts (a Lua health
+// script writes any message it likes), so each is bounded; the daemon
+// logs the full text (Overlong).
+const MaxText = 4096
+
+// maxLine is the most bytes of one text on the dashboard.
+const maxLine = 300
+
+// truncate cuts s to at most n bytes, at a character boundary, and says
+// so visibly: "... [truncated: 123 more bytes]".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… [truncated: %d more bytes]", s[:cut], len(s)-cut)
+}
+
+// Bounded returns s cut to MaxText with a visible marker.
+func Bounded(s string) string { return truncate(s, MaxText) }
+
+// mdEscaper escapes text for Markdown and the HTML a Markdown renderer
+// passes through: no tag, entity, link, image, emphasis, code span or
+// table cell can come out of it. (A link or image needs "](" or "<";
+// brackets alone stay readable: spec.addons[1].)
+var mdEscaper = strings.NewReplacer(
+	"&", "&amp;", "<", "&lt;", ">", "&gt;",
+	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "|", `\|`, "](", `]\(`,
+)
+
+// text makes a text a profile controls safe for one line of the
+// dashboard: one line, bounded, escaped.
+func text(s string) string {
+	return mdEscaper.Replace(truncate(strings.Join(strings.Fields(s), " "), maxLine))
+}
+
+// code shows s as inline code, escaped as text instead when it could
+// close the code span.
+func code(s string) string {
+	if s == "" || strings.ContainsAny(s, "`\n\r|") || len(s) > maxLine {
+		return text(s)
+	}
+	return "`" + s + "`"
+}
+
+// TextField is one text of a status record, by its field path.
+type TextField struct {
+	Field string
+	Text  *string
+}
+
+// texts lists the texts of a cluster record that a profile, a cluster or
+// a classifier controls.
+func texts(c *ClusterStatus) []TextField {
+	out := []TextField{{"error", &c.Error}}
+	for i := range c.ClassifierErrors {
+		out = append(out, TextField{fmt.Sprintf("classifierErrors[%d].message", i), &c.ClassifierErrors[i].Message})
+	}
+	for i := range c.LabelNotes {
+		out = append(out, TextField{fmt.Sprintf("labelNotes[%d].message", i), &c.LabelNotes[i].Message})
+	}
+	for i := range c.Profiles {
+		p := &c.Profiles[i]
+		f := fmt.Sprintf("profiles[%d]", i)
+		out = append(out, TextField{f + ".health", &p.Health}, TextField{f + ".message", &p.Message})
+		if p.Error != nil {
+			out = append(out, errorTexts(f+".error", p.Error)...)
+		}
+		if p.Rollout != nil {
+			out = append(out, TextField{f + ".rollout.reason", &p.Rollout.Reason})
+		}
+		for j := range p.Changes {
+			out = append(out, TextField{fmt.Sprintf("%s.changes[%d].object", f, j), &p.Changes[j].Object})
+		}
+	}
+	return out
+}
+
+func errorTexts(field string, e *Error) []TextField {
+	return []TextField{{field + ".message", &e.Message}, {field + ".object", &e.Object}, {field + ".file", &e.File}}
+}
+
+// fleetTexts lists the texts of the fleet record a repository controls.
+func fleetTexts(f *Fleet) []TextField {
+	var out []TextField
+	for i := range f.Errors {
+		out = append(out, errorTexts(fmt.Sprintf("errors[%d]", i), &f.Errors[i])...)
+	}
+	for i := range f.RefusedTenants {
+		rt := &f.RefusedTenants[i]
+		for j := range rt.Errors {
+			out = append(out, errorTexts(fmt.Sprintf("refusedTenants[%d].errors[%d]", i, j), &rt.Errors[j])...)
+		}
+	}
+	for i := range f.Rollouts {
+		out = append(out, TextField{fmt.Sprintf("rollouts[%d].reason", i), &f.Rollouts[i].Reason})
+	}
+	return out
+}
+
+// boundCluster returns c with every text cut to MaxText; c itself, which
+// may share slices with the daemon's records, is left alone.
+func boundCluster(c ClusterStatus) ClusterStatus {
+	if len(Overlong(c)) == 0 {
+		return c
+	}
+	c.ClassifierErrors = slices.Clone(c.ClassifierErrors)
+	c.LabelNotes = slices.Clone(c.LabelNotes)
+	c.Profiles = slices.Clone(c.Profiles)
+	for i := range c.Profiles {
+		p := &c.Profiles[i]
+		p.Error, p.Rollout, p.Changes = clonePtr(p.Error), clonePtr(p.Rollout), slices.Clone(p.Changes)
+	}
+	bound(texts(&c))
+	return c
+}
+
+// boundFleet is boundCluster for the fleet record.
+func boundFleet(f Fleet) Fleet {
+	f.Errors, f.Rollouts = slices.Clone(f.Errors), slices.Clone(f.Rollouts)
+	f.RefusedTenants = slices.Clone(f.RefusedTenants)
+	for i := range f.RefusedTenants {
+		f.RefusedTenants[i].Errors = slices.Clone(f.RefusedTenants[i].Errors)
+	}
+	bound(fleetTexts(&f))
+	return f
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// bound cuts every text of the fields to MaxText.
+func bound(fields []TextField) {
+	for _, t := range fields {
+		*t.Text = Bounded(*t.Text)
+	}
+}
+
+// Overlong returns the texts of a cluster record that the status files
+// hold cut to MaxText, in full, for the log.
+func Overlong(c ClusterStatus) []TextField {
+	var out []TextField
+	for _, t := range texts(&c) {
+		if len(*t.Text) > MaxText {
+			out = append(out, t)
+		}
+	}
+	return out
+}

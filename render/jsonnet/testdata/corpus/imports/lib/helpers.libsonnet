@@ -1,0 +1,1 @@
+{ helper(x):: 'helped-' + x }

@@ -1,0 +1,116 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/regatta-dev/regatta/render/oci"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// errNoOCI is the failure of an OCI-sourced add-on without Options.OCI.
+var errNoOCI = errors.New("oci: no artifact client configured (Options.OCI)")
+
+// useArtifact makes an OCI-sourced add-on read its files from the
+// artifact: it resolves the selector to a digest, pulls the artifact and
+// returns its name, oci://registry/repository@digest.
+func (a *addonRender) useArtifact(ap *addonPlan) (string, error) {
+	o := ap.addon.OCI
+	if o == nil {
+		return "", nil
+	}
+	field := fmt.Sprintf("spec.addons[%d].oci", ap.index)
+	cr, err := a.ociCredentials(ap)
+	if err != nil {
+		return "", err
+	}
+	digest, err := a.r.ociDigest(a.ctx, ap, cr)
+	if err != nil {
+		return "", a.fieldError(field, err)
+	}
+	files, err := a.r.opts.OCI.Pull(a.ctx, o.URL, digest, cr)
+	if err != nil {
+		return "", a.fieldError(field, err)
+	}
+	a.fs = newRepoFS(files)
+	return o.URL + "@" + digest, nil
+}
+
+// ociDigest resolves an OCI-sourced add-on's selector.
+func (r *Renderer) ociDigest(ctx context.Context, ap *addonPlan, cr oci.Credentials) (string, error) {
+	if r.opts.OCI == nil {
+		return "", errNoOCI
+	}
+	o := ap.addon.OCI
+	return r.opts.OCI.Resolve(ctx, o.URL, oci.Selector{Tag: o.Tag, Semver: o.Semver, Digest: o.Digest}, cr)
+}
+
+// ociCredentials reads the registry login of an OCI source's secretRef:
+// a Secret manifest of the repository (the tenant's folder for a tenant),
+// decrypted with the keys the profile may use. Errors never show it.
+func (a *addonRender) ociCredentials(ap *addonPlan) (oci.Credentials, error) {
+	ref := ap.addon.OCI.SecretRef
+	if ref == nil {
+		return oci.Credentials{}, nil
+	}
+	field := fmt.Sprintf("spec.addons[%d].oci.secretRef", ap.index)
+	data, err := a.readData(field, spec.DataReference{Kind: "Secret", Name: ref.Name, Path: ref.Path})
+	if err != nil {
+		return oci.Credentials{}, err
+	}
+	config, ok := data[".dockerconfigjson"]
+	if !ok {
+		return oci.Credentials{}, a.fieldError(field, fmt.Errorf("Secret %s has no .dockerconfigjson", ref.Name))
+	}
+	cr, err := oci.DockerConfigCredentials([]byte(config), ap.addon.OCI.URL)
+	if err != nil {
+		return oci.Credentials{}, a.fieldError(field, fmt.Errorf("Secret %s: %w", ref.Name, err))
+	}
+	return cr, nil
+}
+
+// fromArtifact names the artifact in the objects' sources and in a
+// failure's file: oci://registry/repository@digest//path.
+func fromArtifact(origin, profileFile string, steps []Step, err error) ([]Step, error) {
+	if origin == "" {
+		return steps, err
+	}
+	for i := range steps {
+		for j := range steps[i].Objects {
+			steps[i].Objects[j].Source = origin + "//" + steps[i].Objects[j].Source
+		}
+	}
+	var re *Error
+	if errors.As(err, &re) && re.File != "" && re.File != profileFile {
+		re.File = origin + "//" + re.File
+	}
+	return steps, err
+}
+
+// withOCI adds an OCI-sourced add-on's digest to its key: a tag or a
+// range moves to new content without a commit.
+func (r *Renderer) withOCI(ctx context.Context, p *plan, ap *addonPlan, k string) (string, error) {
+	if ap.addon.OCI == nil {
+		return k, nil
+	}
+	cr, err := r.newAddonRender(ctx, p, ap).ociCredentials(ap)
+	if err != nil {
+		return "", inAddon(p.req.Profile.Metadata.Name, ap.addon.Name, err)
+	}
+	digest, err := r.ociDigest(ctx, ap, cr)
+	if err != nil {
+		return "", inAddon(p.req.Profile.Metadata.Name, ap.addon.Name, err)
+	}
+	return hashStrings(k, "oci="+digest), nil
+}
+
+// withRemote adds the digests of what an add-on reads from outside the
+// repository (a repository chart, an OCI artifact) to its key.
+func (r *Renderer) withRemote(ctx context.Context, p *plan, ap *addonPlan, k string) (string, error) {
+	k, err := r.withChart(ctx, p, ap, k)
+	if err != nil {
+		return "", err
+	}
+	return r.withOCI(ctx, p, ap, k)
+}

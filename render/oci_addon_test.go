@@ -1,0 +1,117 @@
+package render
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regatta-dev/regatta/internal/chartserver"
+	"github.com/regatta-dev/regatta/render/oci"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// pushApp pushes a Flux artifact holding a kustomization whose ConfigMap
+// is named after the version.
+func pushApp(t *testing.T, reg *chartserver.OCI, version string) string {
+	layer := chartserver.TarGz(t, map[string]string{
+		"app/kustomization.yaml": "resources: [cm.yaml]\n",
+		"app/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-" + strings.ReplaceAll(version, ".", "-") + ", namespace: default}\n",
+	})
+	return reg.PushArtifact(t, "fleet/app", version, "application/vnd.cncf.flux.config.v1+json", oci.FluxContentType, layer)
+}
+
+// TestOCIKustomizeAddon renders a Kustomize add-on from an OCI artifact:
+// a semver range moves to a newly pushed version without a commit, a
+// pinned digest stays put, and the objects name the artifact's digest.
+func TestOCIKustomizeAddon(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	d1 := pushApp(t, reg, "1.0.0")
+	url := "oci://" + reg.Host() + "/fleet/app"
+	profile := func(name, sel string) string {
+		return "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + name + "}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci: {url: '" + url + "', " + sel + "}\n    kustomize: {path: app}\n"
+	}
+	dir := tenantTree(t, map[string]string{
+		"profiles/jp.yaml": profile("jp", "semver: '^1'"),
+		"profiles/tp.yaml": profile("tp", "digest: '"+d1+"'"),
+	})
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true, TTL: time.Nanosecond})})
+	render := func(profile string) Object {
+		t.Helper()
+		res := renderProfileTree(t, r, dir, profile)
+		objs := res.Objects()
+		if len(objs) != 1 {
+			t.Fatalf("%s: %v", profile, objs)
+		}
+		return objs[0]
+	}
+	if o := render("jp"); o.GetName() != "app-1-0-0" || o.Source != url+"@"+d1+"//app/cm.yaml" {
+		t.Fatalf("first: %s from %s", o.GetName(), o.Source)
+	}
+	d2 := pushApp(t, reg, "1.1.0")
+	pushApp(t, reg, "2.0.0")
+	if o := render("jp"); o.GetName() != "app-1-1-0" || o.Source != url+"@"+d2+"//app/cm.yaml" {
+		t.Fatalf("after 1.1.0 was pushed: %s from %s", o.GetName(), o.Source)
+	}
+	if o := render("tp"); o.GetName() != "app-1-0-0" {
+		t.Fatalf("pinned: %s", o.GetName())
+	}
+}
+
+// renderProfileTree renders one platform profile of a tree for the
+// production cluster.
+func renderProfileTree(t *testing.T, r *Renderer, dir, profile string) *Result {
+	t.Helper()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	repo, diags := spec.Load(root.FS())
+	p := repo.Profile(profile)
+	if p == nil {
+		t.Fatalf("profile %s not loaded: %v", profile, diags)
+	}
+	res, err := r.Render(context.Background(), Request{FS: root.FS(), Profile: p, Cluster: prodCluster()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestOCIAddonLogsIn: an add-on whose registry wants a login pulls with
+// the docker config of its secretRef, and fails without it; the error
+// shows no credential.
+func TestOCIAddonLogsIn(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	pushApp(t, reg, "1.0.0")
+	reg.Login = "robot:s3cret"
+	url := "oci://" + reg.Host() + "/fleet/app"
+	secret := "apiVersion: v1\nkind: Secret\nmetadata: {name: registry}\ntype: kubernetes.io/dockerconfigjson\nstringData:\n  .dockerconfigjson: '{\"auths\": {\"" +
+		reg.Host() + "\": {\"username\": \"robot\", \"password\": \"s3cret\"}}}'\n"
+	profile := func(name, extra string) string {
+		return "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + name + "}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci: {url: '" + url + "', tag: 1.0.0" + extra + "}\n    kustomize: {path: app}\n"
+	}
+	dir := tenantTree(t, map[string]string{
+		"profiles/jp.yaml":      profile("jp", ", secretRef: {name: registry, path: secrets/registry.yaml}"),
+		"profiles/anon.yaml":    profile("anon", ""),
+		"secrets/registry.yaml": secret,
+	})
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true})})
+	if o := renderProfileTree(t, r, dir, "jp").Objects(); len(o) != 1 || o[0].GetName() != "app-1-0-0" {
+		t.Fatalf("with the login: %v", o)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	repo, _ := spec.Load(root.FS())
+	_, err = r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile("anon"), Cluster: prodCluster()})
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("without the login: %v", err)
+	}
+}
