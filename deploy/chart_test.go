@@ -314,7 +314,7 @@ func TestChartDeploymentBecomesAvailable(t *testing.T) {
 	dep := find(objs, "Deployment", "")
 	cs := kubernetes.NewForConfigOrDie(cluster.RESTConfig())
 	var last string
-	waitFor(t, "Deployment "+dep.GetName()+" Available", 3*time.Minute, func() bool {
+	testenv.WaitFor(t, 3*time.Minute, "Deployment "+dep.GetName()+" Available", func() bool {
 		d, err := cs.AppsV1().Deployments(ns).Get(t.Context(), dep.GetName(), metav1.GetOptions{})
 		if err != nil || d.Spec.Replicas == nil {
 			return false

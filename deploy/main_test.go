@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"syscall"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -100,16 +99,4 @@ func applyAll(t *testing.T, cluster *testenv.Cluster, objs []*unstructured.Unstr
 		}
 	}
 	return w.list
-}
-
-// waitFor polls cond every 100 ms until it holds or within passes.
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

@@ -59,7 +59,7 @@ func TestShardReplicasHoldTheirLeases(t *testing.T) {
 	for i := range 3 {
 		startReplica(t, sts, fmt.Sprintf("regatta-%d", i), kc)
 	}
-	waitFor(t, "three Leases held", 60*time.Second, func() bool {
+	testenv.WaitFor(t, 60*time.Second, "three Leases held", func() bool {
 		for i := range 3 {
 			id := fmt.Sprintf("regatta-%d", i)
 			l, err := cs.CoordinationV1().Leases(ns).Get(t.Context(), "regatta-"+id, metav1.GetOptions{})
@@ -69,7 +69,7 @@ func TestShardReplicasHoldTheirLeases(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, "the fleet's ConfigMap applied", 60*time.Second, func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the fleet's ConfigMap applied", func() bool {
 		_, err := cs.CoreV1().ConfigMaps(ns).Get(t.Context(), "chart-probe", metav1.GetOptions{})
 		return err == nil
 	})

@@ -25,6 +25,11 @@ check ./reconciler/events spec lua reconciler/apply
 check ./reconciler/rollout spec
 check ./reconciler/tenancy spec render
 check ./reconciler/diff spec render repo reconciler/rollout reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig reconciler/tenancy lua
+# lua/limits.go lowers gopher-lua's package-level MaxArrayIndex: only lua
+# may run gopher-lua states (spec may use its parser).
+if go list -f '{{.ImportPath}} {{join .Imports " "}}' ./... | grep -v '^'$mod'/lua ' | grep -q ' github.com/yuin/gopher-lua\( \|$\)'; then
+  echo "deps-check: only lua may import github.com/yuin/gopher-lua (lua/limits.go sets its MaxArrayIndex)"; fail=1
+fi
 if go list -deps ./... | grep -q '^k8s.io/kubernetes/'; then
   echo "deps-check: the product must not depend on k8s.io/kubernetes"; fail=1
 fi

@@ -226,10 +226,19 @@ func (c *call) wrapDate(orig *glua.LFunction) *glua.LFunction {
 // default cap (2^26) `t[67108863] = true` allocates 1 GiB and spins for
 // tens of seconds in one instruction, where no deadline or watchdog can
 // reach. Integer keys from 2^20 on go to the hash part instead, which bounds
-// that to 16 MiB. The cap is a gopher-lua global, set once when this package
-// is initialised, and applies to every gopher-lua state in the process. Its
-// price: the length operator counts the array part only, so #t is wrong for
-// arrays of more than 2^20 - 1 elements (ipairs and t[i] still work).
+// that to 16 MiB.
+//
+// gopher-lua has no per-state limit: the cap is its package variable
+// MaxArrayIndex, read by every table operation. This is the only
+// package-level state regatta changes in a dependency, and it is safe
+// (TestMaxArrayIndexIsSafe): it is set once, in this package's init, before
+// any state exists, and never written again (no race); only this package
+// runs gopher-lua states (spec uses its parser alone; hack/check-deps.sh
+// keeps it so), so no other code in the process expects the default. Its
+// price: #t and ipairs see the array part only, so they stop at 2^20 - 1
+// elements (t[i] and pairs see every element). No Kubernetes object can hold
+// such an array (etcd's request limit, 1.5 MiB, is less than 2 bytes per
+// element); only a script's own tables can.
 const maxArrayIndex = 1 << 20
 
 func init() { glua.MaxArrayIndex = maxArrayIndex }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
@@ -140,7 +141,7 @@ func TestEventServicesGetNetworkPolicies(t *testing.T) {
 			"  eventTrigger: {eventSourceName: https-services, oneForEvent: true}\n  addons:\n  - name: np\n    template: true\n    manifests: {path: netpol}\n"),
 		"netpol/np.yaml": networkPolicy,
 	}, map[string]string{"c37": "events: netpol"})
-	waitFor(t, 30*time.Second, "the pair applied with no instance", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the pair applied with no instance", func() bool {
 		return h.pairRecord("c37", "netpol").State == status.StateApplied
 	})
 
@@ -148,11 +149,11 @@ func TestEventServicesGetNetworkPolicies(t *testing.T) {
 	createService(t, "c37", "eng", "web", nil, 443)
 	createService(t, "c37", "eng", "api", nil, 80, 8443)
 	createService(t, "c37", "eng", "plain", nil, 80)
-	waitFor(t, 30*time.Second, "policies for web and api", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "policies for web and api", func() bool {
 		return strings.Join(policiesFor(t, "c37", "eng"), ",") == "api,web"
 	})
 	t.Logf("event to applied: %s", time.Since(start))
-	waitFor(t, 10*time.Second, "the instances in status", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the instances in status", func() bool {
 		return instanceResources(h, "c37", "netpol") == "c37:Service/eng/api,c37:Service/eng/web"
 	})
 	checkEventRecords(t, h.pairRecord("c37", "netpol"))
@@ -167,18 +168,18 @@ func TestEventServicesGetNetworkPolicies(t *testing.T) {
 	if _, err := clientset(t, "c37").CoreV1().Services("eng").Update(context.Background(), svc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "web's policy withdrawn", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "web's policy withdrawn", func() bool {
 		return strings.Join(policiesFor(t, "c37", "eng"), ",") == "api"
 	})
 	t.Logf("stopped matching to withdrawn: %s", time.Since(start))
 	start = time.Now()
 	deleteService(t, "c37", "eng", "api")
-	waitFor(t, 30*time.Second, "api's policy withdrawn", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "api's policy withdrawn", func() bool {
 		return len(policiesFor(t, "c37", "eng")) == 0
 	})
 	t.Logf("gone to withdrawn: %s", time.Since(start))
 	// The record follows the pass that pruned the policy.
-	waitFor(t, 10*time.Second, "the pair recorded without instances", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the pair recorded without instances", func() bool {
 		rec := h.pairRecord("c37", "netpol")
 		return rec.State == status.StateApplied && len(rec.EventInstances) == 0
 	})
@@ -255,7 +256,7 @@ func TestEventReadyNodesDeployMonitoring(t *testing.T) {
 		readyNode(t, "c36", fmt.Sprintf("node-%d", i), true)
 	}
 	readyNode(t, "c36", "node-4", false)
-	waitFor(t, 30*time.Second, "the pair applied with no instance", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the pair applied with no instance", func() bool {
 		rec := h.pairRecord("c36", "monitoring")
 		return rec.State == status.StateApplied && len(rec.EventInstances) == 0
 	})
@@ -265,7 +266,7 @@ func TestEventReadyNodesDeployMonitoring(t *testing.T) {
 
 	start := time.Now()
 	readyNode(t, "c36", "node-4", true)
-	waitFor(t, 30*time.Second, "the monitoring stack", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the monitoring stack", func() bool {
 		return configMap(t, "c36", "default", "monitoring-prometheus")["cluster"] == "c36" &&
 			configMap(t, "c36", "default", "monitoring-grafana") != nil
 	})
@@ -276,7 +277,7 @@ func TestEventReadyNodesDeployMonitoring(t *testing.T) {
 
 	start = time.Now()
 	readyNode(t, "c36", "node-2", false)
-	waitFor(t, 30*time.Second, "the monitoring stack withdrawn", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the monitoring stack withdrawn", func() bool {
 		return configMap(t, "c36", "default", "monitoring-prometheus") == nil &&
 			configMap(t, "c36", "default", "monitoring-grafana") == nil
 	})
@@ -324,13 +325,13 @@ data:
 		}
 		return out
 	}
-	waitFor(t, 30*time.Second, "the app clusters applied", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the app clusters applied", func() bool {
 		return h.pairRecord("c36", "exports").State == status.StateApplied && h.pairRecord("c37", "exports").State == status.StateApplied
 	})
 	start := time.Now()
 	createService(t, "c35", "default", "shared-db", map[string]string{"export": "true"}, 5432)
 	createService(t, "c35", "default", "internal", nil, 5433)
-	waitFor(t, 30*time.Second, "the ConfigMap in both app clusters", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the ConfigMap in both app clusters", func() bool {
 		return strings.Join(exported("c36"), ",") == "c35:default/shared-db" && strings.Join(exported("c37"), ",") == "c35:default/shared-db"
 	})
 	t.Logf("event to applied on 2 clusters: %s", time.Since(start))
@@ -339,7 +340,7 @@ data:
 	}
 	start = time.Now()
 	deleteService(t, "c35", "default", "shared-db")
-	waitFor(t, 30*time.Second, "the ConfigMaps withdrawn", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the ConfigMaps withdrawn", func() bool {
 		return len(exported("c36")) == 0 && len(exported("c37")) == 0
 	})
 	t.Logf("gone to withdrawn on 2 clusters: %s", time.Since(start))
@@ -399,7 +400,7 @@ func TestEventBurstIsBatched(t *testing.T) {
 			"  eventTrigger: {eventSourceName: burst, oneForEvent: true, maxInstances: 2000}\n  addons:\n  - name: copies\n    template: true\n    manifests: {path: burst}\n"),
 		"burst/cm.yaml": fmt.Sprintf(burstCopy, "burst-out"),
 	}, map[string]string{"c35": "events: burst"})
-	waitFor(t, 30*time.Second, "the pair applied with no instance", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the pair applied with no instance", func() bool {
 		return h.pairRecord("c35", "burst").State == status.StateApplied
 	})
 	before := applies(h, "c35", "burst")
@@ -407,7 +408,7 @@ func TestEventBurstIsBatched(t *testing.T) {
 	start := time.Now()
 	createConfigMaps(t, "c35", "burst-in", 1000)
 	created := time.Since(start)
-	waitFor(t, 120*time.Second, "1,000 copies", func() bool {
+	testenv.WaitFor(t, 120*time.Second, "1,000 copies", func() bool {
 		return countConfigMaps(t, "c35", "burst-out", "copy=yes") == 1000 && len(h.pairRecord("c35", "burst").EventInstances) == 1000
 	})
 	n := applies(h, "c35", "burst") - before
@@ -429,7 +430,7 @@ func oneMoreEvent(t *testing.T, h *harness, ssa *patchCounter) {
 	if _, err := clientset(t, "c35").CoreV1().ConfigMaps("burst-in").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "the 1,001st copy", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the 1,001st copy", func() bool {
 		return countConfigMaps(t, "c35", "burst-out", "copy=yes") == 1001 && len(h.pairRecord("c35", "burst").EventInstances) == 1001
 	})
 	applied, dry := ssa.counts()
@@ -438,7 +439,7 @@ func oneMoreEvent(t *testing.T, h *harness, ssa *patchCounter) {
 	if err := clientset(t, "c35").CoreV1().ConfigMaps("burst-in").Delete(context.Background(), "src-0007", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "the copy of a gone resource pruned", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the copy of a gone resource pruned", func() bool {
 		return countConfigMaps(t, "c35", "burst-out", "copy=yes") == 1000 && len(h.pairRecord("c35", "burst").EventInstances) == 1000
 	})
 	t.Logf("one resource gone of 1,001: withdrawn after %s", time.Since(start))
@@ -457,7 +458,7 @@ func TestEventInstanceCap(t *testing.T) {
 		"capped/cm.yaml": fmt.Sprintf(burstCopy, "cap-out"),
 	}, map[string]string{"c36": "events: cap"})
 	createConfigMaps(t, "c36", "cap-in", 4)
-	waitFor(t, 30*time.Second, "the pair to fail over the cap", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the pair to fail over the cap", func() bool {
 		rec := h.pairRecord("c36", "capped")
 		return rec.State == status.StateFailed && rec.Error != nil && strings.Contains(rec.Error.Message, "4 event instances exceed the cap of 3")
 	})
@@ -467,7 +468,7 @@ func TestEventInstanceCap(t *testing.T) {
 	if err := clientset(t, "c36").CoreV1().ConfigMaps("cap-in").Delete(context.Background(), "src-0000", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "3 copies once under the cap", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "3 copies once under the cap", func() bool {
 		return countConfigMaps(t, "c36", "cap-out", "copy=yes") == 3 && h.pairRecord("c36", "capped").State == status.StateApplied
 	})
 }
@@ -497,7 +498,7 @@ func TestEventInstancesDriftAndWithdrawal(t *testing.T) {
 	t.Cleanup(h.d.Close)
 	runDaemon(t, h)
 	createConfigMaps(t, "c36", "drift-in", 2)
-	waitFor(t, 30*time.Second, "2 copies, recorded", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "2 copies, recorded", func() bool {
 		return countConfigMaps(t, "c36", "drift-out", "copy=yes") == 2 && len(h.pairRecord("c36", "drifty").EventInstances) == 2
 	})
 	rec := h.pairRecord("c36", "drifty")
@@ -508,11 +509,11 @@ func TestEventInstancesDriftAndWithdrawal(t *testing.T) {
 	if err := clientset(t, "c36").CoreV1().ConfigMaps("drift-out").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the deleted copy restored", func() bool { return configMap(t, "c36", "drift-out", name) != nil })
+	testenv.WaitFor(t, 30*time.Second, "the deleted copy restored", func() bool { return configMap(t, "c36", "drift-out", name) != nil })
 
 	f.Commit("c36 leaves the profile", clusterFiles(t, "c36", "events: none"))
 	h.d.Trigger()
-	waitFor(t, 30*time.Second, "the copies withdrawn with the profile", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the copies withdrawn with the profile", func() bool {
 		return countConfigMaps(t, "c36", "drift-out", "copy=yes") == 0
 	})
 	if n := h.r.events.Watches(); n != 1 {
@@ -520,5 +521,5 @@ func TestEventInstancesDriftAndWithdrawal(t *testing.T) {
 	}
 	f.Commit("the event profile goes", map[string]string{"profiles/drifty.yaml": "", "events/burst.yaml": ""})
 	h.d.Trigger()
-	waitFor(t, 30*time.Second, "the event watch stopped", func() bool { return h.r.events.Watches() == 0 })
+	testenv.WaitFor(t, 30*time.Second, "the event watch stopped", func() bool { return h.r.events.Watches() == 0 })
 }

@@ -1,10 +1,12 @@
 package reconciler
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
@@ -60,15 +62,12 @@ func TestEventNumbers(t *testing.T) {
 		}
 		return instanceResources(h, "c37", "tls-each") == "c37:Service/numbers/plain,c37:Service/numbers/web", ""
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		ok, last := applied()
-		if ok {
-			break
+	testenv.Eventually(t, 60*time.Second, func(context.Context) error {
+		if ok, last := applied(); !ok {
+			return fmt.Errorf("both pairs applied with their instances; last: %s", last)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for both pairs applied with their instances; last: %s", last)
-		}
-	}
+		return nil
+	})
 	got := map[string]string{}
 	for _, in := range h.pairRecord("c37", "tls-each").EventInstances {
 		cm := configMap(t, "c37", "numbers", "tls-"+in.Name)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/events"
 	"github.com/regatta-dev/regatta/spec"
@@ -54,7 +55,7 @@ func TestEventSourcesShareWatches(t *testing.T) {
 	createService(t, "c36", "share", "late", nil, 80)
 	// A notification may still be on its way from the watch's sync, so
 	// wait for both: told of a change, and the Service in the cache.
-	waitFor(t, 10*time.Second, "source b told of the new Service, and matching it", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "source b told of the new Service, and matching it", func() bool {
 		mu.Lock()
 		told := notified["b"] > before
 		mu.Unlock()

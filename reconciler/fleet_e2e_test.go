@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
@@ -70,7 +71,7 @@ func TestOneStuckClusterHoldsNoOne(t *testing.T) {
 	})
 	runDaemon(t, h)
 	clusters := []string{"c35", "c36", "c37"}
-	waitFor(t, 60*time.Second, "app v1 everywhere", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "app v1 everywhere", func() bool {
 		for _, c := range clusters {
 			if configMap(t, c, "default", "stuck-fleet-app")["v"] != "1" {
 				return false
@@ -78,13 +79,13 @@ func TestOneStuckClusterHoldsNoOne(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, 30*time.Second, "the stuck pair to wait for health", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the stuck pair to wait for health", func() bool {
 		return h.pairRecord("c37", "stuck").State == status.StateProgressing
 	})
 
 	rev2 := f.Commit("app v2", map[string]string{"app/cm.yaml": strings.Replace(files["app/cm.yaml"], `"1"`, `"2"`, 1)})
 	h.d.Trigger()
-	waitFor(t, 30*time.Second, "app v2 on every cluster, the stuck one too", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "app v2 on every cluster, the stuck one too", func() bool {
 		for _, c := range clusters {
 			if configMap(t, c, "default", "stuck-fleet-app")["v"] != "2" {
 				return false
@@ -92,7 +93,7 @@ func TestOneStuckClusterHoldsNoOne(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, 30*time.Second, "the status branch to record app v2", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the status branch to record app v2", func() bool {
 		for _, c := range clusters {
 			if !strings.Contains(f.statusOf(c), "sourceRevision: "+rev2) {
 				return false
@@ -128,17 +129,17 @@ func TestCommitMidChainReplans(t *testing.T) {
 	})
 	seen := watchConfigMap(t, "c37", "default", "chain-next")
 	runDaemon(t, h)
-	waitFor(t, 30*time.Second, "next to wait for slow", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "next to wait for slow", func() bool {
 		return h.pairRecord("c37", "next").State == status.StateWaitingForDependency
 	})
 	f.Commit("next v2", map[string]string{"next/cm.yaml": strings.Replace(files["next/cm.yaml"], `"1"`, `"2"`, 1)})
 	h.d.Trigger()
-	waitFor(t, 30*time.Second, "the cluster to re-plan on the new revision", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the cluster to re-plan on the new revision", func() bool {
 		c, _ := h.d.store.cluster("c37")
 		return c.SourceRevision == h.d.r.current().sha && h.d.r.current().sha != ""
 	})
 	markReady(t, "c37", "default", "chain-slow")
-	waitFor(t, 30*time.Second, "next v2", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "next v2", func() bool {
 		return configMap(t, "c37", "default", "chain-next")["v"] == "2"
 	})
 	for _, v := range seen() {
@@ -259,7 +260,7 @@ func TestRestartAppliesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("restart: %v %+v", err, res.Snapshot)
 	}
-	waitFor(t, 20*time.Second, "the drift made while no daemon ran to be corrected", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the drift made while no daemon ran to be corrected", func() bool {
 		return configMap(t, "c37", "default", "restart-drifty")["v"] == "desired"
 	})
 	n, paths := counter.total()
@@ -311,7 +312,7 @@ func TestRestartKeepsWhatItKnew(t *testing.T) {
 	if res.Snapshot.Fleet.AppliedRevision != good {
 		t.Errorf("revision in force after the restart = %s, want %s", status.ShortRevision(res.Snapshot.Fleet.AppliedRevision), status.ShortRevision(good))
 	}
-	waitFor(t, 20*time.Second, "the revision in force to be enforced", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the revision in force to be enforced", func() bool {
 		return configMap(t, "c37", "default", "known-drifty")["v"] == "desired"
 	})
 	for _, c := range []string{"c36", "c37"} {

@@ -106,6 +106,16 @@ func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missin
 	return p.reportRollout(prof, pick, p.applyProfile(ctx, pick.rev, pick.prof, releasing))
 }
 
+// failed is a pair whose render or request failed: nothing was applied
+// or deleted, so its objects are still those its inventory lists.
+func (p *clusterPass) failed(name, rev string, e *status.Error) status.Profile {
+	s := status.Profile{Name: name, State: status.StateFailed, Revision: rev, Error: e}
+	if inv := p.inventories[name]; inv != nil {
+		s.Objects = len(inv.Objects)
+	}
+	return s
+}
+
 // applyProfile renders prof at rev (the revision in force, or the one a
 // pair is pinned to by its rollout) and applies it.
 func (p *clusterPass) applyProfile(ctx context.Context, rev *revision, prof *spec.Profile, releasing []string) status.Profile {
@@ -113,7 +123,7 @@ func (p *clusterPass) applyProfile(ctx context.Context, rev *revision, prof *spe
 	res, instances, err := p.render(ctx, rev, prof)
 	if err != nil {
 		p.log.Error("render failed; nothing applied or deleted for the pair", "profile", name, "error", err)
-		return status.Profile{Name: name, State: status.StateFailed, Revision: rev.sha, Error: renderError(err)}
+		return p.failed(name, rev.sha, renderError(err))
 	}
 	if err := p.guardScope(rev, prof, res); err != nil {
 		p.log.Error("render reaches beyond the cluster's namespaces; nothing applied or deleted for the pair", "profile", name, "error", err)
@@ -121,7 +131,7 @@ func (p *clusterPass) applyProfile(ctx context.Context, rev *revision, prof *spe
 	}
 	if err := p.guardTenant(ctx, rev, prof, res); err != nil {
 		p.log.Error("tenant profile refused; nothing applied or deleted for the pair", "profile", name, "error", err)
-		return status.Profile{Name: name, State: status.StateFailed, Revision: rev.sha, Error: tenantError(prof, err)}
+		return p.failed(name, rev.sha, tenantError(prof, err))
 	}
 	req, err := p.request(rev, prof, res)
 	req.Releasing = releasing
@@ -132,7 +142,7 @@ func (p *clusterPass) applyProfile(ctx context.Context, rev *revision, prof *spe
 		req.Listed, req.Inventory = true, p.inventories[name]
 	}
 	if err != nil {
-		return status.Profile{Name: name, State: status.StateFailed, Revision: rev.sha, Error: &status.Error{File: prof.Source.File, Message: err.Error()}}
+		return p.failed(name, rev.sha, &status.Error{File: prof.Source.File, Message: err.Error()})
 	}
 	out := p.cl.Apply(ctx, req)
 	p.r.countApply(out)

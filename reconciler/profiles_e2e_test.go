@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
@@ -166,7 +167,10 @@ func TestClusterStoppedMidPass(t *testing.T) {
 	h := newHarness(t, f, func(o *DaemonOptions) { o.StatusBranch = "" })
 	done := make(chan PassResult, 1)
 	go func() { res, _ := h.d.RunOnce(ctx); done <- res }()
-	time.Sleep(3 * time.Second)
+	testenv.WaitFor(t, 30*time.Second, "the slow Deployment applied on c35 (its pass then waits for health)", func() bool {
+		_, err := clientset(t, "c35").AppsV1().Deployments("default").Get(ctx, "slow-mid-pass", metav1.GetOptions{})
+		return err == nil
+	})
 	c35 := env.Cluster("c35")
 	c35.Stop()
 	var res PassResult
@@ -206,7 +210,7 @@ func TestClusterStoppedMidPass(t *testing.T) {
 		}
 		after <- err
 	}()
-	waitFor(t, 30*time.Second, "the Deployment on c35", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the Deployment on c35", func() bool {
 		_, err := deps.Get(ctx, "slow-mid-pass", metav1.GetOptions{})
 		return err == nil
 	})
@@ -266,13 +270,13 @@ func TestDriftCorrectedWithinSeconds(t *testing.T) {
 	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the edit to be reverted", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the edit to be reverted", func() bool {
 		return configMap(t, "c37", "default", "drifty")["v"] == "desired"
 	})
 	if err := cms.Delete(ctx, "drifty", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the deleted object to come back", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the deleted object to come back", func() bool {
 		return configMap(t, "c37", "default", "drifty") != nil
 	})
 	res, err := h.d.RunOnce(ctx)
@@ -281,16 +285,5 @@ func TestDriftCorrectedWithinSeconds(t *testing.T) {
 	}
 	if n := pairs(res, "c37")["drifty"].DriftCorrections; n < 2 {
 		t.Errorf("driftCorrections = %d, want 2", n)
-	}
-}
-
-func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

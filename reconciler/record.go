@@ -7,10 +7,12 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
-// countApply counts a pair's writes: an apply that was not skipped, and
-// the objects it pruned or withdrew.
+// countApply counts a pair's writes: an apply that created, changed or
+// deleted an object (a pass that only re-checked health, with every
+// object unchanged, wrote nothing), and the objects it pruned or withdrew.
 func (r *Reconciler) countApply(res apply.Result) {
-	if res.Skipped || res.State == apply.StateDryRun {
+	c := res.Counts
+	if res.Skipped || res.State == apply.StateDryRun || c.Created+c.Configured+c.Deleted == 0 {
 		return
 	}
 	m := r.opts.Metrics

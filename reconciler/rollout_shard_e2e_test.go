@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
@@ -44,7 +45,7 @@ func TestShardedRolloutDoesNotAdvance(t *testing.T) {
 	})
 	t.Cleanup(h.d.Close)
 	runDaemon(t, h)
-	waitFor(t, 30*time.Second, "shard-plain applied and shard-rolling held", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "shard-plain applied and shard-rolling held", func() bool {
 		return h.pairRecord("c37", "shard-plain").State == status.StateApplied &&
 			h.pairRecord("c37", "shard-rolling").Message == errShardedRollout
 	})

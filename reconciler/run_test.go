@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/webhook"
 )
 
@@ -100,7 +102,7 @@ func TestRunWebhookAndShutdown(t *testing.T) {
 	rev3 := f.Commit("slow", map[string]string{"hooked/deploy.yaml": slowDeployment})
 	h.d.Trigger()
 	cs := clientset(t, "c37")
-	waitFor(t, 30*time.Second, "the slow Deployment applied (its health wait in flight)", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the slow Deployment applied (its health wait in flight)", func() bool {
 		_, err := cs.AppsV1().Deployments("default").Get(context.Background(), "slow", metav1.GetOptions{})
 		return err == nil
 	})
@@ -158,7 +160,17 @@ func TestStatusOnFollowedBranchNoLoop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.d.Run(ctx) }()
-	time.Sleep(6 * time.Second)
+	testenv.WaitFor(t, 30*time.Second, "the first pass and its status commit", func() bool {
+		return count.Load() >= 1 && f.Commits("main") >= 2
+	})
+	// The negative: 10 polls of the branch (200 ms each) see regatta's own
+	// status commit and start no pass.
+	testenv.Consistently(t, 2*time.Second, func(context.Context) error {
+		if n := count.Load(); n != 1 {
+			return fmt.Errorf("%d passes: regatta's own status commits triggered passes", n)
+		}
+		return nil
+	})
 	cancel()
 	<-done
 	if n := count.Load(); n != 1 {

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"net/http"
 	"os/exec"
@@ -113,18 +114,6 @@ func probeProfile(version string) map[string]string {
 	}
 }
 
-func waitUntil(t *testing.T, what string, within time.Duration, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > within {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 func probeAt(t *testing.T, version string) func() bool {
 	return func() bool {
 		for _, c := range shardClusters {
@@ -154,7 +143,7 @@ func TestShardedDaemons(t *testing.T) {
 	for _, id := range ids {
 		rs[id] = startShardReplica(t, f, "shard-e2e", id)
 	}
-	d := waitUntil(t, "every cluster at v1", 30*time.Second, probeAt(t, "v1"))
+	d := testenv.WaitFor(t, 30*time.Second, "every cluster at v1", probeAt(t, "v1"))
 	t.Logf("three replicas converged the fleet in %s", d)
 	owner := map[string]string{}
 	for _, c := range shardClusters {
@@ -176,7 +165,7 @@ func TestShardedDaemons(t *testing.T) {
 	}
 	victim.link.cut.Store(true)
 	cutAt := time.Now()
-	waitUntil(t, "the partitioned replica stops owning", shardLease, func() bool {
+	testenv.WaitFor(t, shardLease, "the partitioned replica stops owning", func() bool {
 		for _, c := range shardClusters {
 			if victim.member.Owns(c) {
 				return false
@@ -190,7 +179,7 @@ func TestShardedDaemons(t *testing.T) {
 			others = append(others, r)
 		}
 	}
-	waitUntil(t, "another replica owns c37", shardLease+5*time.Second, func() bool {
+	testenv.WaitFor(t, shardLease+5*time.Second, "another replica owns c37", func() bool {
 		return others[0].member.Owns("c37") || others[1].member.Owns("c37")
 	})
 	t.Logf("c37 taken over %s after its owner was partitioned", time.Since(cutAt))
@@ -198,19 +187,19 @@ func TestShardedDaemons(t *testing.T) {
 	for _, c := range shardClusters {
 		fenced[c] = victim.applies(t, c)
 	}
-	waitUntil(t, "every cluster at v2", shardLease+5*time.Second, probeAt(t, "v2"))
+	testenv.WaitFor(t, shardLease+5*time.Second, "every cluster at v2", probeAt(t, "v2"))
 	t.Logf("fleet at v2 %s after the owner of c37 was partitioned", time.Since(cutAt))
 	f.Commit("v3", probeProfile("v3"))
 	for _, r := range rs {
 		r.h.d.Trigger()
 	}
-	waitUntil(t, "every cluster at v3", 20*time.Second, probeAt(t, "v3"))
+	testenv.WaitFor(t, 20*time.Second, "every cluster at v3", probeAt(t, "v3"))
 	for _, c := range shardClusters {
 		if n := victim.applies(t, c); n != fenced[c] {
 			t.Errorf("partitioned replica applied to %s after it stopped owning it (%v -> %v)", c, fenced[c], n)
 		}
 	}
-	waitUntil(t, "status branch has every record at v3", 20*time.Second, func() bool {
+	testenv.WaitFor(t, 20*time.Second, "status branch has every record at v3", func() bool {
 		return statusAt(t, f, shardClusters)
 	})
 	for _, c := range shardClusters {

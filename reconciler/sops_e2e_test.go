@@ -157,6 +157,9 @@ func TestSOPSTamperedFileAppliesAndPrunesNothing(t *testing.T) {
 	if strings.Contains(p.Error.Message, "tamper-secret-value") {
 		t.Error("the error holds plaintext")
 	}
+	if p.Objects != 2 {
+		t.Errorf("the failed pair says objects: %d, while its inventory holds its 2 objects", p.Objects)
+	}
 	if configMap(t, "c37", "default", "sops-tamper") == nil {
 		t.Error("the ConfigMap was pruned by a failed render")
 	}

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
@@ -74,7 +75,7 @@ func TestTenantEventsReadOnlyTheGrant(t *testing.T) {
 			"data: {from: '{{ .Event.SourceCluster }}', seen: '{{ toJson .Event.Resource.data }}'}\n",
 	}, map[string]string{"c35": "tesrc: \"yes\"", "c36": "tedst: \"yes\""})
 
-	waitFor(t, 60*time.Second, "te-a's own Secret copied, once and in the aggregate, and the pairs recorded", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "te-a's own Secret copied, once and in the aggregate, and the pairs recorded", func() bool {
 		return configMap(t, "c36", "te-a", "copy-te-a-mine") != nil && configMap(t, "c36", "te-a", "all")["names"] == "te-a/mine " &&
 			instanceResources(h, "c36", "te-a-copy") != "" && h.pairRecord("c36", "te-a-x").State != ""
 	})
@@ -89,7 +90,7 @@ func TestTenantEventsReadOnlyTheGrant(t *testing.T) {
 
 	createSecret(t, "c36", "te-b", "later", "b-later")
 	createSecret(t, "c36", "te-a", "later", "a-later")
-	waitFor(t, 60*time.Second, "te-a's new Secret copied", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "te-a's new Secret copied", func() bool {
 		return configMap(t, "c36", "te-a", "copy-te-a-later") != nil && configMap(t, "c36", "te-a", "all")["names"] == "te-a/later te-a/mine "
 	})
 	cms, err := clientset(t, "c36").CoreV1().ConfigMaps("te-a").List(context.Background(), metav1.ListOptions{})

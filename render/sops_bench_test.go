@@ -15,7 +15,7 @@ import (
 // Secrets (age, data and stringData encrypted) without the result cache:
 // every iteration decrypts every file and verifies its MAC. It also
 // reports the process's CPU time per render (cpu-ms/op, user and system),
-// which a busy machine disturbs less than the wall time. bench/REPORT.md
+// which a busy machine disturbs less than the wall time. internal/bench/REPORT.md
 // compares it before and after render/sops moved to the sops library.
 func BenchmarkRenderSOPS1000(b *testing.B) {
 	fsys := memRepo(b)

@@ -17,6 +17,9 @@ func checkRollout(ro *Rollout, rep report) {
 	if ro.FailureThreshold != nil && *ro.FailureThreshold < 1 {
 		rep.errorf("spec.rollout.failureThreshold", "must be 1 or more, got %d", *ro.FailureThreshold)
 	}
+	if ro.Stages != nil && len(ro.Stages) == 0 {
+		rep.warnf("spec.rollout.stages", "empty: every cluster is in one stage, all (list stages, or remove the field to say so)")
+	}
 	seen := map[string]int{}
 	for i, s := range ro.Stages {
 		field := fmt.Sprintf("spec.rollout.stages[%d]", i)

@@ -44,7 +44,7 @@ type Cluster struct {
 
 // ClusterSpec says how to reach a cluster and what data templates get.
 type ClusterSpec struct {
-	Kubeconfig KubeconfigSource `yaml:"kubeconfig"`
+	Kubeconfig KubeconfigSource `yaml:"kubeconfig,omitempty"`
 	// Paused clusters are left alone: nothing is applied, pruned or withdrawn.
 	Paused bool `yaml:"paused,omitempty"`
 	// Values is free per-cluster data for templates (.Cluster.Values).

@@ -71,3 +71,52 @@ func (e *PollError) Error() string {
 }
 
 func (e *PollError) Unwrap() error { return e.Last }
+
+// WaitInterval is how often WaitFor checks: short, because tests also
+// report how long a condition took to hold.
+const WaitInterval = 50 * time.Millisecond
+
+// WaitFor checks cond every WaitInterval until it holds and returns how
+// long that took; it fails the test, naming what, when cond does not hold
+// within timeout. It is the poll helper of every test package (Eventually
+// and Poll are the forms whose condition explains itself with an error).
+func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	tick := time.NewTicker(WaitInterval)
+	defer tick.Stop()
+	for !cond() {
+		if time.Since(start) > timeout {
+			t.Fatalf("%s: not within %s", what, timeout)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("%s: the test ended first", what)
+		case <-tick.C:
+		}
+	}
+	return time.Since(start)
+}
+
+// HoldInterval is how often HoldsFor checks: fine, to catch a condition
+// that breaks only briefly.
+const HoldInterval = 10 * time.Millisecond
+
+// HoldsFor fails the test, naming what, as soon as cond stops holding
+// within d: a negative proven over a bounded window (the window is the
+// thing measured, so it is a fixed time).
+func HoldsFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(HoldInterval)
+	defer tick.Stop()
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		if !cond() {
+			t.Fatalf("%s stopped holding within %s", what, d)
+		}
+		select {
+		case <-t.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,11 +33,14 @@ func TestExitErrorCarriesLogTailAndDetectsTakenPort(t *testing.T) {
 
 func TestStopKillsAProcessThatIgnoresSIGTERM(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "p.log")
-	p, err := startProcess("stubborn", logPath, nil, "/bin/sh", "-c", "trap '' TERM; sleep 60 & wait")
+	p, err := startProcess("stubborn", logPath, nil, "/bin/sh", "-c", "trap '' TERM; echo trapped; sleep 60 & wait")
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // let the shell install its trap
+	WaitFor(t, 10*time.Second, "the shell's trap installed", func() bool {
+		b, _ := os.ReadFile(logPath)
+		return strings.Contains(string(b), "trapped")
+	})
 	begin := time.Now()
 	p.stop(300 * time.Millisecond)
 	if !p.exited() || time.Since(begin) > 5*time.Second {

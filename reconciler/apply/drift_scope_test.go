@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -42,19 +43,19 @@ func TestDriftWatchesSelectDriftProfiles(t *testing.T) {
 	}
 	mustApplied(t, c.Apply(t.Context(), plain("plain-1")))
 	mustApplied(t, c.Apply(t.Context(), drift("scope-a", "a-1")))
-	eventually(t, 10*time.Second, "a-1 cached", func() bool { return cached("a-1") })
+	testenv.WaitFor(t, 10*time.Second, "a-1 cached", func() bool { return cached("a-1") })
 	// One watch stream delivers events in order: plain-2 is created before
 	// a-2, so once a-2 is cached, plain-2 would be too had it been selected.
 	mustApplied(t, c.Apply(t.Context(), plain("plain-1", "plain-2")))
 	mustApplied(t, c.Apply(t.Context(), drift("scope-a", "a-1", "a-2")))
-	eventually(t, 10*time.Second, "a-2 cached", func() bool { return cached("a-2") })
+	testenv.WaitFor(t, 10*time.Second, "a-2 cached", func() bool { return cached("a-2") })
 	if cached("plain-1") || cached("plain-2") {
 		keys, sel := c.Drift().WatchedKeys("", "ConfigMap")
 		t.Fatalf("objects of a profile without drift detection in the drift watch (selector %q): %v", sel, keys)
 	}
 
 	mustApplied(t, c.Apply(t.Context(), drift("scope-b", "b-1")))
-	eventually(t, 10*time.Second, "b-1 cached", func() bool { return cached("b-1") && cached("a-1") })
+	testenv.WaitFor(t, 10*time.Second, "b-1 cached", func() bool { return cached("b-1") && cached("a-1") })
 	if _, sel := c.Drift().WatchedKeys("", "ConfigMap"); sel != "regatta.dev/profile in (scope-a,scope-b)" {
 		t.Errorf("selector after a second drift-detected profile: %q", sel)
 	}
@@ -62,7 +63,7 @@ func TestDriftWatchesSelectDriftProfiles(t *testing.T) {
 		t.Error("widening brought a profile without drift detection into the watch")
 	}
 	mergePatch(t, k, getCM(t, k, ns, "b-1"), `{"metadata":{"labels":{"regatta.dev/profile":"scope-plain"}},"data":{"v":"moved"}}`)
-	eventually(t, 10*time.Second, "b-1 relabelled out of the watch restored", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "b-1 relabelled out of the watch restored", func() bool {
 		cm := getCM(t, k, ns, "b-1")
 		return cm.Labels[apply.LabelProfile] == "scope-b" && cm.Data["v"] == "1"
 	})
@@ -106,7 +107,7 @@ func TestDriftSurvivesWideningBeforeSync(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	mergePatch(t, k, getCM(t, k, ns, "drift-race-a"), `{"data":{"v":"edited"}}`)
-	eventually(t, 10*time.Second, "drift-race-a's edit restored", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "drift-race-a's edit restored", func() bool {
 		return getCM(t, k, ns, "drift-race-a").Data["v"] == "1"
 	})
 }
@@ -128,7 +129,7 @@ func TestDriftScopeDeclaredUpFront(t *testing.T) {
 			SyncMode: spec.SyncModeContinuousWithDriftDetection,
 			Steps:    []apply.Step{step("a", configMap(ns, p, map[string]string{"v": "1"}))}}))
 	}
-	eventually(t, 10*time.Second, "drift watches listed", c.Drift().HasSynced)
+	testenv.WaitFor(t, 10*time.Second, "drift watches listed", c.Drift().HasSynced)
 	informers := c.Client().Informers()
 	if n := informers.Started(); n != 1 {
 		t.Errorf("%d informers started for one kind of two declared profiles, want 1", n)

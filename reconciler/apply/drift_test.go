@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -69,7 +70,7 @@ func TestDriftCorrection(t *testing.T) {
 	mergePatch(t, k, dep, `{"spec":{"replicas":5}}`)
 	mergePatch(t, k, getCM(t, k, ns, "opted-out"), `{"data":{"v":"changed"}}`)
 	mergePatch(t, k, getCM(t, k, ns, "edited"), `{"data":{"v":"changed","extra":"x"}}`)
-	took := eventually(t, 10*time.Second, "edited ConfigMap restored", func() bool {
+	took := testenv.WaitFor(t, 10*time.Second, "edited ConfigMap restored", func() bool {
 		cm := getCM(t, k, ns, "edited")
 		return cm.Data["v"] == "1"
 	})
@@ -77,7 +78,7 @@ func TestDriftCorrection(t *testing.T) {
 	if err := k.Delete(t.Context(), getCM(t, k, ns, "deleted")); err != nil {
 		t.Fatal(err)
 	}
-	took = eventually(t, 10*time.Second, "deleted ConfigMap re-created", func() bool { return getCM(t, k, ns, "deleted") != nil })
+	took = testenv.WaitFor(t, 10*time.Second, "deleted ConfigMap re-created", func() bool { return getCM(t, k, ns, "deleted") != nil })
 	t.Logf("deletion corrected in %s", took.Round(time.Millisecond))
 
 	time.Sleep(time.Second) // give the watcher time to (wrongly) act on the others
@@ -114,18 +115,16 @@ func TestDriftFollowsNewRenderAndWithdraw(t *testing.T) {
 	}
 	mustApplied(t, c.Apply(t.Context(), req("h1", "1")))
 	mustApplied(t, c.Apply(t.Context(), req("h2", "2")))
-	time.Sleep(time.Second)
-	if v := getCM(t, k, ns, "cm").Data["v"]; v != "2" {
-		t.Fatalf("the watcher restored the previous render: v=%s", v)
-	}
+	testenv.HoldsFor(t, time.Second, "the new render (the watcher restores no previous one)", func() bool {
+		return getCM(t, k, ns, "cm").Data["v"] == "2"
+	})
 	if res := c.Withdraw(t.Context(), "drift2", ""); res.State != apply.StateWithdrawn {
 		t.Fatal(res)
 	}
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"mine"}}`)
-	time.Sleep(time.Second)
-	if v := getCM(t, k, ns, "cm").Data["v"]; v != "mine" {
-		t.Errorf("a withdrawn (left) profile was still corrected: v=%s", v)
-	}
+	testenv.HoldsFor(t, time.Second, "the edit of a withdrawn (left) profile's object (no correction)", func() bool {
+		return getCM(t, k, ns, "cm").Data["v"] == "mine"
+	})
 }
 
 // A paused cluster is not corrected; the first pass after the pause applies
@@ -139,17 +138,16 @@ func TestDriftPausedCluster(t *testing.T) {
 	mustApplied(t, c.Apply(t.Context(), req))
 	c.Pause()
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"paused"}}`)
-	time.Sleep(time.Second)
-	if v := getCM(t, k, ns, "cm").Data["v"]; v != "paused" {
-		t.Fatalf("a paused cluster was corrected: v=%s", v)
-	}
+	testenv.HoldsFor(t, time.Second, "the edit on a paused cluster (no correction)", func() bool {
+		return getCM(t, k, ns, "cm").Data["v"] == "paused"
+	})
 	res := c.Apply(t.Context(), req)
 	mustApplied(t, res)
 	if res.Skipped || getCM(t, k, ns, "cm").Data["v"] != "1" {
 		t.Fatalf("first pass after the pause: skipped %v, v=%s", res.Skipped, getCM(t, k, ns, "cm").Data["v"])
 	}
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"again"}}`)
-	eventually(t, 10*time.Second, "correction after the pause", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
+	testenv.WaitFor(t, 10*time.Second, "correction after the pause", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
 }
 
 // Removing regatta's labels out of band is drift too: they come back.
@@ -161,7 +159,7 @@ func TestDriftRestoresRemovedLabels(t *testing.T) {
 		SyncMode: spec.SyncModeContinuousWithDriftDetection,
 		Steps:    []apply.Step{step("a", namespace(ns), configMap(ns, "cm", nil))}}))
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"metadata":{"labels":{"regatta.dev/profile":null}}}`)
-	eventually(t, 10*time.Second, "profile label restored", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "profile label restored", func() bool {
 		return getCM(t, k, ns, "cm").Labels[apply.LabelProfile] == "drift4"
 	})
 }
@@ -243,10 +241,9 @@ func TestDriftTracksObjectsCachedBeforehand(t *testing.T) {
 		Steps: []apply.Step{step("a", configMap(ns, "cm", map[string]string{"v": "1"}))}}
 	mustApplied(t, c.Apply(t.Context(), plain))
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"untracked edit"}}`)
-	time.Sleep(time.Second)
-	if v := getCM(t, k, ns, "cm").Data["v"]; v != "untracked edit" {
-		t.Fatalf("an object of a profile without drift detection was corrected: v=%s", v)
-	}
+	testenv.HoldsFor(t, time.Second, "the edit of a profile without drift detection (no correction)", func() bool {
+		return getCM(t, k, ns, "cm").Data["v"] == "untracked edit"
+	})
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"1"}}`)
 
 	tracked := plain
@@ -260,9 +257,9 @@ func TestDriftTracksObjectsCachedBeforehand(t *testing.T) {
 		t.Fatalf("an unchanged object was re-applied %d times after tracking began", n)
 	}
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"data":{"v":"tracked edit"}}`)
-	eventually(t, 10*time.Second, "edit restored", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
+	testenv.WaitFor(t, 10*time.Second, "edit restored", func() bool { return getCM(t, k, ns, "cm").Data["v"] == "1" })
 	mergePatch(t, k, getCM(t, k, ns, "cm"), `{"metadata":{"labels":{"regatta.dev/profile":null}}}`)
-	eventually(t, 10*time.Second, "label restored", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "label restored", func() bool {
 		return getCM(t, k, ns, "cm").Labels[apply.LabelProfile] == "drift6"
 	})
 }
@@ -281,7 +278,7 @@ func TestDriftTrackingReadsNothing(t *testing.T) {
 	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-expect-a", RenderHash: "h1",
 		SyncMode: spec.SyncModeContinuousWithDriftDetection,
 		Steps:    []apply.Step{step("a", namespace(ns), configMap(ns, "a", nil))}}))
-	eventually(t, 10*time.Second, "drift watches listed", c.Drift().HasSynced)
+	testenv.WaitFor(t, 10*time.Second, "drift watches listed", c.Drift().HasSynced)
 	var objs []*unstructured.Unstructured
 	for i := range 5 {
 		objs = append(objs, configMap(ns, fmt.Sprintf("b-%d", i), map[string]string{"v": "1"}))
@@ -289,7 +286,7 @@ func TestDriftTrackingReadsNothing(t *testing.T) {
 	log.reset()
 	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-expect-b", RenderHash: "h1",
 		SyncMode: spec.SyncModeContinuousWithDriftDetection, Steps: []apply.Step{step("b", objs...)}}))
-	eventually(t, 10*time.Second, "drift-expect-b tracked", func() bool { return c.Drift().Tracked("drift-expect-b") })
+	testenv.WaitFor(t, 10*time.Second, "drift-expect-b tracked", func() bool { return c.Drift().Tracked("drift-expect-b") })
 	time.Sleep(time.Second) // the first comparison of the new profile's objects runs in the background
 	lines := log.reset()
 	for i := range 5 {

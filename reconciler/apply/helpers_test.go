@@ -175,20 +175,6 @@ func readyWhenCreated(t *testing.T, c client.Client, ns, name string) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for time.Since(start) < timeout {
-		if cond() {
-			return time.Since(start)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s", timeout, what)
-	return 0
-}
-
 func mustApplied(t *testing.T, res apply.Result) {
 	t.Helper()
 	if res.State != apply.StateApplied || res.Err != nil {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -44,7 +45,7 @@ func TestImpersonatedDriftAndWithdrawal(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	binding = grantConfigMaps(t, k, ns, "writer")
-	eventually(t, 60*time.Second, "the deleted ConfigMap re-created as the ServiceAccount", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "the deleted ConfigMap re-created as the ServiceAccount", func() bool {
 		return getCM(t, k, ns, "kept") != nil
 	})
 

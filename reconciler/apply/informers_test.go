@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 )
 
@@ -95,14 +96,14 @@ func TestSharedInformersOneWatchPerKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer la.Release()
-	eventually(t, 10*time.Second, "the first user synced", la.HasSynced)
+	testenv.WaitFor(t, 10*time.Second, "the first user synced", la.HasSynced)
 	requests := counter.count()
 	lb, err := reg.Acquire(key, nil, b.handler())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lb.Release()
-	eventually(t, 10*time.Second, "the second user synced", lb.HasSynced)
+	testenv.WaitFor(t, 10*time.Second, "the second user synced", lb.HasSynced)
 	if la.Informer != lb.Informer || reg.Started() != 1 || reg.Running() != 1 {
 		t.Fatalf("two users of one key: started %d, running %d, same informer %v", reg.Started(), reg.Running(), la.Informer == lb.Informer)
 	}
@@ -134,7 +135,7 @@ func TestSharedInformersOneWatchPerKey(t *testing.T) {
 	if err := kc.Create(context.Background(), labelled(configMap(ns, "before", nil))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "both users told of the object", func() bool { return a.has("before") && b.has("before") })
+	testenv.WaitFor(t, 10*time.Second, "both users told of the object", func() bool { return a.has("before") && b.has("before") })
 	la.Release()
 	la.Release() // twice is harmless
 	if reg.Running() != 1 {
@@ -143,7 +144,7 @@ func TestSharedInformersOneWatchPerKey(t *testing.T) {
 	if err := kc.Create(context.Background(), labelled(configMap(ns, "after", nil))); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the remaining user told of a new object", func() bool { return b.has("after") })
+	testenv.WaitFor(t, 10*time.Second, "the remaining user told of a new object", func() bool { return b.has("after") })
 	if a.has("after") {
 		t.Error("a released user was still told")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 )
 
@@ -26,16 +27,10 @@ func TestApplyWaitsForHealthBeforeNextAddon(t *testing.T) {
 	done := make(chan apply.Result, 1)
 	go func() { done <- c.Apply(t.Context(), req) }()
 
-	eventually(t, 20*time.Second, "Deployment gate/web", func() bool { return get(t, k, deployGVK, ns, "web") != nil })
-	time.Sleep(2 * time.Second)
-	if getCM(t, k, ns, "after-web") != nil {
-		t.Fatal("add-on app was applied before the Deployment of add-on infra was Ready")
-	}
-	select {
-	case res := <-done:
-		t.Fatalf("Apply returned before the Deployment was Ready: %s", res)
-	default:
-	}
+	testenv.WaitFor(t, 20*time.Second, "Deployment gate/web", func() bool { return get(t, k, deployGVK, ns, "web") != nil })
+	testenv.HoldsFor(t, 2*time.Second, "add-on app waits for the Deployment of add-on infra to be Ready", func() bool {
+		return getCM(t, k, ns, "after-web") == nil && len(done) == 0
+	})
 	if err := markReady(t.Context(), k, ns, "web"); err != nil {
 		t.Fatal(err)
 	}

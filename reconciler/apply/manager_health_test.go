@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 )
 
@@ -134,7 +135,7 @@ func TestAsyncHealthDeadline(t *testing.T) {
 		t.Fatalf("first apply: %s %v", res.State, res.Err)
 	}
 	var reported atomic.Int32
-	eventually(t, 10*time.Second, "the deadline to be reported", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the deadline to be reported", func() bool {
 		m.PollHealth(t.Context(), func(string) { reported.Add(1) })
 		return reported.Load() > 0
 	})

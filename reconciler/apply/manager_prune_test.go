@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -163,7 +164,7 @@ func TestPruneFailureKeepsInventoryEntry(t *testing.T) {
 // waitForPolicy waits until the deny-delete policy is enforced.
 func waitForPolicy(t *testing.T, k client.Client, ns string) {
 	t.Helper()
-	eventually(t, 30*time.Second, "the deny-delete policy to be enforced", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the deny-delete policy to be enforced", func() bool {
 		probe := configMap(ns, "probe", nil)
 		probe.SetLabels(map[string]string{"test.regatta.dev/undeletable": "true"})
 		if err := k.Create(t.Context(), probe); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -54,7 +55,7 @@ func TestAsyncWaitingStepIsRecheckedNotReapplied(t *testing.T) {
 	}
 
 	mergePatch(t, k, get(t, k, deployGVK, ns, "web"), editedImage)
-	eventually(t, 10*time.Second, "the drift watcher to restore the image during the wait", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the drift watcher to restore the image during the wait", func() bool {
 		return imageOf(t, get(t, k, deployGVK, ns, "web")) == "registry.example/app:1.0"
 	})
 
@@ -97,7 +98,7 @@ func TestAsyncRecheckEndsAtTheDeadline(t *testing.T) {
 		t.Fatalf("image %q: the waiting Continuous add-on was re-applied", img)
 	}
 	var reported atomic.Int32
-	eventually(t, 10*time.Second, "the deadline to be reported", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the deadline to be reported", func() bool {
 		m.PollHealth(t.Context(), func(string) { reported.Add(1) })
 		return reported.Load() > 0
 	})
@@ -112,7 +113,7 @@ func TestAsyncRecheckEndsAtTheDeadline(t *testing.T) {
 		t.Fatalf("image %q after the deadline, want the rendered one", img)
 	}
 	reported.Store(0)
-	eventually(t, 10*time.Second, "the new deadline to be reported", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the new deadline to be reported", func() bool {
 		m.PollHealth(t.Context(), func(string) { reported.Add(1) })
 		return reported.Load() > 0
 	})

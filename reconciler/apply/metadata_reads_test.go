@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -65,7 +66,7 @@ func TestDriftCheckReadsMetadataOnly(t *testing.T) {
 	}
 	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-meta", RenderHash: "h1",
 		SyncMode: spec.SyncModeContinuousWithDriftDetection, Steps: []apply.Step{step("a", objs...)}}))
-	eventually(t, 10*time.Second, "drift watches listed", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "drift watches listed", func() bool {
 		return c.Drift().Tracked("drift-meta") && c.Drift().HasSynced()
 	})
 	log.reset()

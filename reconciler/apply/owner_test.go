@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -22,7 +23,7 @@ func TestOwnershipFromInventories(t *testing.T) {
 	mustApplied(t, c.Apply(t.Context(), watched))
 	for _, label := range []string{"monitoring", "nobody"} {
 		mergePatch(t, k, getCM(t, k, ns, "watched"), `{"metadata":{"labels":{"regatta.dev/profile":"`+label+`"}}}`)
-		eventually(t, 20*time.Second, "label "+label+" corrected", func() bool {
+		testenv.WaitFor(t, 20*time.Second, "label "+label+" corrected", func() bool {
 			return getCM(t, k, ns, "watched").Labels[apply.LabelProfile] == "watched"
 		})
 	}

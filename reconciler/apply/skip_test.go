@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -27,7 +28,7 @@ func TestUnchangedRenderHashMakesNoWrites(t *testing.T) {
 				Steps: []apply.Step{step("a", namespace(ns), configMap(ns, profile, map[string]string{"k": "v"}))}}
 			mustApplied(t, c.Apply(t.Context(), req))
 			if w := c.Drift(); w != nil { // its watches list in the background
-				eventually(t, 10*time.Second, "drift watches listed", w.HasSynced)
+				testenv.WaitFor(t, 10*time.Second, "drift watches listed", w.HasSynced)
 			}
 			counter.reset()
 			req.Revision = "r2"

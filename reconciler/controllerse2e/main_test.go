@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,10 +24,8 @@ import (
 	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"github.com/regatta-dev/regatta/reconciler"
-	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/e2etest"
 	"github.com/regatta-dev/regatta/reconciler/status"
-	"github.com/regatta-dev/regatta/render"
-	"github.com/regatta-dev/regatta/repo"
 )
 
 var env *testenv.Env
@@ -70,22 +66,10 @@ func newFleet(t *testing.T, files map[string]string, clusters ...string) *fleetR
 
 // clusterFiles is a cluster folder with a plain kubeconfig Secret; the
 // cluster's labels are env: prod and stage: canary or prod.
-func clusterFiles(name string) map[string]string {
-	var b strings.Builder
-	for _, l := range strings.Split(strings.TrimRight(string(env.Cluster(name).Kubeconfig()), "\n"), "\n") {
-		b.WriteString("    " + l + "\n")
-	}
-	stage := name[:strings.IndexByte(name, '-')]
-	return map[string]string{
-		"clusters/" + name + "/cluster.yaml": fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {env: prod, stage: %s}\nspec: {}\n",
-			name, stage),
-		"clusters/" + name + "/kubeconfig.yaml": fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s-kubeconfig\n  namespace: regatta-system\nstringData:\n  value: |\n%s",
-			name, b.String()),
-	}
-}
+func clusterFiles(name string) map[string]string { return e2etest.ClusterFiles(env, name) }
 
 // status returns a file of the status branch ("" when there is none yet).
-func (f *fleetRepo) status(name string) string { return f.Lookup("regatta/status", name) }
+func (f *fleetRepo) status(name string) string { return f.Lookup(e2etest.StatusBranch, name) }
 
 // pair returns the status branch's record of a (cluster, profile) pair;
 // its State is "" while there is none.
@@ -121,68 +105,22 @@ type daemonOptions struct {
 	healthTimeout time.Duration
 }
 
-// startDaemon runs a daemon on the repository until the test ends.
+// startDaemon runs a daemon on the repository until the test ends, in a
+// fleet of the test's own.
 func startDaemon(t *testing.T, f *fleetRepo, o daemonOptions) *reconciler.Daemon {
 	t.Helper()
 	if o.healthTimeout == 0 {
 		o.healthTimeout = 60 * time.Second
 	}
-	src, err := repo.NewSource(repo.Options{URL: f.URL, Auth: repo.Auth{Username: gitfleet.User, Password: gitfleet.Password}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	ao := apply.DefaultOptions()
-	ao.Client.Timeout, ao.Client.DialTimeout = 5*time.Second, 2*time.Second
-	ao.HealthTimeout, ao.HealthPollInterval = o.healthTimeout, 200*time.Millisecond
 	// A fleet of its own: a test's daemon neither lists nor withdraws what
 	// the earlier tests' daemons left on the shared clusters.
-	ao.Fleet = apply.Fleet{ID: fleetID(t)}
-	ctx, cancel := context.WithCancel(context.Background())
-	d := reconciler.Build(ctx, reconciler.Setup{
-		Daemon: reconciler.DaemonOptions{
-			Source:         src,
-			Watch:          repo.WatchOptions{Interval: 200 * time.Millisecond},
-			ShutdownGrace:  5 * time.Second,
-			StatusBranch:   "regatta/status",
-			StatusAuthor:   repo.Signature{Name: "regatta", Email: "regatta@example.com"},
-			StatusInterval: 300 * time.Millisecond,
-		},
-		Apply: ao,
-		Reconciler: reconciler.Options{
-			Renderer:       render.New(render.Options{}),
-			Log:            logger,
-			Concurrency:    2,
-			ClusterTimeout: 5 * time.Second,
-			HealthTimeout:  o.healthTimeout,
-		},
-	})
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	var once sync.Once
-	t.Cleanup(func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			d.Close()
-		})
-	})
-	return d
+	return e2etest.Start(t, f.URL, e2etest.Options{HealthTimeout: o.healthTimeout, StatusInterval: 300 * time.Millisecond, FleetID: fleetID(t)})
 }
 
 // fleetID is a label value naming the test.
 func fleetID(t *testing.T) string {
 	id := strings.ToLower(strings.TrimPrefix(t.Name(), "Test"))
 	return id[:min(len(id), 40)]
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 func clientset(t *testing.T, cluster string) *kubernetes.Clientset {

@@ -111,6 +111,9 @@ func writeTenantsText(b *strings.Builder, ts []TenantChanges, c colors) {
 	fmt.Fprintf(b, "\n%s\n", c.bold("Changes by tenant:"))
 	for _, t := range ts {
 		fmt.Fprintf(b, "  %s (%s)\n", ownerName(t.Tenant), countsShort(t.Counts))
+		if len(t.Owners) > 0 {
+			fmt.Fprintf(b, "    approvers: %s\n", strings.Join(t.Owners, " "))
+		}
 		for _, p := range t.Profiles {
 			fmt.Fprintf(b, "    %s on %s: %s\n", p.Profile, strings.Join(p.Clusters, ", "), countsShort(p.Counts))
 		}

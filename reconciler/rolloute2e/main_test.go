@@ -3,14 +3,9 @@
 package rolloute2e
 
 import (
-	"context"
-	"fmt"
-	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"io"
 	"log"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,10 +13,9 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/regatta-dev/regatta/internal/testenv"
+	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"github.com/regatta-dev/regatta/reconciler"
-	"github.com/regatta-dev/regatta/reconciler/apply"
-	"github.com/regatta-dev/regatta/render"
-	"github.com/regatta-dev/regatta/repo"
+	"github.com/regatta-dev/regatta/reconciler/e2etest"
 )
 
 var env *testenv.Env
@@ -56,22 +50,10 @@ type fleetRepo struct{ *gitfleet.Repo }
 func newFleetRepo(t *testing.T) *fleetRepo { return &fleetRepo{gitfleet.New(t)} }
 
 // status returns a file of the status branch ("" when there is none yet).
-func (f *fleetRepo) status(name string) string { return f.Lookup("regatta/status", name) }
+func (f *fleetRepo) status(name string) string { return f.Lookup(e2etest.StatusBranch, name) }
 
 // clusterFiles is a cluster folder with a plain kubeconfig Secret.
-func clusterFiles(name string) map[string]string {
-	kc := env.Cluster(name).Kubeconfig()
-	var b strings.Builder
-	for _, l := range strings.Split(strings.TrimRight(string(kc), "\n"), "\n") {
-		b.WriteString("    " + l + "\n")
-	}
-	return map[string]string{
-		"clusters/" + name + "/cluster.yaml": fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {env: prod, stage: %s}\nspec: {}\n",
-			name, stageOf(name)),
-		"clusters/" + name + "/kubeconfig.yaml": fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s-kubeconfig\n  namespace: regatta-system\nstringData:\n  value: |\n%s",
-			name, b.String()),
-	}
-}
+func clusterFiles(name string) map[string]string { return e2etest.ClusterFiles(env, name) }
 
 // startDaemon runs a daemon on the repository until the test ends.
 func startDaemon(t *testing.T, f *fleetRepo) *reconciler.Daemon {
@@ -92,51 +74,5 @@ func runDaemon(t *testing.T, f *fleetRepo) (*reconciler.Daemon, func()) {
 // runDaemonAt is runDaemon with the clock rollouts read (nil: time.Now).
 func runDaemonAt(t *testing.T, f *fleetRepo, now func() time.Time) (*reconciler.Daemon, func()) {
 	t.Helper()
-	src, err := repo.NewSource(repo.Options{URL: f.URL, Auth: repo.Auth{Username: gitfleet.User, Password: gitfleet.Password}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	ao := apply.DefaultOptions()
-	ao.Client.Timeout, ao.Client.DialTimeout = 5*time.Second, 2*time.Second
-	ao.HealthTimeout, ao.HealthPollInterval = 20*time.Second, 200*time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	d := reconciler.Build(ctx, reconciler.Setup{
-		Daemon: reconciler.DaemonOptions{
-			Source:         src,
-			Watch:          repo.WatchOptions{Interval: 200 * time.Millisecond},
-			ShutdownGrace:  5 * time.Second,
-			StatusBranch:   "regatta/status",
-			StatusAuthor:   repo.Signature{Name: "regatta", Email: "regatta@example.com"},
-			StatusInterval: 500 * time.Millisecond,
-		},
-		Apply: ao,
-		Reconciler: reconciler.Options{
-			Renderer:       render.New(render.Options{}),
-			Log:            logger,
-			Concurrency:    9,
-			ClusterTimeout: 5 * time.Second,
-			HealthTimeout:  20 * time.Second,
-			Now:            now,
-		},
-	})
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	var once sync.Once
-	return d, func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-			d.Close()
-		})
-	}
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+	return e2etest.Run(t, f.URL, e2etest.Options{Concurrency: 9, Now: now})
 }

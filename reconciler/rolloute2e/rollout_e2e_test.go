@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler"
 )
 
@@ -77,7 +78,7 @@ func TestProgressiveRollout(t *testing.T) {
 
 	t.Run("v1 goes canary, staging after the soak, production waits for its approval", func(t *testing.T) {
 		goesThroughStages(t, obs, "1")
-		holdsFor(t, 3*time.Second, "production untouched without approval", func() bool {
+		testenv.HoldsFor(t, 3*time.Second, "production untouched without approval", func() bool {
 			return len(obs.everSaw("1", production)) == 0
 		})
 		f.Commit("approve v1 for production", approval(rev1))
@@ -88,7 +89,7 @@ func TestProgressiveRollout(t *testing.T) {
 	t.Run("a good change v2 follows the stages, production 2 at a time", func(t *testing.T) {
 		rev2 = f.Commit("web v2", webConfigMap("2"))
 		goesThroughStages(t, obs, "2")
-		holdsFor(t, 2*time.Second, "production keeps v1 without approval of v2", func() bool {
+		testenv.HoldsFor(t, 2*time.Second, "production keeps v1 without approval of v2", func() bool {
 			return len(obs.everSaw("2", production)) == 0
 		})
 		f.Commit("approve v2 for production", approval(rev1, rev2))
@@ -98,18 +99,18 @@ func TestProgressiveRollout(t *testing.T) {
 	t.Run("v3 failing its health check on the canary halts with 8 untouched", func(t *testing.T) {
 		obs.refuseVersion("3")
 		f.Commit("web v3 (broken)", webConfigMap("3"))
-		waitFor(t, 30*time.Second, "canary gets v3", func() bool { return obs.version("canary-1") == "3" })
-		waitFor(t, 30*time.Second, "the rollout halts", func() bool { return halted(d) == 1 })
+		testenv.WaitFor(t, 30*time.Second, "canary gets v3", func() bool { return obs.version("canary-1") == "3" })
+		testenv.WaitFor(t, 30*time.Second, "the rollout halts", func() bool { return halted(d) == 1 })
 		others := append(append([]string(nil), staging...), production...)
-		holdsFor(t, 4*time.Second, "the 8 others keep v2", func() bool {
+		testenv.HoldsFor(t, 4*time.Second, "the 8 others keep v2", func() bool {
 			return len(obs.everSaw("3", others)) == 0
 		})
-		waitFor(t, 20*time.Second, "the status branch says the rollout halted and why", func() bool {
+		testenv.WaitFor(t, 20*time.Second, "the status branch says the rollout halted and why", func() bool {
 			fleet := f.status("status/fleet.yaml")
 			return strings.Contains(fleet, "halted: true") && strings.Contains(fleet, "canary-1 failed") &&
 				strings.Contains(f.status("status/README.md"), "```mermaid")
 		})
-		waitFor(t, 20*time.Second, "prod-1's record says it waits, pinned", func() bool {
+		testenv.WaitFor(t, 20*time.Second, "prod-1's record says it waits, pinned", func() bool {
 			st := f.status("status/clusters/prod-1.yaml")
 			return strings.Contains(st, "stage: production") && strings.Contains(st, "state: Pending")
 		})
@@ -117,8 +118,8 @@ func TestProgressiveRollout(t *testing.T) {
 
 	t.Run("a revert brings the canary back", func(t *testing.T) {
 		f.Commit("revert to web v2", webConfigMap("2"))
-		waitFor(t, 30*time.Second, "canary back on v2", func() bool { return obs.version("canary-1") == "2" })
-		waitFor(t, 30*time.Second, "the rollout is no longer halted", func() bool { return halted(d) == 0 })
+		testenv.WaitFor(t, 30*time.Second, "canary back on v2", func() bool { return obs.version("canary-1") == "2" })
+		testenv.WaitFor(t, 30*time.Second, "the rollout is no longer halted", func() bool { return halted(d) == 0 })
 		for _, c := range append(append([]string(nil), staging...), production...) {
 			if v := obs.version(c); v != "2" {
 				t.Errorf("%s has v%s, want v2", c, v)
@@ -136,11 +137,11 @@ func halted(d *reconciler.Daemon) float64 {
 // soaked.
 func goesThroughStages(t *testing.T, obs *observer, v string) {
 	t.Helper()
-	waitFor(t, 30*time.Second, "canary gets v"+v, func() bool { return obs.version("canary-1") == v })
+	testenv.WaitFor(t, 30*time.Second, "canary gets v"+v, func() bool { return obs.version("canary-1") == v })
 	if got := obs.everSaw(v, append(append([]string(nil), staging...), production...)); len(got) > 0 {
 		t.Fatalf("v%s reached %v together with the canary", v, got)
 	}
-	waitFor(t, 30*time.Second, "staging gets v"+v, func() bool {
+	testenv.WaitFor(t, 30*time.Second, "staging gets v"+v, func() bool {
 		return obs.version("staging-1") == v && obs.version("staging-2") == v
 	})
 	cw, _ := obs.windowOf("canary-1", v)
@@ -156,7 +157,7 @@ func goesThroughStages(t *testing.T, obs *observer, v string) {
 // and checks, from the watches, that never more than 2 updated at once.
 func productionTwoAtATime(t *testing.T, obs *observer, v string) {
 	t.Helper()
-	waitFor(t, 60*time.Second, "production gets v"+v, func() bool {
+	testenv.WaitFor(t, 60*time.Second, "production gets v"+v, func() bool {
 		for _, c := range production {
 			if w, ok := obs.windowOf(c, v); !ok || w.end.IsZero() {
 				return false

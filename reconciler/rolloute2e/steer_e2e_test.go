@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
@@ -78,8 +79,8 @@ func newRollingFleet(t *testing.T, name string) (*fleetRepo, *observer) {
 // fix of a halted rollout (which would reach its clusters first).
 func waitAll(t *testing.T, f *fleetRepo, obs *observer, name, v string) {
 	t.Helper()
-	waitFor(t, 90*time.Second, "every cluster applied and healthy on v"+v, func() bool { return obs.done(v, allClusters()) })
-	waitFor(t, 30*time.Second, "the rollout of v"+v+" complete on the status branch", func() bool {
+	testenv.WaitFor(t, 90*time.Second, "every cluster applied and healthy on v"+v, func() bool { return obs.done(v, allClusters()) })
+	testenv.WaitFor(t, 30*time.Second, "the rollout of v"+v+" complete on the status branch", func() bool {
 		for _, r := range fleetStatus(t, f).Rollouts {
 			if r.Profile == name {
 				return r.Complete && !r.Halted
@@ -116,7 +117,7 @@ func stageProgress(t *testing.T, f *fleetRepo, profile, stage string) (progress,
 
 func waitInForce(t *testing.T, f *fleetRepo, rev string) {
 	t.Helper()
-	waitFor(t, 30*time.Second, "revision "+rev[:8]+" in force", func() bool { return fleetStatus(t, f).AppliedRevision == rev })
+	testenv.WaitFor(t, 30*time.Second, "revision "+rev[:8]+" in force", func() bool { return fleetStatus(t, f).AppliedRevision == rev })
 }
 
 func checkMaxUpdate(t *testing.T, obs *observer, v string) {
@@ -155,22 +156,22 @@ func TestRolloutWindowEndToEnd(t *testing.T) {
 	far := spec.Weekdays[(int(time.Now().In(loc).Weekday())+3)%7]
 	obs.refuseVersion("2") // the canary stays updating until released
 	f.Commit(name+" v2", configMap(name, "2"))
-	waitFor(t, 30*time.Second, "canary gets v2", func() bool { return obs.version("canary-1") == "2" })
+	testenv.WaitFor(t, 30*time.Second, "canary gets v2", func() bool { return obs.version("canary-1") == "2" })
 	closed := f.Commit("rollout window on "+far+" only", profileFile(name, false, fmt.Sprintf("[{days: [%s], timeZone: %s}]", far, zone)))
 	waitInForce(t, f, closed)
 	obs.release("2")
-	waitFor(t, 20*time.Second, "the canary, started before the window closed, finishes", func() bool { return obs.done("2", canary) })
-	waitFor(t, 20*time.Second, "staging waits for a window", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the canary, started before the window closed, finishes", func() bool { return obs.done("2", canary) })
+	testenv.WaitFor(t, 20*time.Second, "staging waits for a window", func() bool {
 		p, _ := stageProgress(t, f, name, "staging")
 		return p == "OutsideWindow"
 	})
-	holdsFor(t, 4*time.Second, "staging and production untouched outside the window", func() bool {
+	testenv.HoldsFor(t, 4*time.Second, "staging and production untouched outside the window", func() bool {
 		return len(obs.everSaw("2", others(staging, production))) == 0
 	})
 	days := "[" + strings.Join(spec.Weekdays, ", ") + "]"
 	f.Commit("rollout window every day", profileFile(name, false, fmt.Sprintf("[{days: %s, timeZone: %s}]", days, zone)))
-	waitFor(t, 30*time.Second, "staging gets v2 once the window includes now", func() bool { return obs.done("2", staging) })
-	waitFor(t, 60*time.Second, "production gets v2", func() bool { return obs.done("2", production) })
+	testenv.WaitFor(t, 30*time.Second, "staging gets v2 once the window includes now", func() bool { return obs.done("2", staging) })
+	testenv.WaitFor(t, 60*time.Second, "production gets v2", func() bool { return obs.done("2", production) })
 	checkMaxUpdate(t, obs, "2")
 }
 
@@ -185,20 +186,20 @@ func TestRolloutPauseEndToEnd(t *testing.T) {
 
 	obs.holdOn("2", production...)
 	f.Commit(name+" v2", configMap(name, "2"))
-	waitFor(t, 60*time.Second, "two production clusters updating to v2", func() bool { return len(obs.everSaw("2", production)) == 2 })
+	testenv.WaitFor(t, 60*time.Second, "two production clusters updating to v2", func() bool { return len(obs.everSaw("2", production)) == 2 })
 	updating := obs.everSaw("2", production)
 	f.Commit("pause the rollout", control(name, "  paused: true\n"))
-	waitFor(t, 30*time.Second, "the status branch says production is paused", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the status branch says production is paused", func() bool {
 		p, _ := stageProgress(t, f, name, "production")
 		return p == "Paused"
 	})
 	obs.release("2")
-	waitFor(t, 20*time.Second, "the clusters updating when paused finish", func() bool { return obs.done("2", updating) })
-	holdsFor(t, 4*time.Second, "no other production cluster gets v2 while paused", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the clusters updating when paused finish", func() bool { return obs.done("2", updating) })
+	testenv.HoldsFor(t, 4*time.Second, "no other production cluster gets v2 while paused", func() bool {
 		return len(obs.everSaw("2", production)) == 2
 	})
 	f.Commit("resume the rollout", control(name, "  paused: false\n"))
-	waitFor(t, 60*time.Second, "production gets v2 after the resume", func() bool { return obs.done("2", production) })
+	testenv.WaitFor(t, 60*time.Second, "production gets v2 after the resume", func() bool { return obs.done("2", production) })
 	checkMaxUpdate(t, obs, "2")
 }
 
@@ -217,8 +218,8 @@ func TestRolloutApprovalAcrossRestart(t *testing.T) {
 	files := profileFile(name, true, "")
 	maps.Copy(files, configMap(name, "2"))
 	rev2 := f.Commit(name+" v2, production asks for approval", files)
-	waitFor(t, 60*time.Second, "canary and staging get v2", func() bool { return obs.done("2", others(canary, staging)) })
-	waitFor(t, 20*time.Second, "the status branch says production awaits approval of v2", func() bool {
+	testenv.WaitFor(t, 60*time.Second, "canary and staging get v2", func() bool { return obs.done("2", others(canary, staging)) })
+	testenv.WaitFor(t, 20*time.Second, "the status branch says production awaits approval of v2", func() bool {
 		p, rev := stageProgress(t, f, name, "production")
 		return p == "AwaitingApproval" && rev == rev2
 	})
@@ -227,22 +228,22 @@ func TestRolloutApprovalAcrossRestart(t *testing.T) {
 
 	d2, stop2 := runDaemon(t, f)
 	t.Cleanup(stop2)
-	waitFor(t, 30*time.Second, "the restarted daemon finds canary and staging reached", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the restarted daemon finds canary and staging reached", func() bool {
 		return rolloutCount(d2, name, "Done") == 3 && rolloutCount(d2, name, "Pending") == 6
 	})
-	holdsFor(t, 3*time.Second, "production still waits for its approval", func() bool {
+	testenv.HoldsFor(t, 3*time.Second, "production still waits for its approval", func() bool {
 		return len(obs.everSaw("2", production)) == 0
 	})
 	stop2()
 
 	f.Commit("approve v2 for production", control(name, fmt.Sprintf("  approvals:\n  - {stage: production, revision: %s}\n", rev2[:12])))
 	startDaemon(t, f)
-	waitFor(t, 60*time.Second, "production gets v2 once approved", func() bool { return obs.done("2", production) })
+	testenv.WaitFor(t, 60*time.Second, "production gets v2 once approved", func() bool { return obs.done("2", production) })
 	checkMaxUpdate(t, obs, "2")
 	if after := resourceVersions(t, name, others(canary, staging)); !maps.Equal(before, after) {
 		t.Errorf("canary and staging were rolled again after the restart: resourceVersions %v, then %v", before, after)
 	}
-	waitFor(t, 20*time.Second, "status/fleet.yaml keeps the rollout's revision", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "status/fleet.yaml keeps the rollout's revision", func() bool {
 		p, rev := stageProgress(t, f, name, "production")
 		return p == "Done" && rev == rev2
 	})
@@ -312,21 +313,21 @@ func TestRolloutWindowOpensByTheClock(t *testing.T) {
 	files := profileFile(name, false, window)
 	maps.Copy(files, configMap(name, "2"))
 	f.Commit(name+" v2 with a window from 10:00 New York time", files)
-	waitFor(t, 12*time.Second, "the canary waits for the window", func() bool {
+	testenv.WaitFor(t, 12*time.Second, "the canary waits for the window", func() bool {
 		p, _ := stageProgress(t, f, name, "canary")
 		return p == "OutsideWindow"
 	})
-	holdsFor(t, time.Until(opensAt.Add(-time.Second)), "no cluster gets v2 before the window opens", func() bool {
+	testenv.HoldsFor(t, time.Until(opensAt.Add(-time.Second)), "no cluster gets v2 before the window opens", func() bool {
 		early := obs.everSaw("2", allClusters())
 		if len(early) > 0 {
 			t.Logf("%v got v2 at %s, the window opens at %s", early, time.Now().Format(time.StampMilli), opensAt.Format(time.StampMilli))
 		}
 		return len(early) == 0
 	})
-	waitFor(t, 20*time.Second, "the canary gets v2 once the window opens", func() bool { return obs.version("canary-1") == "2" })
+	testenv.WaitFor(t, 20*time.Second, "the canary gets v2 once the window opens", func() bool { return obs.version("canary-1") == "2" })
 	if w, _ := obs.windowOf("canary-1", "2"); w.start.Before(opensAt) {
 		t.Errorf("the canary started at %s, before the window opened at %s", w.start.Format(time.StampMilli), opensAt.Format(time.StampMilli))
 	}
-	waitFor(t, 60*time.Second, "every cluster gets v2 within the window", func() bool { return obs.done("2", allClusters()) })
+	testenv.WaitFor(t, 60*time.Second, "every cluster gets v2 within the window", func() bool { return obs.done("2", allClusters()) })
 	checkMaxUpdate(t, obs, "2")
 }

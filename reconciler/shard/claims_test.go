@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,7 +75,7 @@ func TestAnotherMembersClaimsFence(t *testing.T) {
 	keys := []string{"k1", "k2", "k3", "k4"}
 	in := startIntruder(t, "intruder", &claims{Draining: keys})
 	r := startReplica(t, "default", "member", func() []string { return keys })
-	waitFor(t, "the member sees the intruder and is active", 3*testLease, func() bool {
+	testenv.WaitFor(t, 3*testLease, "the member sees the intruder and is active", func() bool {
 		return isActive(r.m) && len(r.m.Members()) == 2
 	})
 	mine := 0
@@ -86,13 +87,13 @@ func TestAnotherMembersClaimsFence(t *testing.T) {
 	if mine == 0 {
 		t.Fatal("the assignment gives the member none of the drained keys; the test needs some")
 	}
-	holdFor(t, "no drained key owned", testLease, func() bool { return isActive(r.m) && ownsNone(r.m, keys) })
+	testenv.HoldsFor(t, testLease, "no drained key owned", func() bool { return isActive(r.m) && ownsNone(r.m, keys) })
 
 	in.claims <- nil // no annotation: taken to claim everything
-	holdFor(t, "nothing owned while a Lease has no claims", testLease, func() bool { return isActive(r.m) && ownsNone(r.m, keys) && !r.m.OwnsFleet() })
+	testenv.HoldsFor(t, testLease, "nothing owned while a Lease has no claims", func() bool { return isActive(r.m) && ownsNone(r.m, keys) && !r.m.OwnsFleet() })
 
 	in.claims <- &claims{}
-	waitFor(t, "the member owns its keys once nobody claims them", 2*testLease, func() bool {
+	testenv.WaitFor(t, 2*testLease, "the member owns its keys once nobody claims them", func() bool {
 		n := 0
 		for _, k := range keys {
 			if r.m.Owns(k) {
@@ -101,16 +102,6 @@ func TestAnotherMembersClaimsFence(t *testing.T) {
 		}
 		return n == mine
 	})
-}
-
-// holdFor fails if cond is ever false within d (checked every 10 ms).
-func holdFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if !cond() {
-			t.Fatalf("%s: broken", what)
-		}
-	}
 }
 
 func isActive(m *Member) bool {
@@ -135,18 +126,18 @@ func TestShortGapKeepsClaims(t *testing.T) {
 		}
 		return true
 	}
-	waitFor(t, "the member owns its keys", 3*testLease, owns)
+	testenv.WaitFor(t, 3*testLease, "the member owns its keys", owns)
 	r.link.cut.Store(true)
 	cutAt := time.Now()
-	waitFor(t, "the cut member stops owning", testLease, func() bool { return ownsNone(r.m, keys) })
+	testenv.WaitFor(t, testLease, "the cut member stops owning", func() bool { return ownsNone(r.m, keys) })
 	before := changes.Load()
 	r.link.cut.Store(false)
-	back := waitFor(t, "the member owns its keys again", testLease, owns)
+	back := testenv.WaitFor(t, testLease, "the member owns its keys again", owns)
 	if gap := time.Since(cutAt); gap >= testLease {
 		t.Fatalf("the gap lasted %s, not less than a lease: the test proves nothing", gap)
 	}
 	if back >= testLease/2 {
 		t.Errorf("back after %s: it waited as if it had joined anew", back)
 	}
-	waitFor(t, "an OnChange after coming back", testLease, func() bool { return changes.Load() > before })
+	testenv.WaitFor(t, testLease, "an OnChange after coming back", func() bool { return changes.Load() > before })
 }

@@ -141,18 +141,6 @@ func (f *fence) watch(ctx context.Context, rs map[string]*replica, keys []string
 	}
 }
 
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > within {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 // TestPartitionedReplicaStopsBeforeTakeover runs three members on a real
 // management API server. One is cut off from it (it stops renewing): it
 // must stop owning its clusters before another owns any of them, and the
@@ -173,17 +161,17 @@ func TestPartitionedReplicaStopsBeforeTakeover(t *testing.T) {
 	go func() { defer close(watched); f.watch(ctx, rs, keys) }()
 	defer func() { cancel(); <-watched }()
 
-	d := waitFor(t, "every key owned, balanced", 4*testLease, func() bool { return balanced(f, keys, ids) })
+	d := testenv.WaitFor(t, 4*testLease, "every key owned, balanced", func() bool { return balanced(f, keys, ids) })
 	t.Logf("three members own every key after %s", d)
 
 	// Partition regatta-0.
 	victim := rs["regatta-0"]
 	victim.link.cut.Store(true)
 	cutAt := time.Now()
-	stopped := waitFor(t, "the partitioned member stops owning", testLease, func() bool {
+	stopped := testenv.WaitFor(t, testLease, "the partitioned member stops owning", func() bool {
 		return ownsNone(victim.m, keys)
 	})
-	waitFor(t, "the others own every key", testLease+5*time.Second, func() bool {
+	testenv.WaitFor(t, testLease+5*time.Second, "the others own every key", func() bool {
 		return balanced(f, keys, ids[1:])
 	})
 	took := time.Since(cutAt)
@@ -198,7 +186,7 @@ func TestPartitionedReplicaStopsBeforeTakeover(t *testing.T) {
 	// Heal: it comes back and takes a third, only from the others.
 	before, _ := f.owners(keys)
 	victim.link.cut.Store(false)
-	waitFor(t, "the healed member owns its share again", 4*testLease, func() bool { return balanced(f, keys, ids) })
+	testenv.WaitFor(t, 4*testLease, "the healed member owns its share again", func() bool { return balanced(f, keys, ids) })
 	after, _ := f.owners(keys)
 	n := 0
 	for k, o := range after {
@@ -217,7 +205,7 @@ func TestPartitionedReplicaStopsBeforeTakeover(t *testing.T) {
 	// lease duration.
 	stopAt := time.Now()
 	rs["regatta-2"].stop()
-	waitFor(t, "the stopped member's share moves", testLease+5*time.Second, func() bool {
+	testenv.WaitFor(t, testLease+5*time.Second, "the stopped member's share moves", func() bool {
 		return balanced(f, keys, ids[:2])
 	})
 	moved := time.Since(stopAt)
@@ -290,7 +278,7 @@ func TestMembersOnDifferentKeysNeverBothOwn(t *testing.T) {
 	go func() { defer close(watched); f.watch(ctx, rs, keys) }()
 	defer func() { cancel(); <-watched }()
 
-	waitFor(t, "both members active", 4*testLease, func() bool {
+	testenv.WaitFor(t, 4*testLease, "both members active", func() bool {
 		return rs["rev-a"].m.Owns(FleetKey) || rs["rev-b"].m.Owns(FleetKey)
 	})
 	differ, both := 0, 0
@@ -312,7 +300,7 @@ func TestMembersOnDifferentKeysNeverBothOwn(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	bKeys.Store(&all)
-	waitFor(t, "every key owned once both list the same keys", 2*testLease, func() bool {
+	testenv.WaitFor(t, 2*testLease, "every key owned once both list the same keys", func() bool {
 		return balanced(f, all, []string{"rev-a", "rev-b"})
 	})
 	cancel()

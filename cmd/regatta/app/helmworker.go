@@ -34,6 +34,9 @@ type helmWorkerFlags struct {
 	maxMemory string
 	maxOutput string
 	inProcess bool
+	// executable is the regatta binary started as the worker; empty: this
+	// process's own (a program that embeds the daemon is not regatta).
+	executable string
 }
 
 func (h *helmWorkerFlags) register(fl *pflag.FlagSet) {
@@ -63,9 +66,12 @@ func (h *helmWorkerFlags) options() (*helm.WorkerOptions, error) {
 	if h.idle <= 0 {
 		return nil, usageError("--helm-render-idle-timeout must be positive, got %s", h.idle)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
+	exe := h.executable
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, err
+		}
 	}
 	return &helm.WorkerOptions{
 		Command:     []string{exe, helmWorkerCommand},

@@ -362,7 +362,7 @@ spec:
 	}
 	for _, want := range []string{
 		"clusters/one/apps.yaml:5: spec.path: Kustomization broken: kustomize build of missing failed, not carried over",
-		"clusters/one/apps.yaml:13: spec.sourceRef: Kustomization good: its source (kind OCIRepository) is not this repository: not carried over",
+		"clusters/one/apps.yaml:13: spec.sourceRef: Kustomization good: OCIRepository flux-system/elsewhere is not defined in this repository: not carried over",
 		"clusters/one/apps.yaml:19: spec.dependsOn: Kustomization Kustomization/flux-system/broken is not defined for cluster one: dependency dropped",
 	} {
 		if !strings.Contains(stdout, want) {

@@ -18,7 +18,6 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/diff"
 	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
 	"github.com/regatta-dev/regatta/reconciler/kubeconfig/cloud"
-	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/repo"
@@ -309,31 +308,14 @@ func (pf planFacts) side(r revision, fleet *spec.Repository) diff.Side {
 func (pf planFacts) facts(fleet *spec.Repository, c *spec.Cluster) render.ClusterFacts {
 	st, ok := pf.status[c.Metadata.Name]
 	if !ok || st.KubernetesVersion == "" {
-		return offlineFacts(fleet, c, nil, pf.version, io.Discard)
+		facts, _ := classify.Facts(c, pf.version, fleet.Classifiers, nil)
+		return facts
 	}
-	out := offlineFacts(fleet, c, nil, st.KubernetesVersion, io.Discard)
-	var classified []plan.Classified
-	for _, cl := range fleet.Classifiers {
-		if classifiedInStatus(cl, st) {
-			classified = append(classified, plan.Classified{Classifier: cl.Metadata.Name, Labels: cl.Spec.ClassifierLabels})
-		}
-	}
-	out.Labels, _ = plan.EffectiveLabels(c.Metadata.Labels, classified)
-	return out
-}
-
-// classifiedInStatus evaluates a classifier with the cluster's version;
-// one that looks at deployed resources matches if the status says so.
-func classifiedInStatus(cl *spec.Classifier, st status.ClusterStatus) bool {
-	ok, err := classify.VersionMatches(st.KubernetesVersion, cl.Spec.KubernetesVersionConstraints)
-	if err != nil || !ok {
-		return false
-	}
-	if cl.Spec.DeployedResourceConstraint == nil {
-		return true
-	}
-	_, recorded := st.ClassifierLabels[cl.Metadata.Name]
-	return recorded
+	facts, _ := classify.Facts(c, st.KubernetesVersion, fleet.Classifiers, func(cl *spec.Classifier) (bool, bool) {
+		_, recorded := st.ClassifierLabels[cl.Metadata.Name]
+		return recorded, true
+	})
+	return facts
 }
 
 // info describes the facts used for the report.

@@ -170,21 +170,14 @@ func loadValid(tree fs.FS, stderr io.Writer) (*spec.Repository, error) {
 // cluster.yaml, classifiers that only look at the Kubernetes version, and
 // the flags, which win.
 func offlineFacts(fleet *spec.Repository, c *spec.Cluster, extra map[string]string, version string, stderr io.Writer) render.ClusterFacts {
-	var classified []plan.Classified
-	for _, cl := range fleet.Classifiers {
-		if cl.Spec.DeployedResourceConstraint != nil {
-			fmt.Fprintf(stderr, "note: classifier %s looks at deployed resources and is not evaluated offline (use --labels)\n", cl.Metadata.Name)
-			continue
-		}
-		if ok, err := classify.VersionMatches(version, cl.Spec.KubernetesVersionConstraints); err == nil && ok {
-			classified = append(classified, plan.Classified{Classifier: cl.Metadata.Name, Labels: cl.Spec.ClassifierLabels})
-		}
+	facts, skipped := classify.Facts(c, version, fleet.Classifiers, nil)
+	for _, name := range skipped {
+		fmt.Fprintf(stderr, "note: classifier %s looks at deployed resources and is not evaluated offline (use --labels)\n", name)
 	}
-	labels, _ := plan.EffectiveLabels(c.Metadata.Labels, classified)
 	for k, v := range extra {
-		labels[k] = v
+		facts.Labels[k] = v
 	}
-	return render.FactsOf(c, labels, version)
+	return facts
 }
 
 func profilesFor(fleet *spec.Repository, facts render.ClusterFacts, only string) ([]*spec.Profile, error) {

@@ -45,11 +45,31 @@ func registerAllowURLPrefix(fl *pflag.FlagSet, p *[]string) {
 }
 
 func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
-	keys, err := r.keyring()
+	charts, err := r.charts()
 	if err != nil {
 		return nil, err
 	}
+	return r.rendererWith(charts)
+}
+
+// charts builds the chart renderer: its worker processes end with Close
+// (or after --helm-render-idle-timeout).
+func (r *renderOptionFlags) charts() (*helm.Renderer, error) {
 	worker, err := r.helmWorker.options()
+	if err != nil {
+		return nil, err
+	}
+	policy := &netpolicy.Policy{AllowPrefixes: r.allowURLPrefixes}
+	return helm.New(helm.Options{
+		CacheDir:   r.helmCacheDir,
+		PlainHTTP:  r.helmPlainHTTP,
+		HTTPClient: policy.Client(),
+		Worker:     worker,
+	}), nil
+}
+
+func (r *renderOptionFlags) rendererWith(charts *helm.Renderer) (*render.Renderer, error) {
+	keys, err := r.keyring()
 	if err != nil {
 		return nil, err
 	}
@@ -58,12 +78,6 @@ func (r *renderOptionFlags) renderer() (*render.Renderer, error) {
 		return nil, err
 	}
 	policy := &netpolicy.Policy{AllowPrefixes: r.allowURLPrefixes}
-	charts := helm.New(helm.Options{
-		CacheDir:   r.helmCacheDir,
-		PlainHTTP:  r.helmPlainHTTP,
-		HTTPClient: policy.Client(),
-		Worker:     worker,
-	})
 	return render.New(render.Options{
 		Helm:             charts,
 		Sandbox:          programs,

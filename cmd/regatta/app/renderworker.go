@@ -29,9 +29,10 @@ func newRenderWorkerCommand() *cobra.Command {
 
 // programWorkerFlags bound Jsonnet and ytt renders.
 type programWorkerFlags struct {
-	timeout   time.Duration
-	maxMemory string
-	inProcess bool
+	timeout    time.Duration
+	maxMemory  string
+	inProcess  bool
+	executable string // the regatta binary; default: this process's
 }
 
 func (p *programWorkerFlags) register(fl *pflag.FlagSet) {
@@ -52,9 +53,12 @@ func (p *programWorkerFlags) pool() (*sandbox.Pool, error) {
 	if p.timeout <= 0 {
 		return nil, usageError("--program-render-timeout must be positive, got %s", p.timeout)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
+	exe := p.executable
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, err
+		}
 	}
 	return sandbox.New(sandbox.Options{
 		Command:   []string{exe, renderWorkerCommand},

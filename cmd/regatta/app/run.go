@@ -23,6 +23,7 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/reconciler/webhook"
+	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/repo"
 )
 
@@ -58,7 +59,9 @@ type runFlags struct {
 	mgmt           *rest.Config // the management cluster, when configured
 	owner          *ownership   // --replicas-mode shard
 	leaderIdentity string       // Lease holder identity; default hostname-pid
-	leaseTimings   leaseTimings // leader election durations; zero: the defaults
+	charts         *helm.Renderer
+	onPass         func(reconciler.PassResult) // NewDaemon's hook
+	leaseTimings   leaseTimings                // leader election durations; zero: the defaults
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -183,11 +186,20 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 	if err != nil {
 		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
 	}
-	renderer, err := f.render.renderer()
+	if f.charts, err = f.render.charts(); err != nil {
+		return nil, nil, err
+	}
+	renderer, err := f.render.rendererWith(f.charts)
 	if err != nil {
 		return nil, nil, err
 	}
 	keys, _ := f.render.keyring()
+	ao := f.applyOptions()
+	ao.Client.UserAgent = f.userAgent(ao.Client.UserAgent)
+	if f.mgmt != nil {
+		f.mgmt = rest.CopyConfig(f.mgmt)
+		f.mgmt.UserAgent = ao.Client.UserAgent
+	}
 	mgmt, err := managementSecrets(f.mgmt)
 	if err != nil {
 		return nil, nil, err
@@ -200,8 +212,6 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 	if f.owner != nil {
 		own = f.owner
 	}
-	ao := f.applyOptions()
-	ao.Client.UserAgent = f.owner.userAgent(ao.Client.UserAgent)
 	if ao.Fleet, err = fleetIdentity(f.fleet, f.repoURL); err != nil {
 		return nil, nil, err
 	}
@@ -218,6 +228,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 			StatusInterval: f.statusInterval,
 			ShutdownGrace:  f.shutdownGrace,
 			Ownership:      own,
+			OnPass:         f.onPass,
 		},
 		Apply: ao,
 		Reconciler: reconciler.Options{

@@ -71,11 +71,7 @@ func (f *runFlags) member(m *metrics.Metrics, log *slog.Logger) (*ownership, err
 	if err != nil {
 		return nil, err
 	}
-	id := f.shard.identity
-	if id == "" {
-		host, _ := os.Hostname()
-		id = strings.ToLower(host)
-	}
+	id := f.shard.replicaID()
 	o := &ownership{}
 	o.Member, err = shard.New(shard.Options{
 		Leases:        cs.CoordinationV1(),
@@ -121,11 +117,22 @@ func (o *ownership) runSharded(ctx context.Context, d *reconciler.Daemon) error 
 	return err
 }
 
-// userAgent names the replica to the fleet's API servers, so that their
-// audit logs tell the replicas apart: base/<identity>, base unsharded.
-func (o *ownership) userAgent(base string) string {
-	if o == nil {
+// replicaID is this replica's name in its group: --replica-identity, else
+// the host name.
+func (s *shardFlags) replicaID() string {
+	if s.identity != "" {
+		return s.identity
+	}
+	host, _ := os.Hostname()
+	return strings.ToLower(host)
+}
+
+// userAgent is what regatta tells every API server, the workload clusters'
+// and the management cluster's: base/<replica identity> for a shard
+// replica, so that audit logs tell the replicas apart; base unsharded.
+func (f *runFlags) userAgent(base string) string {
+	if f.shard.mode != replicasShard {
 		return base
 	}
-	return base + "/" + o.Identity()
+	return base + "/" + f.shard.replicaID()
 }

@@ -128,6 +128,7 @@ func writeStatusTable(w io.Writer, s status.Snapshot) error {
 			fmt.Fprintf(w, "  tenant %s refused: %s\n", t.Tenant, formatStatusError(e))
 		}
 	}
+	writeRolloutsText(w, fl.Rollouts)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	owners := sharded(s.Clusters)
 	fmt.Fprintln(tw, ownerCell(owners, "CLUSTER", "OWNER")+"REACHABLE\tVERSION\tPROFILE\tSTATE\tREVISION\tMESSAGE")

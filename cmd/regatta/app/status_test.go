@@ -136,3 +136,35 @@ func TestStatusShowsRefusedTenants(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestStatusShowsRollouts: the terminal table shows each rollout's stage,
+// whether it halted or waits for approval, why, and what to do next, as
+// the Markdown dashboard does.
+func TestStatusShowsRollouts(t *testing.T) {
+	rev := "0123456789abcdef0123456789abcdef01234567"
+	snap := status.Snapshot{
+		Fleet: status.Fleet{SourceRevision: rev, AppliedRevision: rev, Rollouts: []status.RolloutStatus{
+			{Profile: "api", Revision: rev, Stage: "prod", Reason: "stage prod waits for approval: rollouts/<profile>.yaml approvals: [{stage: prod, revision: 01234567}]",
+				Stages: []status.StageStatus{{Name: "canary", Progress: "Done", Done: 1}, {Name: "prod", Progress: "AwaitingApproval", Waiting: 3}}},
+			{Profile: "web", Revision: rev, Stage: "canary", Halted: true, Reason: "halted: prod-1 failed (failureThreshold 1)",
+				Stages: []status.StageStatus{{Name: "canary", Progress: "Halted", Failed: 1}, {Name: "prod", Progress: "Waiting", Waiting: 3}}},
+		}},
+		Clusters: []status.ClusterStatus{{Cluster: "prod-1", Reachable: true}},
+	}
+	dir := statusRepo(t, snap)
+	code, stdout, stderr := run(t, "status", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"api at revision 01234567: stage prod AwaitingApproval (1 done, 0 updating, 3 waiting)",
+		"next: approve by committing rollouts/api.yaml with approvals: [{stage: prod, revision: " + rev + "}]",
+		"web at revision 01234567: stage canary Halted (0 done, 0 updating, 3 waiting, 1 failed)",
+		"why: halted: prod-1 failed (failureThreshold 1)",
+		"next: commit a fix or a revert of profile web",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -257,7 +257,8 @@ func TestPlanGroupsByTenant(t *testing.T) {
 		}
 	}
 	code, stdout, _ = run(t, "plan", "--base", "HEAD~1", dir)
-	if code != 2 || !strings.Contains(stdout, "Changes by tenant:\n  tenant team-a (+0 ~2 -0)\n    team-a-web on east, west: +0 ~2 -0\n") {
+	if code != 2 || !strings.Contains(stdout, "Changes by tenant:\n  tenant team-a (+0 ~2 -0)\n    approvers: @example/team-a\n    team-a-web on east, west: +0 ~2 -0\n") ||
+		!strings.Contains(stdout, "  tenant team-b (+0 ~2 -0)\n    approvers: @example/team-b lead@example.com\n") {
 		t.Errorf("text plan, exit %d:\n%s", code, stdout)
 	}
 }

@@ -166,15 +166,3 @@ func (p *process) applies() (map[string]float64, error) {
 	}
 	return out, sc.Err()
 }
-
-func waitUntil(t *testing.T, what string, within time.Duration, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > within {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return time.Since(start)
-}

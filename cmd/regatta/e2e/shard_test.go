@@ -144,12 +144,12 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 	for _, id := range ids {
 		procs[id] = startRegatta(t, id, logDir, args...)
 	}
-	waitUntil(t, "every cluster at v1", 60*time.Second, func() bool { return len(f.at(t, "v1")) == nClusters })
+	testenv.WaitFor(t, 60*time.Second, "every cluster at v1", func() bool { return len(f.at(t, "v1")) == nClusters })
 	t.Logf("first rollout: 9 clusters converged %s after the 3 replicas started (lease %s)", time.Since(start).Round(time.Millisecond), leaseDuration)
 
 	// Each cluster was applied by exactly one replica, its owner.
 	var want map[string]string
-	waitUntil(t, "status records of v1 name their owners", 20*time.Second, func() bool {
+	testenv.WaitFor(t, 20*time.Second, "status records of v1 name their owners", func() bool {
 		want = owners(repo.bare, rev, f.names)
 		return len(want) == nClusters
 	})
@@ -173,11 +173,11 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 	procs[victim].kill(syscall.SIGKILL)
 	killed := time.Now()
 	pending := len(f.names) - len(f.at(t, "v2"))
-	waitUntil(t, "every cluster at v2 after the kill", leaseDuration+5*time.Second, func() bool { return len(f.at(t, "v2")) == nClusters })
+	testenv.WaitFor(t, leaseDuration+5*time.Second, "every cluster at v2 after the kill", func() bool { return len(f.at(t, "v2")) == nClusters })
 	t.Logf("SIGKILL of %s (owner of %d clusters) with %d clusters not yet at v2: all at v2 %s later (lease %s + 5s allowed)",
 		victim, count(want, victim), pending, time.Since(killed).Round(time.Millisecond), leaseDuration)
 	var two map[string]string
-	waitUntil(t, "status records of v2 name the survivors", 20*time.Second, func() bool {
+	testenv.WaitFor(t, 20*time.Second, "status records of v2 name the survivors", func() bool {
 		two = owners(repo.bare, rev, f.names)
 		return len(two) == nClusters && count(two, victim) == 0
 	})
@@ -219,9 +219,9 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 	restarted := time.Now()
 	procs[victim] = startRegatta(t, victim, logDir, args...)
 	rev = repo.commit(t, "v3", fleetFiles("v3"))
-	waitUntil(t, "every cluster at v3", 60*time.Second, func() bool { return len(f.at(t, "v3")) == nClusters })
+	testenv.WaitFor(t, 60*time.Second, "every cluster at v3", func() bool { return len(f.at(t, "v3")) == nClusters })
 	var three map[string]string
-	waitUntil(t, "status records of v3 name the three owners, balanced", 30*time.Second, func() bool {
+	testenv.WaitFor(t, 30*time.Second, "status records of v3 name the three owners, balanced", func() bool {
 		three = owners(repo.bare, rev, f.names)
 		return len(three) == nClusters && count(three, victim) == nClusters/len(ids)
 	})

@@ -60,7 +60,7 @@ func TestSIGTERMUnderLeaderElection(t *testing.T) {
 				"--replicas-mode", mode, "--interval", "500ms", "--status-interval", "1h", "--cluster-timeout", "2s",
 				"--shutdown-grace", "5s", "--log-level", "info"}
 			p := startRegatta(t, "regatta-0", dir, args...)
-			waitUntil(t, "the ConfigMap on c0", 60*time.Second, func() bool {
+			testenv.WaitFor(t, 60*time.Second, "the ConfigMap on c0", func() bool {
 				_, err := c0.CoreV1().ConfigMaps("default").Get(context.Background(), "stop-"+mode, metav1.GetOptions{})
 				return err == nil
 			})

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regatta-dev/regatta/bench"
+	"github.com/regatta-dev/regatta/internal/bench"
 )
 
 func runDaemon(ctx context.Context, o *options, res *bench.Results, sh *shared) error {
@@ -130,7 +130,7 @@ func scaleChild(args []string) int {
 	fs := flag.NewFlagSet("scale-child", flag.ExitOnError)
 	clusters := fs.Int("clusters", 1000, "simulated clusters")
 	profiles := fs.Int("profiles", 20, "profiles")
-	dir := fs.String("dir", "bench/raw/scale", "scratch folder")
+	dir := fs.String("dir", "internal/bench/raw/scale", "scratch folder")
 	style := fs.String("style", bench.StyleMixed, "fleet style: "+strings.Join(bench.Styles, ", "))
 	cpu := fs.Bool("cpuprofile", true, "write <dir>/cpu.pprof")
 	_ = fs.Parse(args)

@@ -12,9 +12,6 @@ func Report(r *Results) string {
 	var b strings.Builder
 	reportHeader(&b, r)
 	reportTargets(&b, r)
-	if r.Analysis != "" {
-		b.WriteString(r.Analysis + "\n")
-	}
 	reportRollout(&b, r)
 	reportSteady(&b, r)
 	reportProgressive(&b, r)
@@ -33,34 +30,37 @@ const reproduce = `## Reproduce
 
 ` + "```" + `
 make bench                                                   # everything (~45-55 min on 2 cores), writes this file
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 3 -methods regatta,limit,limit-bookkeeping -changes 0   # regatta against the floor
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta,limit -apiserver-profile 25s   # API servers' CPU profiles in bench/raw/rollout/round-0
-go run ./bench/cmd/regatta-bench -phases daemon              # §2 and §4
-go run ./bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
-go run ./bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
-go run ./bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive rollout (issue 14)
-go run ./bench/cmd/regatta-bench -phases health -rounds 3 -flux-kustomize-controller /work/flux-kc/kustomize-controller   # real health (issue 28); Flux built outside the repository
-go run ./bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
-go run ./bench/cmd/regatta-bench -report-only                # rewrite this file from bench/results/results.json
-benchstat bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
-go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta -rollout-profile   # then:
-go tool pprof -top bench/raw/rollout-regatta.cpu.pprof       # also .heap.pprof, bench/raw/scale/<n>/cpu.pprof
-REGATTA_BENCH_DEBUG=1 go run ./bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta   # per add-on apply/wait times in bench/raw/rollout/round-0/regatta/regatta.log
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 3 -methods regatta,limit,limit-bookkeeping -changes 0   # regatta against the floor
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta,limit -apiserver-profile 25s   # API servers' CPU profiles in internal/bench/raw/rollout/round-0
+go run ./internal/bench/cmd/regatta-bench -phases daemon              # §2 and §4
+go run ./internal/bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
+go run ./internal/bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
+go run ./internal/bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive rollout (issue 14)
+go run ./internal/bench/cmd/regatta-bench -phases health -rounds 3 -flux-kustomize-controller /work/flux-kc/kustomize-controller   # real health (issue 28); Flux built outside the repository
+go run ./internal/bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
+go run ./internal/bench/cmd/regatta-bench -report-only                # rewrite this file from internal/bench/results/results.json
+benchstat internal/bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
+go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta -rollout-profile   # then:
+go tool pprof -top internal/bench/raw/rollout-regatta.cpu.pprof       # also .heap.pprof, internal/bench/raw/scale/<n>/cpu.pprof
+REGATTA_BENCH_DEBUG=1 go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta   # per add-on apply/wait times in internal/bench/raw/rollout/round-0/regatta/regatta.log
 ` + "```" + `
 `
 
 func reportHeader(b *strings.Builder, r *Results) {
 	m := r.Machine
 	fmt.Fprintf(b, "# regatta benchmark report\n\n")
-	fmt.Fprintf(b, "Written by `make bench` (`go run ./bench/cmd/regatta-bench`) on %s, commit `%s`, in %s.\n",
+	fmt.Fprintf(b, "Today's figure of each target, with the command that measures it and the commit and date it was measured at. "+
+		"Written by `make bench` (`go run ./internal/bench/cmd/regatta-bench`); the last full run was on %s at commit `%s` and took %s. "+
+		"History: [CHANGELOG.md](CHANGELOG.md) (each figure by commit and date) and the raw results of past runs in `internal/bench/results/` "+
+		"(`results.json` is the run below; `<date>-<commit>*.json` are earlier runs; `sessions.md` is the reading of each past session).\n\n",
 		r.Started.UTC().Format("2006-01-02 15:04 UTC"), m.Commit, r.Finished.Sub(r.Started).Round(time.Second))
 	fmt.Fprintf(b, "Machine: %d CPUs (%s), %.1f GiB RAM, %s, %s; load average %s at the start, %s at the end: "+
 		"shared and noisy, so compare ratios measured side by side.\n\n",
 		m.CPUs, m.CPUModel, float64(m.MemBytes)/(1<<30), m.Kernel, m.GoVersion, m.LoadStart, m.LoadEnd)
-	fmt.Fprintf(b, "Raw numbers: `bench/results/results.json` (this run), `bench/results/gobench.txt` (benchstat input); "+
-		"logs, trees and profiles of the run: `bench/raw/` (git-ignored). Options: %s.\n\n", formatOptions(r.Options))
+	fmt.Fprintf(b, "Raw numbers: `internal/bench/results/results.json`, `internal/bench/results/gobench.txt` (benchstat input); "+
+		"logs, trees and profiles of the run: `internal/bench/raw/` (git-ignored). Options: %s.\n\n", formatOptions(r.Options))
 }
 
 func formatOptions(o map[string]string) string {
@@ -97,11 +97,39 @@ func (t target) verdict() string {
 }
 
 func reportTargets(b *strings.Builder, r *Results) {
-	b.WriteString("## Targets (issues 8 and 12)\n\n| target | figure | verdict | measured by |\n|---|---|---|---|\n")
+	b.WriteString("## Targets\n\n| target | figure | verdict | command | commit | date |\n|---|---|---|---|---|---|\n")
 	for _, t := range targets(r) {
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", t.name, t.figure, t.verdict(), t.how)
+		run := r.Run(t.phase())
+		fmt.Fprintf(b, "| %s | %s | %s | `%s` (%s) | `%s` | %s |\n", t.name, t.figure, t.verdict(),
+			phaseCommand(r, t.phase()), t.how, run.Commit, run.Date.UTC().Format("2006-01-02"))
 	}
 	b.WriteString("\n")
+}
+
+// phase is the benchmark phase that measures t: the first word of how
+// ("rollout phase (§1)").
+func (t target) phase() string {
+	p, _, _ := strings.Cut(t.how, " ")
+	return p
+}
+
+// phaseCommand is the command that measures phase's targets again.
+func phaseCommand(r *Results, phase string) string {
+	cmd := "go run ./internal/bench/cmd/regatta-bench -phases " + phase
+	switch phase {
+	case "rollout":
+		if n := r.Options["rounds"]; n != "" {
+			cmd += " -rounds " + n
+		}
+	case "health":
+		if r.Health != nil {
+			cmd += fmt.Sprintf(" -rounds %d", len(r.Health.Rounds))
+		}
+		cmd += " -flux-kustomize-controller PATH"
+	case "scale":
+		cmd += " -scale 10000"
+	}
+	return cmd
 }
 
 func targets(r *Results) []target {

@@ -41,7 +41,7 @@ func RunPlanCmd(ctx context.Context, regatta string, n int, style string, chart 
 	args := []string{"plan", "--base", "HEAD~1", "--head", "HEAD", "--status-branch", "", "--output", "json",
 		"--helm-cache-dir", filepath.Join(dir, "helm"), "--allow-url-prefix", chart.URL() + "/", work}
 	res := &PlanCmdResult{Style: style, Clusters: n, Command: displayCommand("regatta", args),
-		Note: fmt.Sprintf("Fleet style %s; head changes %s of %s (20 profiles, %d clusters); output in bench/raw/scale/plan-%s.json.",
+		Note: fmt.Sprintf("Fleet style %s; head changes %s of %s (20 profiles, %d clusters); output in internal/bench/raw/scale/plan-%s.json.",
 			style, strings.Join(keys(change), ", "), p, n, style)}
 	out, err := os.Create(filepath.Join(dir, "plan-"+style+".json"))
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/regatta-dev/regatta/bench"
+	"github.com/regatta-dev/regatta/internal/bench"
 )
 
 // goBenchmarks are the hot-function benchmarks: selector matching, graph

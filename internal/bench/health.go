@@ -35,7 +35,7 @@ type HealthOptions struct {
 	Flux FluxOptions
 	// Timeout bounds one method's turn.
 	Timeout time.Duration
-	// Dir receives logs, trees and kubeconfigs (bench/raw/health).
+	// Dir receives logs, trees and kubeconfigs (internal/bench/raw/health).
 	Dir  string
 	Logf func(string, ...any)
 }

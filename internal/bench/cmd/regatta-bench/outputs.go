@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regatta-dev/regatta/bench"
+	"github.com/regatta-dev/regatta/internal/bench"
 )
 
 func newResults(o *options) *bench.Results {
@@ -51,30 +51,43 @@ func machine() bench.Machine {
 
 // writeOutputs writes results.json (raw and committed) and the report.
 func writeOutputs(o *options, res *bench.Results) error {
+	if old, err := readResults(o); err == nil {
+		res.KeepPhases(old, o.has)
+	}
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
-	for _, dir := range []string{o.raw, o.results} {
-		if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
+	// results.json is the run the report shows; the dated copy stays as
+	// the history of past runs.
+	history := res.Started.UTC().Format("2006-01-02") + "-" + res.Machine.Commit + "-" + strings.ReplaceAll(o.phases, ",", "-") + ".json"
+	for _, path := range []string{filepath.Join(o.raw, "results.json"), filepath.Join(o.results, "results.json"), filepath.Join(o.results, history)} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
 			return err
 		}
 	}
-	res.Analysis = readAnalysis(o)
 	return os.WriteFile(o.report, []byte(bench.Report(res)), 0o644)
 }
 
 func rewriteReport(o *options) error {
-	data, err := os.ReadFile(filepath.Join(o.results, "results.json"))
+	res, err := readResults(o)
 	if err != nil {
 		return err
 	}
+	return os.WriteFile(o.report, []byte(bench.Report(res)), 0o644)
+}
+
+// readResults reads the committed results.json.
+func readResults(o *options) (*bench.Results, error) {
+	data, err := os.ReadFile(filepath.Join(o.results, "results.json"))
+	if err != nil {
+		return nil, err
+	}
 	var res bench.Results
 	if err := json.Unmarshal(data, &res); err != nil {
-		return err
+		return nil, err
 	}
-	res.Analysis = readAnalysis(o)
-	return os.WriteFile(o.report, []byte(bench.Report(&res)), 0o644)
+	return &res, nil
 }
 
 func startCPUProfile(on bool, path string) func() {
@@ -128,12 +141,4 @@ func goCmd() string {
 		return g
 	}
 	return "go"
-}
-
-func readAnalysis(o *options) string {
-	data, err := os.ReadFile(o.analysis)
-	if err != nil {
-		return ""
-	}
-	return string(data)
 }

@@ -4,23 +4,20 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/regatta-dev/regatta/cmd/regatta/app"
 	"github.com/regatta-dev/regatta/reconciler"
-	"github.com/regatta-dev/regatta/reconciler/apply"
-	"github.com/regatta-dev/regatta/render"
-	"github.com/regatta-dev/regatta/render/helm"
-	"github.com/regatta-dev/regatta/repo"
 )
 
-// Daemon is regatta's daemon in this process, wired as `regatta run`
-// wires it with its default options, following a repository.
+// Daemon is regatta's daemon in this process, built by app.NewDaemon from
+// the flags of `regatta run` (its defaults but for those StartDaemon
+// sets), following a repository.
 type Daemon struct {
-	d      *reconciler.Daemon
-	charts *helm.Renderer
+	d      *app.Embedded
 	cancel context.CancelFunc
 	stop   sync.Once
 	done   chan error
@@ -52,51 +49,46 @@ type DaemonOptions struct {
 // and runs a pass; later commits are seen on Trigger (the poll interval
 // is an hour), as a push webhook would make it.
 func StartDaemon(ctx context.Context, o DaemonOptions) (*Daemon, error) {
-	level := slog.LevelInfo
-	if os.Getenv("REGATTA_BENCH_DEBUG") != "" {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(o.Log, &slog.HandlerOptions{Level: level}))
-	src, err := repo.NewSource(repo.Options{URL: o.RepoURL, Auth: repo.Auth{Username: GitUser, Password: GitPassword}, Logger: log})
+	ctx, cancel := context.WithCancel(ctx)
+	d := &Daemon{cancel: cancel, done: make(chan error, 1), passes: make(chan Pass, 16)}
+	args, err := o.args()
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	d := &Daemon{
-		charts: helm.New(helm.Options{CacheDir: o.HelmCacheDir, Worker: o.helmWorker()}),
-		cancel: cancel,
-		done:   make(chan error, 1),
-		passes: make(chan Pass, 16),
+	ed, err := app.NewDaemon(ctx, args, app.EmbedOptions{Log: o.Log, Regatta: o.Regatta,
+		OnPass: func(res reconciler.PassResult) { d.passes <- Pass{Result: res, At: time.Now()} }})
+	if err != nil {
+		cancel()
+		return nil, err
 	}
-	watch := repo.DefaultWatchOptions()
-	watch.Interval, watch.DisableFSNotify = time.Hour, true
-	d.d = reconciler.Build(ctx, reconciler.Setup{
-		Daemon: reconciler.DaemonOptions{
-			Source:         src,
-			Watch:          watch,
-			StatusBranch:   "regatta/status",
-			StatusAuthor:   repo.Signature{Name: "regatta", Email: "regatta@example.com"},
-			StatusInterval: o.StatusInterval,
-			OnPass:         func(res reconciler.PassResult) { d.passes <- Pass{Result: res, At: time.Now()} },
-		},
-		Apply: apply.DefaultOptions(),
-		Reconciler: reconciler.Options{
-			Renderer:      render.New(render.Options{Helm: d.charts}),
-			Log:           log,
-			HealthTimeout: o.HealthTimeout,
-		},
-	})
+	d.d = ed
 	go func() { d.done <- d.d.Run(ctx) }()
 	return d, nil
 }
 
-// helmWorker runs chart templates in workers of o.Regatta, with regatta
-// run's default limits.
-func (o DaemonOptions) helmWorker() *helm.WorkerOptions {
-	if o.Regatta == "" {
-		return nil
+// args are the `regatta run` flags of o. The chart repository is served
+// on loopback, which --allow-url-prefix must allow.
+func (o DaemonOptions) args() ([]string, error) {
+	pw := filepath.Join(filepath.Dir(o.HelmCacheDir), "git-password")
+	if err := os.MkdirAll(filepath.Dir(pw), 0o755); err != nil {
+		return nil, err
 	}
-	return &helm.WorkerOptions{Command: []string{o.Regatta, "__helm-render"}}
+	if err := os.WriteFile(pw, []byte(GitPassword), 0o600); err != nil {
+		return nil, err
+	}
+	args := []string{"--repo", o.RepoURL, "--git-username", GitUser, "--git-password-file", pw,
+		"--interval", "1h", "--helm-cache-dir", o.HelmCacheDir, "--allow-url-prefix", "http://127.0.0.1:"}
+	if os.Getenv("REGATTA_BENCH_DEBUG") != "" {
+		args = append(args, "--log-level", "debug")
+	}
+	if o.StatusInterval > 0 {
+		args = append(args, "--status-interval", o.StatusInterval.String())
+	}
+	if o.HealthTimeout > 0 {
+		args = append(args, "--health-timeout", o.HealthTimeout.String())
+	}
+	return args, nil
 }
 
 // Trigger makes the daemon fetch now.
@@ -132,7 +124,6 @@ func (d *Daemon) Stop() {
 		d.cancel()
 		<-d.done
 		d.d.Close()
-		_ = d.charts.Close()
 	})
 }
 

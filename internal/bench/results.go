@@ -30,9 +30,24 @@ type Results struct {
 	Health   *HealthResult `json:"health,omitempty"`
 	Profiles []ProfileTop  `json:"profiles,omitempty"`
 	Errors   []string      `json:"errors,omitempty"`
-	// Analysis is bench/analysis.md, the hand-written reading of the
-	// committed run (why a target is missed, what would fix it).
-	Analysis string `json:"-"`
+	// PhaseRuns name the commit and date each phase's figures were
+	// measured at; a phase missing here was measured by this run
+	// (Machine.Commit, Started).
+	PhaseRuns map[string]PhaseRun `json:"phaseRuns,omitempty"`
+}
+
+// PhaseRun is where and when a phase was measured.
+type PhaseRun struct {
+	Commit string    `json:"commit"`
+	Date   time.Time `json:"date"`
+}
+
+// Run returns the commit and date of phase's figures.
+func (r *Results) Run(phase string) PhaseRun {
+	if pr, ok := r.PhaseRuns[phase]; ok {
+		return pr
+	}
+	return PhaseRun{Commit: r.Machine.Commit, Date: r.Started}
 }
 
 // ProfileTop is the head of `go tool pprof -top` of a profile of the run.
@@ -128,4 +143,27 @@ func Quantile(xs []float64, q float64) float64 {
 	lo := int(math.Floor(pos))
 	hi := int(math.Ceil(pos))
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+}
+
+// KeepPhases carries over from old, an earlier results.json, the figures
+// of the phases this run did not measure, with the commit and date they
+// were measured at: the report then shows today's figure of every target.
+func (r *Results) KeepPhases(old *Results, ran func(phase string) bool) {
+	keep := func(phase string, copyFn func()) {
+		if ran(phase) {
+			return
+		}
+		copyFn()
+		if r.PhaseRuns == nil {
+			r.PhaseRuns = map[string]PhaseRun{}
+		}
+		r.PhaseRuns[phase] = old.Run(phase)
+	}
+	keep("rollout", func() { r.Samples = old.Samples })
+	keep("daemon", func() { r.Steady = old.Steady })
+	keep("scale", func() { r.Scale, r.PlanCmd, r.PlanCmds = old.Scale, old.PlanCmd, old.PlanCmds })
+	keep("gobench", func() { r.GoBench = old.GoBench })
+	keep("progressive", func() { r.Progressive = old.Progressive })
+	keep("health", func() { r.Health = old.Health })
+	keep("shard", func() { r.Shard = old.Shard })
 }

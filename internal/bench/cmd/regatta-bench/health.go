@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regatta-dev/regatta/bench"
+	"github.com/regatta-dev/regatta/internal/bench"
 )
 
 // healthFlags are the health phase's flags.

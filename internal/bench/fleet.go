@@ -42,7 +42,7 @@ var Styles = []string{StyleMixed, StyleOverlays, StyleTemplatedPaths, StyleTempl
 
 // DefaultStyles are the styles the scale phase runs unless told: all but
 // StyleTemplateName, whose render per pair takes the phase past half an
-// hour at 10,000 clusters (see bench/analysis.md).
+// hour at 10,000 clusters (see internal/bench/results/sessions.md).
 var DefaultStyles = []string{StyleMixed, StyleOverlays, StyleTemplatedPaths, StyleTemplateLabel}
 
 // Fleet describes a generated fleet repository.

@@ -1,16 +1,17 @@
 // Package bench is regatta's benchmark suite (issue 8): it measures regatta
 // against what people script today and against the API servers' own limit,
-// on real kube-apiservers, and writes bench/REPORT.md.
+// on real kube-apiservers, and writes internal/bench/REPORT.md.
 //
 // Nothing here runs in `go test ./...` beyond quick checks of the
 // generators: the suite is `make bench`, that is
 //
-//	go run ./bench/cmd/regatta-bench
+//	go run ./internal/bench/cmd/regatta-bench
 //
 // Phases (each can be selected with -phases):
 //
 //   - rollout: per round, 10 fresh kube-apiservers; regatta (an in-process
-//     daemon following a loopback Git server), the scripted reference
+//     daemon, built by app.NewDaemon from `regatta run`'s flags as the
+//     binary builds it, following a loopback Git server), the scripted reference
 //     (kubectl apply --server-side, serial and xargs -P 10) and the minimal
 //     program (server-side apply of pre-rendered objects) take turns in a
 //     rotating order, each in its own namespaces, and so does the floor:

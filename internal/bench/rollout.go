@@ -44,7 +44,7 @@ type RolloutOptions struct {
 	// SerialTimeout bounds the serial script (it may take minutes on a
 	// busy machine); a run that exceeds it is recorded as an error.
 	SerialTimeout time.Duration
-	// Dir receives logs, trees and kubeconfigs (bench/raw/rollout).
+	// Dir receives logs, trees and kubeconfigs (internal/bench/raw/rollout).
 	Dir string
 	// Only, when set, restricts the methods (e.g. regatta and limit for a
 	// quick comparison).

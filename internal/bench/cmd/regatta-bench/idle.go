@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regatta-dev/regatta/bench"
+	"github.com/regatta-dev/regatta/internal/bench"
 )
 
 // idleMain is `regatta-bench idle`: the memory of idle `regatta run`
@@ -29,7 +29,7 @@ func idleMain(ctx context.Context, args []string) error {
 	fs.IntVar(&o.Rounds, "rounds", 3, "rounds; each runs every binary once")
 	fs.DurationVar(&o.Wait, "wait", 90*time.Second, "how long each daemon runs before it is read")
 	fs.BoolVar(&o.Cold, "cold", true, "drop each binary's pages from the page cache before it starts")
-	fs.StringVar(&o.Dir, "dir", "bench/raw/idle", "scratch folder")
+	fs.StringVar(&o.Dir, "dir", "internal/bench/raw/idle", "scratch folder")
 	_ = fs.Parse(args)
 	for _, b := range splitList(*bins) {
 		label, path, ok := strings.Cut(b, "=")

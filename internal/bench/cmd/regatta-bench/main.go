@@ -1,8 +1,8 @@
 // Command regatta-bench runs regatta's benchmark suite and writes
-// bench/REPORT.md; `make bench` runs it. See package bench.
+// internal/bench/REPORT.md; `make bench` runs it. See package bench.
 //
-//	go run ./bench/cmd/regatta-bench [-phases rollout,daemon,scale,gobench,progressive] [-rounds 5]
-//	go run ./bench/cmd/regatta-bench idle -bins before=…,after=… [-rounds 3] [-wait 90s]
+//	go run ./internal/bench/cmd/regatta-bench [-phases rollout,daemon,scale,gobench,progressive] [-rounds 5]
+//	go run ./internal/bench/cmd/regatta-bench idle -bins before=…,after=… [-rounds 3] [-wait 90s]
 package main
 
 import (

@@ -16,7 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/regatta-dev/regatta/bench"
+	"github.com/regatta-dev/regatta/internal/bench"
 )
 
 // options are the command's flags.
@@ -37,7 +37,6 @@ type options struct {
 	raw          string
 	results      string
 	report       string
-	analysis     string
 	reportOnly   bool
 	daemonArgs   string
 	profile      bool
@@ -59,10 +58,9 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.benchCount, "bench-count", 5, "go test -count of the Go benchmarks")
 	fs.DurationVar(&o.shardLease, "shard-lease", 15*time.Second, "membership lease duration of the shard phase's replicas")
 	fs.StringVar(&o.binDir, "bin", "bin", "folder with regatta and kubectl")
-	fs.StringVar(&o.raw, "raw", "bench/raw", "folder for raw outputs (git-ignored)")
-	fs.StringVar(&o.results, "results", "bench/results", "folder for the committed raw numbers")
-	fs.StringVar(&o.report, "report", "bench/REPORT.md", "report to write")
-	fs.StringVar(&o.analysis, "analysis", "bench/analysis.md", "hand-written analysis included in the report")
+	fs.StringVar(&o.raw, "raw", "internal/bench/raw", "folder for raw outputs (git-ignored)")
+	fs.StringVar(&o.results, "results", "internal/bench/results", "folder for the committed raw numbers")
+	fs.StringVar(&o.report, "report", "internal/bench/REPORT.md", "report to write")
 	fs.StringVar(&o.daemonArgs, "daemon-args", "", "more flags of the daemon phase's `regatta run` processes, space-separated (experiments, e.g. \"--memory-limit 48Mi\")")
 	fs.BoolVar(&o.reportOnly, "report-only", false, "rewrite the report from <results>/results.json")
 	fs.DurationVar(&o.apiProfile, "apiserver-profile", 0, "profile every API server's CPU over this window from the start of each first rollout (regatta's and the minimal program's; profiles in <raw>/rollout/round-N); longer than a rollout, which then waits for the window to end")

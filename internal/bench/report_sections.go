@@ -260,7 +260,7 @@ func reportGoBench(b *strings.Builder, r *Results) {
 		return
 	}
 	b.WriteString("`go test -run '^$' -bench <pattern> -benchmem -count N` in spec, reconciler/plan, render and " +
-		"reconciler/apply; medians below, the full output (for `benchstat`) in `bench/results/gobench.txt`.\n\n")
+		"reconciler/apply; medians below, the full output (for `benchstat`) in `internal/bench/results/gobench.txt`.\n\n")
 	b.WriteString("| package | benchmark | ns/op | B/op | allocs/op | runs |\n|---|---|---|---|---|---|\n")
 	for _, g := range r.GoBench {
 		fmt.Fprintf(b, "| %s | %s | %.0f | %.0f | %.0f | %d |\n", strings.TrimPrefix(g.Package, "github.com/regatta-dev/regatta/"),

@@ -16,7 +16,7 @@ type ProgressiveOptions struct {
 	Bins   *Binaries
 	// Soak is the canary's and staging's soak time.
 	Soak time.Duration
-	// Dir receives logs and kubeconfigs (bench/raw/progressive).
+	// Dir receives logs and kubeconfigs (internal/bench/raw/progressive).
 	Dir  string
 	Logf func(string, ...any)
 }

@@ -1,0 +1,34 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReportTargetsNameTheirRun: a phase this run did not measure keeps
+// its figures from the earlier results.json, and its targets' rows name
+// the commit and date of that earlier run and the command to measure
+// them again.
+func TestReportTargetsNameTheirRun(t *testing.T) {
+	day1, day2 := time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC), time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	old := &Results{Started: day1, Machine: Machine{Commit: "aaaaaaa"},
+		Shard: &ShardResult{Clusters: 9, Replicas: 3, LeaseSecs: 15, TakeoverSecs: 17.4, Pending: 3, Moved: 3, RejoinSecs: 4}}
+	r := &Results{Started: day2, Machine: Machine{Commit: "bbbbbbb"}, Options: map[string]string{"rounds": "5"},
+		Steady: &SteadyResult{}}
+	r.KeepPhases(old, func(p string) bool { return p == "daemon" })
+	if r.Shard != old.Shard {
+		t.Fatal("the shard phase's figures were not kept")
+	}
+	var b strings.Builder
+	reportTargets(&b, r)
+	for _, want := range []string{
+		"| shard: a replica that starts again moves at most 4 of 9 clusters | 3 of 9 | **met** | `go run ./internal/bench/cmd/regatta-bench -phases shard` (shard phase (§6)) | `aaaaaaa` | 2026-12-01 |",
+		"`go run ./internal/bench/cmd/regatta-bench -phases daemon` (daemon phase (§2)) | `bbbbbbb` | 2026-12-03 |",
+		"-phases rollout -rounds 5",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("targets lack %q:\n%s", want, b.String())
+		}
+	}
+}
