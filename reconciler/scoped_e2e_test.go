@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
@@ -182,7 +183,7 @@ func TestNamespaceScopedEntriesShareOneServer(t *testing.T) {
 		[]byte(`{"data":{"v":"drifted"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the drift of ns-sc-a/sc-app corrected", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "the drift of ns-sc-a/sc-app corrected", func() bool {
 		return configMap(t, "c36", "ns-sc-a", "sc-app")["v"] == "1"
 	})
 	res, _ = h.d.RunOnce(ctx)

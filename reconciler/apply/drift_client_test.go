@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -38,11 +39,11 @@ func TestClientChangeHoldsDriftUntilResumed(t *testing.T) {
 	if w == nil {
 		t.Fatal("ResumeDrift started no watcher")
 	}
-	eventually(t, 10*time.Second, "the resumed watcher tracks the profile and synced", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the resumed watcher tracks the profile and synced", func() bool {
 		return w.Tracked("held") && w.HasSynced()
 	})
 	mergePatch(t, k, getCM(t, k, ns, "held"), `{"data":{"v":"changed"}}`)
-	eventually(t, 10*time.Second, "drift corrected through the new client", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "drift corrected through the new client", func() bool {
 		return getCM(t, k, ns, "held").Data["v"] == "1"
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -47,11 +48,11 @@ func TestNamespaceScopedCluster(t *testing.T) {
 	if regs, _ = c.Registrations(t.Context()); regs[1].Entry != "scoped" {
 		t.Fatalf("registration %+v, want entry scoped", regs[1])
 	}
-	eventually(t, 10*time.Second, "the namespaced drift watches synced", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the namespaced drift watches synced", func() bool {
 		return c.Drift() != nil && c.Drift().HasSynced()
 	})
 	mergePatch(t, k, getCM(t, k, nss[1], "in-two"), `{"data":{"v":"changed"}}`)
-	eventually(t, 10*time.Second, "drift in the second namespace corrected", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "drift in the second namespace corrected", func() bool {
 		return getCM(t, k, nss[1], "in-two").Data["v"] == "1"
 	})
 	if _, err := c.DriftCheck(t.Context()); err != nil {
