@@ -11,7 +11,7 @@ import (
 	"github.com/regatta-dev/regatta/spec"
 )
 
-// A namespace-scoped cluster (ClusterIn) whose token RBAC limits to two
+// A namespace-scoped cluster (SetNamespaces) whose token RBAC limits to two
 // namespaces: the apply keeps its inventory and registration in the first,
 // its drift watches list and watch each namespace (they sync, and correct
 // drift), the drift check lists them without error, and the inventories
