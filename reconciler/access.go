@@ -25,5 +25,6 @@ func (r *Reconciler) clusterFor(ctx context.Context, tree fs.FS, c *spec.Cluster
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
+	cl.SetNamespaces(c.Spec.Namespaces)
 	return cl, nil
 }

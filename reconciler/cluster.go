@@ -72,7 +72,7 @@ func (p *clusterPass) reconcile(ctx context.Context, drift bool) {
 		return
 	}
 	labels, ok := p.connect(ctx)
-	if !ok {
+	if !ok || !p.register(ctx) {
 		return
 	}
 	a := plan.Match(p.rev.repo.Profiles, plan.Cluster{Name: p.spec.Metadata.Name, Labels: labels})
@@ -122,7 +122,7 @@ func (p *clusterPass) connect(ctx context.Context) (map[string]string, bool) {
 		p.unreachable(err)
 		return nil, false
 	}
-	p.facts = newFactsClient(p.cl.Client())
+	p.facts = newFactsClient(p.cl.Client(), p.spec)
 	cctx, cancel := context.WithTimeout(ctx, p.r.opts.ClusterTimeout)
 	defer cancel()
 	version, err := p.facts.version(cctx)

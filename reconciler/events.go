@@ -178,7 +178,7 @@ func (p *clusterPass) eventMatches(ctx context.Context, prof *spec.Profile, src 
 		if err != nil {
 			return nil, fmt.Errorf("source cluster %s: %w", c.Metadata.Name, err)
 		}
-		objs, err := p.r.events.Matching(cctx, c.Metadata.Name, cl, src, prof.Tenant())
+		objs, err := p.r.events.MatchingIn(cctx, c.Metadata.Name, c.Spec.Namespaces, cl, src, prof.Tenant())
 		if err != nil {
 			return nil, fmt.Errorf("source cluster %s: event source %s: %w", c.Metadata.Name, src.Metadata.Name, err)
 		}

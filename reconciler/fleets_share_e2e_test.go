@@ -120,7 +120,7 @@ func TestTwoFleetsShareACluster(t *testing.T) {
 	set("fleets-b", "b-platform", 0)
 	delete(want, "fleets-b")
 	pass("beta withdrew platform")
-	invs, err := cs.CoreV1().ConfigMaps(apply.InventoryNamespace).List(ctx, listByLabel(apply.LabelFleet+"=beta"))
+	invs, err := cs.CoreV1().ConfigMaps(apply.InventoryNamespace).List(ctx, listByLabel(apply.LabelFleet+"=beta,"+apply.LabelInventory))
 	if err != nil || len(invs.Items) != 0 {
 		t.Errorf("beta inventories left: %v %v", invs, err)
 	}

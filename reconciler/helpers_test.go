@@ -37,8 +37,12 @@ func TestMain(m *testing.M) {
 	serveSandboxWorker()
 	log.SetOutput(io.Discard) // gitkit logs every request
 	ctrllog.SetLogger(logr.Discard())
+	// c36 listens on every loopback address: cluster entries reach it
+	// through addresses of their own (identity_e2e_test.go).
 	testenv.Main(m, testenv.Options{Clusters: []testenv.ClusterOptions{
-		{Name: "c35", Version: "v1.35.4"}, {Name: "c36", Version: "v1.36.3"}, {Name: "c37", Version: "v1.37.2"},
+		{Name: "c35", Version: "v1.35.4"},
+		{Name: "c36", Version: "v1.36.3", APIServerFlags: []string{"--bind-address=0.0.0.0"}},
+		{Name: "c37", Version: "v1.37.2"},
 	}}, &env)
 }
 
@@ -54,11 +58,18 @@ const testKeyFile = "../render/sops/testdata/age.key"
 // SOPS-encrypted with the test age key.
 func clusterFiles(t *testing.T, name string, labels string) map[string]string {
 	t.Helper()
+	return entryFiles(t, name, labels, env.Cluster(name).Kubeconfig(), "")
+}
+
+// entryFiles writes the folder of a cluster entry reaching a cluster with
+// kubeconfig kc (SOPS-encrypted with the test age key); spec is added to
+// its spec.
+func entryFiles(t *testing.T, name, labels string, kc []byte, spec string) map[string]string {
+	t.Helper()
 	keys, err := sops.LoadAgeKeyFile(testKeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc := env.Cluster(name).Kubeconfig()
 	secret := fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s-kubeconfig\n  namespace: regatta-system\nstringData:\n  value: |\n%s",
 		name, indent(string(kc), "    "))
 	enc, err := sops.Encrypt("kubeconfig.yaml", []byte(secret), sops.SecretRegex, keys.Recipients())
@@ -66,7 +77,7 @@ func clusterFiles(t *testing.T, name string, labels string) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{
-		"clusters/" + name + "/cluster.yaml":    fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {%s}\nspec:\n  values: {greeting: hello-%s}\n", name, labels, name),
+		"clusters/" + name + "/cluster.yaml":    fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {%s}\nspec:\n  values: {greeting: hello-%s}\n%s", name, labels, name, spec),
 		"clusters/" + name + "/kubeconfig.yaml": string(enc),
 	}
 }

@@ -125,6 +125,10 @@ func (p *clusterPass) applyProfile(ctx context.Context, rev *revision, prof *spe
 		p.log.Error("render failed; nothing applied or deleted for the pair", "profile", name, "error", err)
 		return p.failed(name, rev.sha, renderError(err))
 	}
+	if err := p.guardScope(rev, prof, res); err != nil {
+		p.log.Error("render reaches beyond the cluster's namespaces; nothing applied or deleted for the pair", "profile", name, "error", err)
+		return status.Profile{Name: name, State: status.StateFailed, Revision: rev.sha, Error: tenantError(prof, err)}
+	}
 	if err := p.guardTenant(ctx, rev, prof, res); err != nil {
 		p.log.Error("tenant profile refused; nothing applied or deleted for the pair", "profile", name, "error", err)
 		return p.failed(name, rev.sha, tenantError(prof, err))

@@ -71,12 +71,14 @@ type Reconciler struct {
 	opts Options
 	log  *slog.Logger
 
-	mu        sync.Mutex
-	good      *revision                      // last revision that loaded and validated
-	known     map[string]knownCluster        // last facts per cluster
-	lastPairs map[string]map[string]struct{} // pairs reported, for metrics clean-up
-	events    *events.Manager                // watches of event profiles
-	rollouts  *rollouts                      // progressive rollouts, by profile
+	mu    sync.Mutex
+	good  *revision               // last revision that loaded and validated
+	known map[string]knownCluster // last facts per cluster
+	// identities are the cluster identities entries reach (identity.go).
+	identities map[string]identityRecord
+	lastPairs  map[string]map[string]struct{} // pairs reported, for metrics clean-up
+	events     *events.Manager                // watches of event profiles
+	rollouts   *rollouts                      // progressive rollouts, by profile
 	// render cache counts at the last pass, to export deltas
 	cacheHits, cacheMisses uint64
 }
@@ -124,12 +126,13 @@ func New(opts Options) *Reconciler {
 		opts.Credentials = kubeconfig.NewCredentials(context.Background(), cloud.Options{})
 	}
 	return &Reconciler{
-		opts:      opts,
-		log:       opts.Log,
-		known:     map[string]knownCluster{},
-		lastPairs: map[string]map[string]struct{}{},
-		events:    events.NewManager(events.Options{Lua: opts.Lua, Log: opts.Log}),
-		rollouts:  newRollouts(opts.Metrics, opts.Log, opts.Now),
+		opts:       opts,
+		log:        opts.Log,
+		known:      map[string]knownCluster{},
+		identities: map[string]identityRecord{},
+		lastPairs:  map[string]map[string]struct{}{},
+		events:     events.NewManager(events.Options{Lua: opts.Lua, Log: opts.Log}),
+		rollouts:   newRollouts(opts.Metrics, opts.Log, opts.Now),
 	}
 }
 

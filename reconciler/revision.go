@@ -151,6 +151,7 @@ func (d *Daemon) forgetRemoved(repo *spec.Repository) {
 		names[c.Metadata.Name] = true
 	}
 	d.store.keepOnly(names)
+	d.r.forgetIdentities(names)
 	d.mu.Lock()
 	for name := range d.converged {
 		if !names[name] {

@@ -52,6 +52,13 @@ type ClusterSpec struct {
 	// Decryption restricts which SOPS master keys may decrypt documents
 	// rendered for this cluster (spec/decryption.go).
 	Decryption *Decryption `yaml:"decryption,omitempty"`
+	// Namespaces, when set, makes the entry namespace-scoped, as the
+	// namespaces of an Argo CD cluster Secret: the kubeconfig's
+	// credentials reach only these namespaces. regatta keeps the entry's
+	// inventories in the first one, watches, classifies and prunes only
+	// inside them, and refuses cluster-scoped objects and objects of other
+	// namespaces (spec/cluster_scope.go). Empty: the whole cluster.
+	Namespaces []string `yaml:"namespaces,omitempty"`
 }
 
 // KubeconfigSource says how regatta reaches a cluster: the Secret holding

@@ -72,6 +72,7 @@ func validateCluster(r *Repository, c *Cluster, rep report) {
 		checkDNS(rep, "spec.kubeconfig.secretRef.key", ref.Key, validation.IsConfigMapKey)
 	}
 	checkDecryption(rep, "spec.decryption", c.Spec.Decryption)
+	checkClusterNamespaces(rep, c.Spec.Namespaces)
 	c.Files = clusterFiles(r, dir)
 }
 

@@ -14,12 +14,19 @@ import (
 func (c *Cluster) Kubeconfig() []byte { return c.kubeconfig(c.URL()) }
 
 func (c *Cluster) kubeconfig(url string) []byte {
+	return c.writeKubeconfig(url, c.files.adminToken, "")
+}
+
+// writeKubeconfig is a kubeconfig for url and token trusting the cluster's
+// CA, checking the serving certificate for serverName unless it is empty.
+func (c *Cluster) writeKubeconfig(url, token, serverName string) []byte {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[c.name] = &clientcmdapi.Cluster{
 		Server:                   url,
 		CertificateAuthorityData: c.files.caPEM,
+		TLSServerName:            serverName,
 	}
-	cfg.AuthInfos[c.name] = &clientcmdapi.AuthInfo{Token: c.files.adminToken}
+	cfg.AuthInfos[c.name] = &clientcmdapi.AuthInfo{Token: token}
 	cfg.Contexts[c.name] = &clientcmdapi.Context{Cluster: c.name, AuthInfo: c.name}
 	cfg.CurrentContext = c.name
 	data, err := clientcmd.Write(*cfg)

@@ -64,7 +64,9 @@ type Client struct {
 	// base and opts rebuild the client under another identity (As).
 	base *rest.Config
 	opts ClientOptions
-	as   sync.Map // user name -> *Client
+	// identity caches Identity.
+	identity identity
+	as       sync.Map // user name -> *Client
 }
 
 // NewClient builds a client from kubeconfig bytes, refusing credential

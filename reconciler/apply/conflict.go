@@ -115,7 +115,7 @@ func labelledOwners(ctx context.Context, c client.Client, f Fleet, st []desired)
 		}
 		wanted[scope][RefOf(d.obj).key()] = true
 	}
-	nss, err := readNamespaces(ctx, c, namespacesToRead(wanted))
+	nss, err := stepNamespaces(ctx, c, f, wanted)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +160,22 @@ func namespacesToRead(wanted map[listScope]map[ObjectRef]bool) []string {
 		}
 	}
 	return slices.Sorted(maps.Keys(set))
+}
+
+// stepNamespaces reads the namespaces of a step (readNamespaces). A
+// namespace-scoped entry may not read Namespaces and deploys only into its
+// own, which exist: they are taken as existing without a read.
+func stepNamespaces(ctx context.Context, c client.Client, f Fleet, wanted map[listScope]map[ObjectRef]bool) (map[string]*metav1.PartialObjectMetadata, error) {
+	if !f.scoped() {
+		return readNamespaces(ctx, c, namespacesToRead(wanted))
+	}
+	out := map[string]*metav1.PartialObjectMetadata{}
+	for scope := range wanted {
+		if scope.namespace != "" {
+			out[scope.namespace] = &metav1.PartialObjectMetadata{}
+		}
+	}
+	return out, nil
 }
 
 // readNamespaces reads the metadata of each namespace; a namespace that

@@ -48,11 +48,15 @@ func (c *Cluster) ScopeDrift(profiles []string) {
 	c.driftWatcher().Scope(profiles)
 }
 
+// driftWatcher returns the cluster's drift watcher, resuming a held one
+// (only a pass that applies calls it, after its entry was confirmed) or
+// starting a new one.
 func (c *Cluster) driftWatcher() *DriftWatcher {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.resumeDrift()
 	if c.drift == nil {
-		c.drift = newDriftWatcher(c.m.ctx, c.name, c.client, c.m.opts)
+		c.drift = newDriftWatcher(c.m.ctx, c.name, c.namespaces, c.client, c.m.opts)
 	}
 	return c.drift
 }
@@ -270,13 +274,23 @@ const maxStaleReads = 4
 // with that copy. The others are left for check to read (liveOrGet),
 // unless more than maxStaleReads are, when the kind is listed in full: a
 // watch that is behind costs one more list, not a read per object.
-// Without a watch that has listed, the kind is listed in full.
+// Without a watch that has listed, the kind is listed in full. A
+// namespace-scoped entry's kinds are listed in each of its namespaces.
 func (w *DriftWatcher) listKind(ctx context.Context, gvk schema.GroupVersionKind, sel client.MatchingLabelsSelector,
 	live *liveState) error {
+	for _, ns := range w.watchNamespaces() {
+		if err := w.listKindIn(ctx, gvk, []client.ListOption{sel, client.InNamespace(ns)}, live); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *DriftWatcher) listKindIn(ctx context.Context, gvk schema.GroupVersionKind, sel []client.ListOption, live *liveState) error {
 	if w.kindsSynced([]schema.GroupKind{gvk.GroupKind()}) {
 		meta := &metav1.PartialObjectMetadataList{}
 		meta.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := w.client.Kube.List(ctx, meta, sel); err != nil {
+		if err := w.client.Kube.List(ctx, meta, sel...); err != nil {
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		if w.fromCache(gvk, meta.Items, live) <= maxStaleReads {
@@ -285,7 +299,7 @@ func (w *DriftWatcher) listKind(ctx context.Context, gvk schema.GroupVersionKind
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := w.client.Kube.List(ctx, list, sel); err != nil {
+	if err := w.client.Kube.List(ctx, list, sel...); err != nil {
 		return fmt.Errorf("list %s: %w", gvk.Kind, err)
 	}
 	for i := range list.Items {

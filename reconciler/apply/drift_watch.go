@@ -47,10 +47,14 @@ const driftWorkers = 2
 type DriftWatcher struct {
 	cluster string
 	fleet   Fleet
-	client  *Client
-	rm      *ssa.ResourceManager
-	onDrift func(DriftEvent)
-	log     *slog.Logger
+	// namespaces are those of a namespace-scoped entry: one informer per
+	// kind and namespace, never a cluster-wide list or watch. nil: one
+	// informer per kind across namespaces.
+	namespaces []string
+	client     *Client
+	rm         *ssa.ResourceManager
+	onDrift    func(DriftEvent)
+	log        *slog.Logger
 	// syncTimeout bounds the wait for new watches to list.
 	syncTimeout time.Duration
 
@@ -66,11 +70,13 @@ type DriftWatcher struct {
 	// expected, as of the last rescoping.
 	scope []string
 
-	mu        sync.Mutex
-	profiles  map[string]*driftProfile
-	informers map[schema.GroupKind]*Informer
+	mu       sync.Mutex
+	profiles map[string]*driftProfile
+	// informers are each kind's, one per namespace of watchNamespaces in
+	// its order.
+	informers map[schema.GroupKind][]*Informer
 	// leases hold the informers in the client's shared registry.
-	leases  map[schema.GroupKind]*InformerLease
+	leases  map[schema.GroupKind][]*InformerLease
 	counts  map[string]int
 	failing map[driftKey]bool
 	// expected are drift-detected profiles being applied, not tracked yet:
@@ -138,15 +144,15 @@ type driftKey struct {
 
 // newDriftWatcher starts the workers of a watcher; informers start with the
 // first Track.
-func newDriftWatcher(parent context.Context, cluster string, cl *Client, opts Options) *DriftWatcher {
+func newDriftWatcher(parent context.Context, cluster string, namespaces []string, cl *Client, opts Options) *DriftWatcher {
 	ctx, cancel := context.WithCancel(parent)
-	w := &DriftWatcher{cluster: cluster, fleet: opts.Fleet, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
+	w := &DriftWatcher{cluster: cluster, fleet: opts.Fleet, namespaces: namespaces, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
 		log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
 		rm: resourceManager(cl.Kube, nil, opts.Concurrency),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[driftKey](
 			100*time.Millisecond, time.Minute)),
-		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind]*Informer{},
-		leases: map[schema.GroupKind]*InformerLease{}, counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
+		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind][]*Informer{},
+		leases: map[schema.GroupKind][]*InformerLease{}, counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
 	for range driftWorkers {
 		w.wg.Go(w.work)
 	}
@@ -159,10 +165,12 @@ func (w *DriftWatcher) Stop() {
 	w.queue.ShutDown()
 	w.mu.Lock()
 	leases := w.leases
-	w.leases = map[schema.GroupKind]*InformerLease{}
+	w.leases = map[schema.GroupKind][]*InformerLease{}
 	w.mu.Unlock()
-	for _, l := range leases {
-		l.Release()
+	for _, ls := range leases {
+		for _, l := range ls {
+			l.Release()
+		}
 	}
 	w.wg.Wait()
 }
@@ -246,7 +254,7 @@ func (w *DriftWatcher) watchKinds(profile string, objs []*unstructured.Unstructu
 			continue
 		}
 		seen[gvk.GroupKind()] = true
-		if _, err := w.informerFor(gvk); err != nil {
+		if err := w.informerFor(gvk); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -262,49 +270,84 @@ func (w *DriftWatcher) kindsSynced(kinds []schema.GroupKind) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, gk := range kinds {
-		if inf := w.informers[gk]; inf == nil || !inf.HasSynced() {
+		infs := w.informers[gk]
+		if len(infs) == 0 || !allSynced(infs) {
 			return false
 		}
 	}
 	return true
 }
 
-// informerFor returns the running informer of a kind, starting one on
+func allSynced(infs []*Informer) bool {
+	for _, inf := range infs {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// watchNamespaces are the namespaces of the watches: the entry's, or ""
+// (every namespace).
+func (w *DriftWatcher) watchNamespaces() []string {
+	if len(w.namespaces) > 0 {
+		return w.namespaces
+	}
+	return []string{""}
+}
+
+// informerFor makes sure the informers of a kind run, starting them on
 // first use; w.watchMu is held.
-func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) (*Informer, error) {
+func (w *DriftWatcher) informerFor(gvk schema.GroupVersionKind) error {
 	w.mu.Lock()
-	inf := w.informers[gvk.GroupKind()]
+	running := len(w.informers[gvk.GroupKind()]) > 0
 	w.mu.Unlock()
-	if inf != nil {
-		return inf, nil
+	if running {
+		return nil
 	}
 	mapping, err := w.client.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", gvk.Kind, err)
+		return fmt.Errorf("watch %s: %w", gvk.Kind, err)
 	}
 	return w.startInformer(gvk.GroupKind(), mapping.Resource)
 }
 
-// startInformer acquires the informer of a kind's resource for the current
-// scope and puts it in place of the kind's previous one, which it releases;
-// w.watchMu is held.
-func (w *DriftWatcher) startInformer(gk schema.GroupKind, gvr schema.GroupVersionResource) (*Informer, error) {
-	lease, err := w.client.Informers().Acquire(w.informerKey(gvr), w.slim, w.handler())
-	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", gk.Kind, err)
+// startInformer acquires the informers of a kind's resource for the
+// current scope (one per watch namespace) and puts them in place of the
+// kind's previous ones, which it releases; w.watchMu is held.
+func (w *DriftWatcher) startInformer(gk schema.GroupKind, gvr schema.GroupVersionResource) error {
+	var leases []*InformerLease
+	for _, ns := range w.watchNamespaces() {
+		lease, err := w.client.Informers().Acquire(w.informerKey(gvr, ns), w.slim, w.handler())
+		if err != nil {
+			for _, l := range leases {
+				go l.Release()
+			}
+			return fmt.Errorf("watch %s: %w", gk.Kind, err)
+		}
+		leases = append(leases, lease)
+	}
+	infs := make([]*Informer, len(leases))
+	for i, l := range leases {
+		infs[i] = l.Informer
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ctx.Err() != nil {
-		go lease.Release() // the watcher stopped
-		return lease.Informer, nil
+		releaseAll(leases) // the watcher stopped
+		return nil
 	}
-	if prev := w.leases[gk]; prev != nil {
-		go prev.Release() // waits for the informer to end
+	releaseAll(w.leases[gk]) // in the background: waits for the informers to end
+	w.informers[gk] = infs
+	w.leases[gk] = leases
+	return nil
+}
+
+// releaseAll releases leases in the background.
+func releaseAll(leases []*InformerLease) {
+	for _, l := range leases {
+		go l.Release()
 	}
-	w.informers[gk] = lease.Informer
-	w.leases[gk] = lease
-	return lease.Informer, nil
 }
 
 // maxScopedProfiles bounds the profile names a watch's label selector
@@ -360,8 +403,8 @@ func (w *DriftWatcher) rescope(names []string) {
 		return // past maxScopedProfiles, both select every labelled object
 	}
 	w.log.Debug("drift watches rescoped", "profiles", scope, "kinds", len(running))
-	for gk, l := range running {
-		if _, err := w.startInformer(gk, l.key.Resource); err != nil {
+	for gk, ls := range running {
+		if err := w.startInformer(gk, ls[0].key.Resource); err != nil {
 			w.log.Error("drift watch not rescoped; the drift check still lists the kind", "kind", gk.Kind, "error", err)
 		}
 	}
@@ -371,8 +414,8 @@ func (w *DriftWatcher) rescope(names []string) {
 // scope's profiles (label regatta.dev/profile) in every namespace, in this
 // watcher's reduced form (slim depends on what it tracks, so its view is
 // its own). w.watchMu is held.
-func (w *DriftWatcher) informerKey(gvr schema.GroupVersionResource) InformerKey {
-	return InformerKey{Resource: gvr, LabelSelector: scopeSelector(w.scope), View: fmt.Sprintf("drift/%p", w)}
+func (w *DriftWatcher) informerKey(gvr schema.GroupVersionResource, ns string) InformerKey {
+	return InformerKey{Resource: gvr, Namespace: ns, LabelSelector: scopeSelector(w.scope), View: fmt.Sprintf("drift/%p", w)}
 }
 
 // scopeSelector selects the objects of the named profiles; every object
@@ -403,8 +446,8 @@ func (w *DriftWatcher) Untrack(profile string) {
 func (w *DriftWatcher) HasSynced() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, inf := range w.informers {
-		if !inf.HasSynced() {
+	for _, infs := range w.informers {
+		if !allSynced(infs) {
 			return false
 		}
 	}
@@ -441,7 +484,7 @@ func (w *DriftWatcher) Pending(profile string) bool {
 // restart returns a watcher on a new client with the same desired state and
 // counts; it re-tracks in the background. parent bounds the new watcher.
 func (w *DriftWatcher) restart(parent context.Context, cl *Client, opts Options) *DriftWatcher {
-	nw := newDriftWatcher(parent, w.cluster, cl, opts)
+	nw := newDriftWatcher(parent, w.cluster, w.namespaces, cl, opts)
 	w.watchMu.Lock()
 	nw.scope = slices.Clone(w.scope) // the re-tracks below start with the whole selection
 	nw.scoped = map[string]bool{}
@@ -744,9 +787,7 @@ func (w *DriftWatcher) read(ctx context.Context, ref ObjectRef, gvk schema.Group
 // resourceVersion rv unless rv is empty; nil when it is absent, a stub
 // (see slim) or at another version (then it is not decoded).
 func (w *DriftWatcher) cached(ref ObjectRef, rv string) *unstructured.Unstructured {
-	w.mu.Lock()
-	inf := w.informers[ref.GroupVersionKind().GroupKind()]
-	w.mu.Unlock()
+	inf := w.informerOf(ref)
 	if inf == nil {
 		return nil
 	}
@@ -768,6 +809,24 @@ func (w *DriftWatcher) cached(ref ObjectRef, rv string) *unstructured.Unstructur
 		return nil // read from the API server instead
 	}
 	return u
+}
+
+// informerOf returns the informer that watches ref's namespace, nil when
+// none does.
+func (w *DriftWatcher) informerOf(ref ObjectRef) *Informer {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	infs := w.informers[ref.GroupVersionKind().GroupKind()]
+	if len(w.namespaces) == 0 {
+		if len(infs) == 0 {
+			return nil
+		}
+		return infs[0]
+	}
+	if i := slices.Index(w.namespaces, ref.Namespace); i >= 0 && i < len(infs) {
+		return infs[i]
+	}
+	return nil
 }
 
 func (w *DriftWatcher) forget(key driftKey) {

@@ -18,10 +18,11 @@ func (w *DriftWatcher) WatchedKeys(group, kind string) ([]string, string) {
 	sel := scopeSelector(w.scope)
 	w.watchMu.Unlock()
 	w.mu.Lock()
-	inf := w.informers[schema.GroupKind{Group: group, Kind: kind}]
+	infs := w.informers[schema.GroupKind{Group: group, Kind: kind}]
 	w.mu.Unlock()
-	if inf == nil {
-		return nil, sel
+	var keys []string
+	for _, inf := range infs {
+		keys = append(keys, inf.ListKeys()...)
 	}
-	return inf.ListKeys(), sel
+	return keys, sel
 }

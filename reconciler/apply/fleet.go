@@ -32,6 +32,22 @@ type Fleet struct {
 	// inventory is migrated (rewritten under ID, the old one deleted) when
 	// it is first listed or read.
 	Legacy bool
+	// ns is the namespace of the inventories and registration, set per
+	// cluster (see Cluster.fleet): "" is InventoryNamespace, a
+	// namespace-scoped entry's is its first namespace.
+	ns string
+}
+
+// scoped reports a namespace-scoped entry's fleet: nothing outside its
+// namespaces may be read or written.
+func (f Fleet) scoped() bool { return f.ns != "" }
+
+// namespace is where the fleet's inventories live in the cluster.
+func (f Fleet) namespace() string {
+	if f.ns == "" {
+		return InventoryNamespace
+	}
+	return f.ns
 }
 
 // Validate checks that ID is a label value short enough for ConfigMap
@@ -104,7 +120,7 @@ func (f Fleet) migrate(ctx context.Context, c client.Client, inv *Inventory) err
 		return fmt.Errorf("adopt inventory of profile %s: %w", inv.Profile, err)
 	}
 	old := &corev1.ConfigMap{}
-	old.Namespace, old.Name = InventoryNamespace, InventoryName(inv.Profile)
+	old.Namespace, old.Name = f.namespace(), InventoryName(inv.Profile)
 	if err := c.Delete(ctx, old); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("adopt inventory of profile %s: delete ConfigMap/%s/%s: %w", inv.Profile, old.Namespace, old.Name, err)
 	}
@@ -134,7 +150,16 @@ func DeriveFleetID(canonical string) string {
 	return base + "-" + hex.EncodeToString(sum[:4])
 }
 
-func (c *Cluster) fleet() Fleet { return c.m.opts.Fleet }
+// fleet is the Manager's fleet with the cluster's inventory namespace: the
+// first namespace of a namespace-scoped entry. Legacy inventories exist
+// only in InventoryNamespace.
+func (c *Cluster) fleet() Fleet {
+	f := c.m.opts.Fleet
+	if nss := c.Namespaces(); len(nss) > 0 {
+		f.ns, f.Legacy = nss[0], false
+	}
+	return f
+}
 
 // Describe says who owns the object of a conflict, for status messages.
 func (c Conflict) Describe() string {

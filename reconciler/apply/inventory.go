@@ -31,7 +31,8 @@ type InventoryEntry struct {
 }
 
 // Inventory is what one profile applied to one cluster, stored in the
-// cluster as the ConfigMap regatta-inv-<profile> in regatta-system.
+// cluster as the ConfigMap regatta-inv-<fleet>.<profile> in regatta-system
+// (in its first namespace for a namespace-scoped entry).
 type Inventory struct {
 	Profile              string
 	Revision             string
@@ -67,14 +68,14 @@ func (inv *Inventory) keys() map[ObjectRef]bool {
 // readInventory returns the profile's inventory in the fleet, nil when
 // there is none. A legacy inventory (see Fleet.Legacy) is adopted.
 func readInventory(ctx context.Context, c client.Client, f Fleet, profile string) (*Inventory, error) {
-	cm, err := getInventory(ctx, c, f.inventoryName(profile))
+	cm, err := getInventory(ctx, c, f.namespace(), f.inventoryName(profile))
 	if err != nil || (cm != nil && f.owns(cm.Labels)) {
 		return decodeConfigMap(cm, err)
 	}
 	if !f.Legacy || f.ID == "" {
 		return nil, nil
 	}
-	cm, err = getInventory(ctx, c, InventoryName(profile))
+	cm, err = getInventory(ctx, c, f.namespace(), InventoryName(profile))
 	if err != nil || cm == nil || !isLegacyInventory(cm) {
 		return nil, err
 	}
@@ -85,9 +86,9 @@ func readInventory(ctx context.Context, c client.Client, f Fleet, profile string
 	return inv, f.migrate(ctx, c, inv)
 }
 
-func getInventory(ctx context.Context, c client.Client, name string) (*corev1.ConfigMap, error) {
+func getInventory(ctx context.Context, c client.Client, ns, name string) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{}
-	key := client.ObjectKey{Namespace: InventoryNamespace, Name: name}
+	key := client.ObjectKey{Namespace: ns, Name: name}
 	if err := c.Get(ctx, key, cm); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
@@ -139,7 +140,7 @@ func (inv *Inventory) configMap(f Fleet) (*unstructured.Unstructured, error) {
 	cm := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{
-			"name": f.inventoryName(inv.Profile), "namespace": InventoryNamespace,
+			"name": f.inventoryName(inv.Profile), "namespace": f.namespace(),
 			"labels": labels,
 		},
 		"data": map[string]any{
@@ -162,13 +163,13 @@ func writeInventory(ctx context.Context, c client.Client, f Fleet, inv *Inventor
 		return err
 	}
 	_, err = applyForMetadata(ctx, c, cm)
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) && !f.scoped() {
 		if err = ensureNamespace(ctx, c, InventoryNamespace); err == nil {
 			_, err = applyForMetadata(ctx, c, cm)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("write inventory ConfigMap/%s/%s: %w", InventoryNamespace, cm.GetName(), err)
+		return fmt.Errorf("write inventory ConfigMap/%s/%s: %w", f.namespace(), cm.GetName(), err)
 	}
 	return nil
 }
@@ -187,9 +188,9 @@ func applyObject(ctx context.Context, c client.Client, obj *unstructured.Unstruc
 
 // deleteInventory removes the profile's inventory; a missing one is fine.
 func deleteInventory(ctx context.Context, c client.Client, f Fleet, profile string) error {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: InventoryNamespace, Name: f.inventoryName(profile)}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.namespace(), Name: f.inventoryName(profile)}}
 	if err := c.Delete(ctx, cm); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete inventory ConfigMap/%s/%s: %w", InventoryNamespace, cm.Name, err)
+		return fmt.Errorf("delete inventory ConfigMap/%s/%s: %w", cm.Namespace, cm.Name, err)
 	}
 	return nil
 }
@@ -199,7 +200,7 @@ func deleteInventory(ctx context.Context, c client.Client, f Fleet, profile stri
 // nil, is refilled with the fleet's own.
 func listInventories(ctx context.Context, c client.Client, f Fleet, cache *inventoryCache) ([]*Inventory, error) {
 	list := &corev1.ConfigMapList{}
-	if err := c.List(ctx, list, client.InNamespace(InventoryNamespace), client.HasLabels{LabelInventory}); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(f.namespace()), client.HasLabels{LabelInventory}); err != nil {
 		return nil, fmt.Errorf("list inventories: %w", err)
 	}
 	byProfile := map[string]*Inventory{}

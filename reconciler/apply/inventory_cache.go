@@ -37,7 +37,7 @@ type cachedInventory struct {
 func (ic *inventoryCache) unchanged(ctx context.Context, c client.Client, f Fleet) (invs []*Inventory, ok bool, err error) {
 	meta := &metav1.PartialObjectMetadataList{}
 	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMapList"))
-	if err := c.List(ctx, meta, client.InNamespace(InventoryNamespace), client.HasLabels{LabelInventory}); err != nil {
+	if err := c.List(ctx, meta, client.InNamespace(f.namespace()), client.HasLabels{LabelInventory}); err != nil {
 		return nil, false, fmt.Errorf("list inventories: %w", err)
 	}
 	ic.mu.Lock()

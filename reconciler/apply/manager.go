@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -149,9 +150,15 @@ type Cluster struct {
 	m    *Manager
 	name string
 
-	mu       sync.Mutex
-	client   *Client
-	drift    *DriftWatcher
+	mu     sync.Mutex
+	client *Client
+	drift  *DriftWatcher
+	// namespaces are those a namespace-scoped entry reaches; nil: all.
+	namespaces []string
+	// held is the drift watcher a client change stopped, kept until the
+	// new client is known to reach the cluster the entry manages
+	// (ResumeDrift).
+	held     *DriftWatcher
 	profiles map[string]*profileState
 	locks    map[string]*sync.Mutex
 	// seen are the profiles this Manager applied or tried to on the
@@ -209,18 +216,72 @@ func (c *Cluster) currentClient() *Client {
 	return c.client
 }
 
-// setClient swaps the client and moves the drift watcher to it.
+// Namespaces returns the namespaces a namespace-scoped entry reaches, nil
+// for a whole-cluster entry. The slice is not to be modified.
+func (c *Cluster) Namespaces() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.namespaces
+}
+
+// SetNamespaces makes the cluster namespace-scoped (nil: the whole
+// cluster): the entry's credentials reach only these namespaces, its
+// inventories and registrations live in them (the first holds the
+// inventories) and its drift watches list and watch only them. Callers set
+// them right after Manager.Cluster or ClusterFor, on every pass. When they
+// change, the drift watcher stops (the next Track starts one with the new
+// scope) and the inventory cache and namespace knowledge are dropped.
+func (c *Cluster) SetNamespaces(nss []string) {
+	c.mu.Lock()
+	if slices.Equal(c.namespaces, nss) {
+		c.mu.Unlock()
+		return
+	}
+	c.namespaces = slices.Clone(nss)
+	c.mu.Unlock()
+	c.stopDrift()
+	c.inventories.store(nil)
+	c.nsMu.Lock()
+	c.nsKnown = false
+	c.nsMu.Unlock()
+}
+
+// setClient swaps the client and stops the drift watcher: a kubeconfig
+// now pointing at another cluster must not carry the old desired state
+// there. ResumeDrift moves it to the new client once the entry's pass has
+// confirmed what the client reaches.
 func (c *Cluster) setClient(client *Client) {
 	c.mu.Lock()
 	c.client = client
 	old := c.drift
+	c.drift = nil
 	if old != nil {
-		c.drift = old.restart(c.m.ctx, client, c.m.opts)
+		c.held = old
 	}
 	c.mu.Unlock()
 	if old != nil {
 		old.Stop()
 	}
+}
+
+// ResumeDrift restarts on the current client the drift watcher a client
+// change stopped (same desired state and counts). The reconciler calls it
+// when the pass has confirmed that the entry manages what the new client
+// reaches (after a token rotation, say); a refused entry is forgotten
+// instead.
+func (c *Cluster) ResumeDrift() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.resumeDrift()
+}
+
+// resumeDrift is ResumeDrift with c.mu held.
+func (c *Cluster) resumeDrift() {
+	if c.held == nil || c.drift != nil || c.m.ctx.Err() != nil {
+		return
+	}
+	c.drift = c.held.restart(c.m.ctx, c.client, c.m.opts)
+	c.held = nil
 }
 
 // Pause stops every background change to a paused cluster: its drift
@@ -239,7 +300,7 @@ func (c *Cluster) Pause() {
 func (c *Cluster) stopDrift() {
 	c.mu.Lock()
 	w := c.drift
-	c.drift = nil
+	c.drift, c.held = nil, nil
 	c.mu.Unlock()
 	if w != nil {
 		w.Stop()
@@ -316,8 +377,8 @@ func (c *Cluster) log() *slog.Logger { return c.m.opts.Logger.With("cluster", c.
 func (c *Cluster) ensureInventoryNamespace(ctx context.Context, kube client.Client, seen bool) error {
 	c.nsMu.Lock()
 	defer c.nsMu.Unlock()
-	if c.nsKnown {
-		return nil
+	if c.nsKnown || len(c.Namespaces()) > 0 {
+		return nil // a namespace-scoped entry's namespaces exist or the apply fails
 	}
 	if !seen {
 		if err := ensureNamespace(ctx, kube, InventoryNamespace); err != nil {

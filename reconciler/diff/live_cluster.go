@@ -63,6 +63,14 @@ func (l *liveRun) connect(ctx context.Context, c *spec.Cluster) (*apply.Cluster,
 // reach returns the Manager's handle of the cluster: by its cloud
 // provider's tokens, or by the kubeconfig opts.Kubeconfig finds.
 func (l *liveRun) reach(ctx context.Context, c *spec.Cluster) (*apply.Cluster, error) {
+	cl, err := l.handle(ctx, c)
+	if err == nil {
+		cl.SetNamespaces(c.Spec.Namespaces) // its inventories are read where they are
+	}
+	return cl, err
+}
+
+func (l *liveRun) handle(ctx context.Context, c *spec.Cluster) (*apply.Cluster, error) {
 	if c.Spec.Kubeconfig.Cloud != nil && l.opts.Credentials != nil {
 		a, err := l.opts.Credentials.Resolve(ctx, nil, nil, nil, c)
 		if err != nil {

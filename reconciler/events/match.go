@@ -22,7 +22,15 @@ import (
 // script or template sees them. It starts the watch on first use and
 // waits for it to list, returning ErrNotSynced when ctx ends first.
 func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client, src *spec.EventSource, tenant *spec.Tenant) ([]map[string]any, error) {
-	w, err := m.ensure(cluster, cl, src)
+	return m.MatchingIn(ctx, cluster, nil, cl, src, tenant)
+}
+
+// MatchingIn is Matching on a namespace-scoped cluster entry (namespaces
+// not nil): its watches list and watch each of the entry's namespaces, never
+// across namespaces, and a resource selector of a cluster-scoped kind or of
+// another namespace is an error.
+func (m *Manager) MatchingIn(ctx context.Context, cluster string, namespaces []string, cl *apply.Client, src *spec.EventSource, tenant *spec.Tenant) ([]map[string]any, error) {
+	w, err := m.ensure(cluster, namespaces, cl, src)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +40,7 @@ func (m *Manager) Matching(ctx context.Context, cluster string, cl *apply.Client
 	var all []map[string]any
 	for i, rs := range src.Spec.ResourceSelectors {
 		name := fmt.Sprintf("%s spec.resourceSelectors[%d].evaluate", src.Source.File, i)
-		readable := readableObjects(tenant, w.namespaced[i], w.informers[i].List())
+		readable := readableObjects(tenant, w.namespaced[i], w.list(i))
 		selected, err := m.evaluate(ctx, name, rs, readable)
 		if err != nil {
 			return nil, err

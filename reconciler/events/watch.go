@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -111,11 +113,16 @@ func (m *Manager) Forget(cluster string) {
 // watch is the informers of one event source on one cluster, one per
 // resource selector.
 type watch struct {
-	key       watchKey
-	src       *spec.EventSource
-	client    *apply.Client
-	cancel    context.CancelFunc
-	informers []*apply.Informer
+	key    watchKey
+	src    *spec.EventSource
+	client *apply.Client
+	cancel context.CancelFunc
+	// namespaces are those of a namespace-scoped entry, nil for a whole
+	// cluster.
+	namespaces []string
+	// informers are each resource selector's: one, or one per namespace of
+	// a namespace-scoped entry.
+	informers [][]*apply.Informer
 	// namespaced tells, per resource selector, whether its kind is
 	// namespaced (for a tenant's grant).
 	namespaced []bool
@@ -135,28 +142,39 @@ func (w *watch) stop() {
 }
 
 func (w *watch) synced() bool {
-	for _, inf := range w.informers {
-		if !inf.HasSynced() {
-			return false
+	for _, infs := range w.informers {
+		for _, inf := range infs {
+			if !inf.HasSynced() {
+				return false
+			}
 		}
 	}
 	return true
 }
 
+// list returns the cached objects of resource selector i.
+func (w *watch) list(i int) []any {
+	var out []any
+	for _, inf := range w.informers[i] {
+		out = append(out, inf.List()...)
+	}
+	return out
+}
+
 // ensure returns the watch of src on the cluster, started on first use and
 // restarted when the event source or the cluster's client changed.
-func (m *Manager) ensure(cluster string, cl *apply.Client, src *spec.EventSource) (*watch, error) {
+func (m *Manager) ensure(cluster string, namespaces []string, cl *apply.Client, src *spec.EventSource) (*watch, error) {
 	key := watchKey{cluster: cluster, source: src.Metadata.Name}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w := m.watches[key]; w != nil {
-		if w.client == cl && sameSource(w.src, src) {
+		if w.client == cl && sameSource(w.src, src) && slices.Equal(w.namespaces, namespaces) {
 			return w, nil
 		}
 		w.stop()
 		delete(m.watches, key)
 	}
-	w, err := m.start(key, cl, src)
+	w, err := m.start(key, namespaces, cl, src)
 	if err != nil {
 		return nil, err
 	}
@@ -164,18 +182,22 @@ func (m *Manager) ensure(cluster string, cl *apply.Client, src *spec.EventSource
 	return w, nil
 }
 
-func (m *Manager) start(key watchKey, cl *apply.Client, src *spec.EventSource) (*watch, error) {
+func (m *Manager) start(key watchKey, namespaces []string, cl *apply.Client, src *spec.EventSource) (*watch, error) {
 	ctx, cancel := context.WithCancel(m.ctx)
-	w := &watch{key: key, src: src, client: cl, cancel: cancel}
+	w := &watch{key: key, src: src, client: cl, cancel: cancel, namespaces: slices.Clone(namespaces)}
 	for i, rs := range src.Spec.ResourceSelectors {
-		lease, namespaced, err := m.informer(cl, rs, w)
+		leases, namespaced, err := m.informers(cl, rs, w)
 		if err != nil {
 			w.stop()
 			return nil, fmt.Errorf("event source %s: spec.resourceSelectors[%d]: %w", src.Metadata.Name, i, err)
 		}
-		w.informers = append(w.informers, lease.Informer)
+		infs := make([]*apply.Informer, len(leases))
+		for j, l := range leases {
+			infs[j] = l.Informer
+		}
+		w.informers = append(w.informers, infs)
 		w.namespaced = append(w.namespaced, namespaced)
-		w.leases = append(w.leases, lease)
+		w.leases = append(w.leases, leases...)
 	}
 	go func() {
 		if cache.WaitForCacheSync(ctx.Done(), w.informersSynced()...) {
@@ -202,24 +224,57 @@ const eventView = "event"
 // server as the watch's namespace and label selector, so another event
 // source with the same selector on the cluster shares the watch. It also
 // tells whether the kind is namespaced.
-func (m *Manager) informer(cl *apply.Client, rs spec.ResourceSelector, w *watch) (*apply.InformerLease, bool, error) {
+func (m *Manager) informers(cl *apply.Client, rs spec.ResourceSelector, w *watch) ([]*apply.InformerLease, bool, error) {
 	gk := schema.GroupKind{Group: rs.Group, Kind: rs.Kind}
 	mapping, err := cl.Mapper.RESTMapping(gk, rs.Version)
 	if err != nil {
 		return nil, false, fmt.Errorf("kind %s/%s %s: %w", rs.Group, rs.Version, rs.Kind, err)
 	}
+	namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	nss, err := watchNamespaces(w.key.cluster, w.namespaces, rs, namespaced)
+	if err != nil {
+		return nil, false, err
+	}
 	sel, err := labelSelector(rs.LabelFilters)
 	if err != nil {
 		return nil, false, err
 	}
-	key := apply.InformerKey{Resource: mapping.Resource, Namespace: rs.Namespace, LabelSelector: sel, View: eventView}
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { m.changed(w) },
 		UpdateFunc: func(any, any) { m.changed(w) },
 		DeleteFunc: func(any) { m.changed(w) },
 	}
-	lease, err := cl.Informers().Acquire(key, slim, h)
-	return lease, mapping.Scope.Name() == meta.RESTScopeNameNamespace, err
+	var leases []*apply.InformerLease
+	for _, ns := range nss {
+		key := apply.InformerKey{Resource: mapping.Resource, Namespace: ns, LabelSelector: sel, View: eventView}
+		lease, err := cl.Informers().Acquire(key, slim, h)
+		if err != nil {
+			for _, l := range leases {
+				l.Release()
+			}
+			return nil, false, err
+		}
+		leases = append(leases, lease)
+	}
+	return leases, namespaced, nil
+}
+
+// watchNamespaces are the namespaces a resource selector is watched in:
+// its own ("" for every namespace) on a whole cluster; on a
+// namespace-scoped entry its own when the entry has it, else each of the
+// entry's, and never a cluster-scoped kind.
+func watchNamespaces(cluster string, entry []string, rs spec.ResourceSelector, namespaced bool) ([]string, error) {
+	switch {
+	case len(entry) == 0:
+		return []string{rs.Namespace}, nil
+	case !namespaced:
+		return nil, fmt.Errorf("cluster %s is namespace-scoped (spec.namespaces): kind %s is cluster-scoped and cannot be watched", cluster, rs.Kind)
+	case rs.Namespace == "":
+		return entry, nil
+	case slices.Contains(entry, rs.Namespace):
+		return []string{rs.Namespace}, nil
+	}
+	return nil, fmt.Errorf("namespace %s is not one of cluster %s's namespaces (spec.namespaces: %s)", rs.Namespace, cluster, strings.Join(entry, ", "))
 }
 
 // changed batches the changes of a watch: the first one of a window

@@ -30,9 +30,11 @@ type Options struct {
 	Scope Scope
 }
 
-// Violation is one rendered object a tenant may not deploy.
+// Violation is one rendered object a tenant, or a namespace-scoped
+// cluster entry (Cluster set, Tenant empty), may not receive.
 type Violation struct {
 	Tenant  string
+	Cluster string
 	Profile string
 	Object  string
 	File    string
@@ -59,8 +61,12 @@ func (e *Error) Error() string {
 	for i, v := range e.Violations {
 		lines[i] = v.Error()
 	}
-	return fmt.Sprintf("tenant %s: profile %s: refused, nothing applied or deleted: %s",
-		e.Violations[0].Tenant, e.Violations[0].Profile, strings.Join(lines, "; "))
+	who := "tenant " + e.Violations[0].Tenant
+	if e.Violations[0].Tenant == "" {
+		who = "cluster " + e.Violations[0].Cluster
+	}
+	return fmt.Sprintf("%s: profile %s: refused, nothing applied or deleted: %s",
+		who, e.Violations[0].Profile, strings.Join(lines, "; "))
 }
 
 // Unwrap exposes the violations to errors.As.
@@ -79,16 +85,44 @@ func Check(prof *spec.Profile, res *render.Result, opts Options) []Violation {
 	if t == nil || res == nil {
 		return nil
 	}
+	return check(prof, res, opts, Violation{Tenant: t.Name()}, t.Refusal)
+}
+
+// CheckCluster returns the objects of a render that a namespace-scoped
+// cluster entry may not receive (spec.Cluster.Refusal): cluster-scoped
+// kinds and namespaces it does not list. nil for a whole-cluster entry.
+func CheckCluster(c *spec.Cluster, prof *spec.Profile, res *render.Result, opts Options) []Violation {
+	if !c.NamespaceScoped() || res == nil {
+		return nil
+	}
+	rule := func(gk schema.GroupKind, ns, _ string, namespaced bool) string { return c.Refusal(gk, ns, namespaced) }
+	return check(prof, res, opts, Violation{Cluster: c.Metadata.Name}, rule)
+}
+
+// ErrCluster returns CheckCluster's violations as an *Error, or nil.
+func ErrCluster(c *spec.Cluster, prof *spec.Profile, res *render.Result, opts Options) error {
+	if vs := CheckCluster(c, prof, res, opts); len(vs) > 0 {
+		return &Error{Violations: vs}
+	}
+	return nil
+}
+
+// refusalRule says why an object may not be deployed, or "".
+type refusalRule func(gk schema.GroupKind, ns, name string, namespaced bool) string
+
+// check returns a violation, based on who, for each object rule refuses.
+func check(prof *spec.Profile, res *render.Result, opts Options, who Violation, r refusalRule) []Violation {
 	var out []Violation
 	for _, st := range res.Steps {
 		for _, o := range st.Objects {
-			reason := refusal(t, o, st.Namespace, opts.Scope)
+			reason := refusal(r, o, st.Namespace, opts.Scope)
 			if reason == "" {
 				continue
 			}
 			file, line := locate(opts.FS, prof, st.Addon, o)
 			out = append(out, Violation{
-				Tenant:  t.Name(),
+				Tenant:  who.Tenant,
+				Cluster: who.Cluster,
 				Profile: prof.Metadata.Name,
 				Object:  describe(o),
 				File:    file,
@@ -118,7 +152,7 @@ func describe(o render.Object) string {
 // refusal says why the tenant may not deploy o, or "": the tenant's one
 // rule (spec.Tenant.Refusal) with the object's scope as the cluster (or,
 // offline, its namespace) tells it.
-func refusal(t *spec.Tenant, o render.Object, stepNS string, scope Scope) string {
+func refusal(r refusalRule, o render.Object, stepNS string, scope Scope) string {
 	gk := o.GroupVersionKind().GroupKind()
 	ns := o.GetNamespace()
 	namespaced := ns != ""
@@ -130,5 +164,5 @@ func refusal(t *spec.Tenant, o render.Object, stepNS string, scope Scope) string
 			}
 		}
 	}
-	return t.Refusal(gk, ns, o.GetName(), namespaced)
+	return r(gk, ns, o.GetName(), namespaced)
 }

@@ -65,6 +65,7 @@ func runValidate(ctx context.Context, f *validateFlags, dir string, stdout, stde
 	repo, diags, verdict := spec.Admit(fsys)
 	diags = append(diags, checkTemplates(fsys, repo)...)
 	diags = append(diags, checkTenants(ctx, fsys, repo, diags, f, worker)...)
+	diags = append(diags, checkClusterScopes(ctx, fsys, repo, diags, f, worker)...)
 	if f.output == "json" {
 		err = writeValidateJSON(stdout, repo, diags, verdict)
 	} else {

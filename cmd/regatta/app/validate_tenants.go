@@ -46,22 +46,10 @@ func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags 
 	if len(repo.Tenants) == 0 {
 		return nil
 	}
-	invalid := map[string]bool{} // files with errors are not rendered
-	for _, d := range diags.Errors() {
-		invalid[d.File] = true
-	}
-	policy := &netpolicy.Policy{AllowPrefixes: f.allowURLPrefixes, Resolver: noLookups}
-	charts := helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{policy}}, Worker: worker})
-	defer charts.Close()
-	r := render.New(render.Options{Helm: charts})
-	seen := map[string]bool{}
-	var out spec.Diagnostics
-	add := func(d spec.Diagnostic) {
-		if k := d.Error(); !seen[k] {
-			seen[k] = true
-			out = append(out, d)
-		}
-	}
+	invalid := invalidFiles(diags)
+	r, done := offlineRenderer(f, worker)
+	defer done()
+	var out diagSet
 	for _, p := range repo.Profiles {
 		if p.Tenant() == nil || invalid[p.Source.File] || invalid[p.Tenant().Source.File] {
 			continue
@@ -70,16 +58,56 @@ func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags 
 			if !p.Matches(c.Metadata.Name, c.Metadata.Labels) {
 				continue
 			}
-			for _, d := range checkTenantPair(ctx, r, fsys, p, c) {
-				add(d)
-			}
+			out.add(checkTenantPair(ctx, r, fsys, p, c)...)
 			if d, refused := ungrantedSources(repo, p, c); refused {
-				add(d)
+				out.add(d)
 			}
 		}
 	}
-	out.Sort()
-	return out
+	return out.sorted()
+}
+
+// invalidFiles are the files with errors: their documents are not rendered.
+func invalidFiles(diags spec.Diagnostics) map[string]bool {
+	invalid := map[string]bool{}
+	for _, d := range diags.Errors() {
+		invalid[d.File] = true
+	}
+	return invalid
+}
+
+// offlineRenderer renders without the network: a chart download fails
+// with errOffline, or as the URL policy refuses it; charts render in
+// workers bounded as the daemon's are (worker; nil renders in this
+// process). done releases the workers.
+func offlineRenderer(f *validateFlags, worker *helm.WorkerOptions) (r *render.Renderer, done func()) {
+	policy := &netpolicy.Policy{AllowPrefixes: f.allowURLPrefixes, Resolver: noLookups}
+	charts := helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{policy}}, Worker: worker})
+	return render.New(render.Options{Helm: charts}), func() { _ = charts.Close() }
+}
+
+// diagSet gathers diagnostics once each (a profile rendered for several
+// clusters repeats them).
+type diagSet struct {
+	seen map[string]bool
+	out  spec.Diagnostics
+}
+
+func (s *diagSet) add(ds ...spec.Diagnostic) {
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	for _, d := range ds {
+		if k := d.Error(); !s.seen[k] {
+			s.seen[k] = true
+			s.out = append(s.out, d)
+		}
+	}
+}
+
+func (s *diagSet) sorted() spec.Diagnostics {
+	s.out.Sort()
+	return s.out
 }
 
 func checkTenantPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spec.Profile, c *spec.Cluster) spec.Diagnostics {
