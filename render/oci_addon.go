@@ -14,28 +14,31 @@ var errNoOCI = errors.New("oci: no artifact client configured (Options.OCI)")
 
 // useArtifact makes an OCI-sourced add-on read its files from the
 // artifact: it resolves the selector to a digest, pulls the artifact and
-// returns its name, oci://registry/repository@digest.
-func (a *addonRender) useArtifact(ap *addonPlan) (string, error) {
+// returns it (nil for an add-on without an OCI source).
+func (a *addonRender) useArtifact(ap *addonPlan) (*Artifact, error) {
 	o := ap.addon.OCI
 	if o == nil {
-		return "", nil
+		return nil, nil
 	}
 	field := fmt.Sprintf("spec.addons[%d].oci", ap.index)
 	cr, err := a.ociCredentials(ap)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	digest, err := a.r.ociDigest(a.ctx, ap, cr)
 	if err != nil {
-		return "", a.fieldError(field, err)
+		return nil, a.fieldError(field, err)
 	}
 	files, err := a.r.opts.OCI.Pull(a.ctx, o.URL, digest, cr)
 	if err != nil {
-		return "", a.fieldError(field, err)
+		return nil, a.fieldError(field, err)
 	}
 	a.fs = newRepoFS(files)
-	return o.URL + "@" + digest, nil
+	return &Artifact{Addon: ap.addon.Name, URL: o.URL, Digest: digest}, nil
 }
+
+// String names the artifact: oci://registry/repository@digest.
+func (a Artifact) String() string { return a.URL + "@" + a.Digest }
 
 // ociDigest resolves an OCI-sourced add-on's selector.
 func (r *Renderer) ociDigest(ctx context.Context, ap *addonPlan, cr oci.Credentials) (string, error) {
@@ -72,10 +75,11 @@ func (a *addonRender) ociCredentials(ap *addonPlan) (oci.Credentials, error) {
 
 // fromArtifact names the artifact in the objects' sources and in a
 // failure's file: oci://registry/repository@digest//path.
-func fromArtifact(origin, profileFile string, steps []Step, err error) ([]Step, error) {
-	if origin == "" {
+func fromArtifact(artifact *Artifact, profileFile string, steps []Step, err error) ([]Step, error) {
+	if artifact == nil {
 		return steps, err
 	}
+	origin := artifact.String()
 	for i := range steps {
 		for j := range steps[i].Objects {
 			steps[i].Objects[j].Source = origin + "//" + steps[i].Objects[j].Source

@@ -58,6 +58,15 @@ func TestOCIKustomizeAddon(t *testing.T) {
 	if o := render("tp"); o.GetName() != "app-1-0-0" {
 		t.Fatalf("pinned: %s", o.GetName())
 	}
+	// The result names the artifact and its digest, from the cache too.
+	for range 2 {
+		if a := renderProfileTree(t, r, dir, "jp").Artifacts; len(a) != 1 || a[0] != (Artifact{Addon: "app", URL: url, Digest: d2}) {
+			t.Fatalf("jp artifacts: %+v", a)
+		}
+		if a := renderProfileTree(t, r, dir, "tp").Artifacts; len(a) != 1 || a[0].Digest != d1 {
+			t.Fatalf("tp artifacts: %+v", a)
+		}
+	}
 }
 
 // renderProfileTree renders one platform profile of a tree for the
