@@ -2,10 +2,15 @@ package render
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/regatta-dev/regatta/render/oci"
+	"github.com/regatta-dev/regatta/render/sops"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -51,14 +56,29 @@ func (r *Renderer) ociDigest(ctx context.Context, ap *addonPlan, cr oci.Credenti
 
 // ociCredentials reads the registry login of an OCI source's secretRef:
 // a Secret manifest of the repository (the tenant's folder for a tenant),
-// decrypted with the keys the profile may use. Errors never show it.
+// decrypted with the keys the profile may use. Errors never show it. The
+// file is read (through the profile's confinement) every time, but
+// decrypted once per content and keys: a key is computed per cluster and
+// pass.
 func (a *addonRender) ociCredentials(ap *addonPlan) (oci.Credentials, error) {
 	ref := ap.addon.OCI.SecretRef
 	if ref == nil {
 		return oci.Credentials{}, nil
 	}
 	field := fmt.Sprintf("spec.addons[%d].oci.secretRef", ap.index)
-	data, err := a.readData(field, spec.DataReference{Kind: "Secret", Name: ref.Name, Path: ref.Path})
+	dref := spec.DataReference{Kind: "Secret", Name: ref.Name, Path: ref.Path}
+	file, raw, err := a.readDataFile(field, dref)
+	if err != nil {
+		return oci.Credentials{}, err
+	}
+	key := a.credentialsKey(ref.Name, ap.addon.OCI.URL, raw)
+	if c, ok := a.r.cache.logins.get(key); ok {
+		if c.encrypted {
+			a.usedKeys.Store(true)
+		}
+		return c.creds, nil
+	}
+	data, err := a.dataOf(field, dref, file, raw)
 	if err != nil {
 		return oci.Credentials{}, err
 	}
@@ -70,7 +90,24 @@ func (a *addonRender) ociCredentials(ap *addonPlan) (oci.Credentials, error) {
 	if err != nil {
 		return oci.Credentials{}, a.fieldError(field, fmt.Errorf("Secret %s: %w", ref.Name, err))
 	}
+	a.r.cache.logins.put(key, login{creds: cr, encrypted: sops.IsEncrypted(raw)}, int64(len(key)+len(cr.Username)+len(cr.Password)+64))
 	return cr, nil
+}
+
+// login is a registry login decrypted from a Secret manifest.
+type login struct {
+	creds     oci.Credentials
+	encrypted bool
+}
+
+// credentialsKey names what a login depends on: the Secret file's
+// content, the Secret's name, the registry URL and the keys the profile
+// may decrypt with.
+func (a *addonRender) credentialsKey(name, url string, raw []byte) string {
+	allowed, _ := json.Marshal(a.decryption)
+	sum := sha256.Sum256(raw)
+	return hashStrings("login", hex.EncodeToString(sum[:]), name, url, string(allowed),
+		strconv.FormatBool(a.tenantDenied()), a.r.keyringHash)
 }
 
 // fromArtifact names the artifact in the objects' sources and in a

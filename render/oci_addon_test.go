@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/regatta-dev/regatta/internal/chartserver"
 	"github.com/regatta-dev/regatta/render/oci"
+	"github.com/regatta-dev/regatta/render/sops"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -122,5 +124,61 @@ func TestOCIAddonLogsIn(t *testing.T) {
 	_, err = r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile("anon"), Cluster: prodCluster()})
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("without the login: %v", err)
+	}
+}
+
+// TestOCICredentialsDecryptedOncePerContent: the SOPS-encrypted registry
+// Secret of an OCI add-on is decrypted once for its content, not at every
+// cache-key computation (each cluster, each pass); new content is read.
+func TestOCICredentialsDecryptedOncePerContent(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	pushApp(t, reg, "1.0.0")
+	reg.Login = "robot:s3cret"
+	keys := testKeyring(t, "age.key")
+	secret := func(password string) string {
+		plain := "apiVersion: v1\nkind: Secret\nmetadata: {name: registry}\ntype: kubernetes.io/dockerconfigjson\nstringData:\n  .dockerconfigjson: '{\"auths\": {\"" +
+			reg.Host() + "\": {\"username\": \"robot\", \"password\": \"" + password + "\"}}}'\n"
+		enc, err := sops.Encrypt("secrets/registry.yaml", []byte(plain), sops.SecretRegex, keys.Recipients())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(enc)
+	}
+	dir := tenantTree(t, map[string]string{
+		"profiles/jp.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: jp}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci: {url: 'oci://" + reg.Host() + "/fleet/app', semver: '^1', secretRef: {name: registry, path: secrets/registry.yaml}}\n    kustomize: {path: app}\n",
+		"secrets/registry.yaml": secret("s3cret"),
+	})
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true}), Keys: keys})
+	renderAll := func() error {
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer root.Close()
+		repo, _ := spec.Load(root.FS())
+		for i := range 5 {
+			facts := prodCluster()
+			facts.Name = fmt.Sprintf("prod-%d", i)
+			if _, err := r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile("jp"), Cluster: facts}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := renderAll(); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.cache.decrypts.Load(); n != 1 {
+		t.Errorf("5 renders of one Secret: %d decryptions, want 1", n)
+	}
+	if err := os.WriteFile(dir+"/secrets/registry.yaml", []byte(secret("wrong")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := renderAll(); err == nil || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("with the new, wrong password: %v", err)
+	}
+	if n := r.cache.decrypts.Load(); n != 2 {
+		t.Errorf("after the Secret changed: %d decryptions, want 2", n)
 	}
 }
