@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/regatta-dev/regatta/render/oci"
 	"github.com/regatta-dev/regatta/render/sops"
@@ -33,6 +36,9 @@ func (a *addonRender) useArtifact(ap *addonPlan) (*Artifact, error) {
 	digest, err := a.r.ociDigest(a.ctx, ap, cr)
 	if err != nil {
 		return nil, a.fieldError(field, err)
+	}
+	if err := a.verifyArtifact(ap, digest, cr); err != nil {
+		return nil, err
 	}
 	files, err := a.r.opts.OCI.Pull(a.ctx, o.URL, digest, cr)
 	if err != nil {
@@ -143,7 +149,11 @@ func (r *Renderer) withOCI(ctx context.Context, p *plan, ap *addonPlan, k string
 	if err != nil {
 		return "", inAddon(p.req.Profile.Metadata.Name, ap.addon.Name, err)
 	}
-	return hashStrings(k, "oci="+digest), nil
+	keyFile, err := r.newAddonRender(ctx, p, ap).publicKeyFile(ap)
+	if err != nil {
+		return "", inAddon(p.req.Profile.Metadata.Name, ap.addon.Name, err)
+	}
+	return hashStrings(k, "oci="+digest, keyFile), nil
 }
 
 // withRemote adds the digests of what an add-on reads from outside the
@@ -154,4 +164,71 @@ func (r *Renderer) withRemote(ctx context.Context, p *plan, ap *addonPlan, k str
 		return "", err
 	}
 	return r.withOCI(ctx, p, ap, k)
+}
+
+// verifyArtifact checks an OCI add-on's cosign signature when its
+// oci.verify asks for one: any of its public keys must verify a signature
+// of digest.
+func (a *addonRender) verifyArtifact(ap *addonPlan, digest string, cr oci.Credentials) error {
+	v := ap.addon.OCI.Verify
+	if v == nil {
+		return nil
+	}
+	field := fmt.Sprintf("spec.addons[%d].oci.verify", ap.index)
+	pems, err := a.publicKeys(ap, field)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, text := range pems {
+		key, err := oci.ParsePublicKey(text)
+		if err == nil {
+			if err = a.r.opts.OCI.VerifyCosign(a.ctx, ap.addon.OCI.URL, digest, key, cr); err == nil {
+				return nil
+			}
+		}
+		errs = append(errs, err)
+	}
+	return a.fieldError(field, errors.Join(errs...))
+}
+
+// publicKeys are the PEM keys of an oci.verify: its publicKey, or the
+// values of the keys ending in .pub of its Secret.
+func (a *addonRender) publicKeys(ap *addonPlan, field string) ([]string, error) {
+	v := ap.addon.OCI.Verify
+	if v.PublicKeySecretRef == nil {
+		return []string{v.PublicKey}, nil
+	}
+	ref := v.PublicKeySecretRef
+	data, err := a.readData(field+".publicKeySecretRef", spec.DataReference{Kind: "Secret", Name: ref.Name, Path: ref.Path})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		if strings.HasSuffix(k, ".pub") {
+			out = append(out, data[k])
+		}
+	}
+	if len(out) == 0 {
+		return nil, a.fieldError(field+".publicKeySecretRef", fmt.Errorf("Secret %s has no key ending in .pub", ref.Name))
+	}
+	return out, nil
+}
+
+// publicKeyFile is the content hash of an oci.verify's Secret file, for
+// the add-on's key ("" without one): a new key must verify again.
+func (a *addonRender) publicKeyFile(ap *addonPlan) (string, error) {
+	v := ap.addon.OCI.Verify
+	if v == nil || v.PublicKeySecretRef == nil {
+		return "", nil
+	}
+	ref := v.PublicKeySecretRef
+	field := fmt.Sprintf("spec.addons[%d].oci.verify.publicKeySecretRef", ap.index)
+	_, raw, err := a.readDataFile(field, spec.DataReference{Kind: "Secret", Name: ref.Name, Path: ref.Path})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return "verify=" + hex.EncodeToString(sum[:]), nil
 }

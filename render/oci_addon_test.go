@@ -2,6 +2,11 @@ package render
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -180,5 +185,47 @@ func TestOCICredentialsDecryptedOncePerContent(t *testing.T) {
 	}
 	if n := r.cache.decrypts.Load(); n != 2 {
 		t.Errorf("after the Secret changed: %d decryptions, want 2", n)
+	}
+}
+
+// TestOCIAddonVerifiesCosignSignature: an add-on with oci.verify renders
+// only an artifact signed with its key (inline or in a Secret's .pub key);
+// an unsigned version fails the pair and names the missing signature.
+func TestOCIAddonVerifiesCosignSignature(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	d1 := pushApp(t, reg, "1.0.0")
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	reg.SignCosign(t, "fleet/app", d1, d1, key)
+	pub := chartserver.CosignPublicKey(t, key)
+	url := "oci://" + reg.Host() + "/fleet/app"
+	profile := func(name, verify string) string {
+		return "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + name + "}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci:\n      url: '" + url + "'\n      semver: '^1'\n      verify: " + verify + "\n    kustomize: {path: app}\n"
+	}
+	inline, _ := json.Marshal(map[string]string{"publicKey": pub})
+	pubJSON, _ := json.Marshal(pub)
+	dir := tenantTree(t, map[string]string{
+		"profiles/inline.yaml": profile("inline", string(inline)),
+		"profiles/ref.yaml":    profile("ref", "{publicKeySecretRef: {name: cosign, path: secrets/cosign.yaml}}"),
+		"secrets/cosign.yaml":  "apiVersion: v1\nkind: Secret\nmetadata: {name: cosign}\nstringData:\n  cosign.pub: " + string(pubJSON) + "\n",
+	})
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true, TTL: time.Nanosecond})})
+	for _, p := range []string{"inline", "ref"} {
+		if o := renderProfileTree(t, r, dir, p).Objects(); len(o) != 1 || o[0].GetName() != "app-1-0-0" {
+			t.Fatalf("%s, signed: %v", p, o)
+		}
+	}
+	pushApp(t, reg, "1.1.0") // not signed
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	repo, _ := spec.Load(root.FS())
+	for _, p := range []string{"inline", "ref"} {
+		_, err := r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile(p), Cluster: prodCluster()})
+		if err == nil || !strings.Contains(err.Error(), "spec.addons[0].oci.verify") || !errors.Is(err, oci.ErrNoSignature) {
+			t.Errorf("%s, unsigned 1.1.0: %v", p, err)
+		}
 	}
 }
