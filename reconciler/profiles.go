@@ -154,7 +154,19 @@ func (p *clusterPass) applyProfile(ctx context.Context, rev *revision, prof *spe
 	s := toStatus(out)
 	s.Objects = len(res.Objects())
 	s.EventInstances = instances
+	if out.RenderHash == res.Hash { // the record's rendering is this one
+		s.Artifacts = artifactsOf(res)
+	}
 	return s
+}
+
+// artifactsOf lists the OCI artifacts a rendering read, for its record.
+func artifactsOf(res *render.Result) []status.Artifact {
+	var out []status.Artifact
+	for _, a := range res.Artifacts {
+		out = append(out, status.Artifact{Addon: a.Addon, URL: a.URL, Digest: a.Digest})
+	}
+	return out
 }
 
 // render renders a profile for the cluster at rev; an event profile

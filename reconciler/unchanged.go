@@ -77,6 +77,7 @@ func (d *Daemon) unchanged(ctx context.Context, rev *revision, c *spec.Cluster) 
 		}
 		if prof.Spec.SyncMode != spec.SyncModeOneTime {
 			p.Revision = rev.sha
+			p.Artifacts = artifactsOf(res) // a new digest may render the same objects
 		}
 		p.DriftCorrections = int64(d.r.opts.Apply.DriftCorrections(name, prof.Metadata.Name))
 		out.Profiles = append(out.Profiles, p)

@@ -20,12 +20,15 @@ func (r *Renderer) renderPlan(ctx context.Context, p *plan) (*Result, []memoEntr
 			return nil, nil, err
 		}
 		ap := &p.addons[i]
-		steps, e, err := r.renderAddon(ctx, p, ap)
+		out, e, err := r.renderAddon(ctx, p, ap)
 		entries = append(entries, e)
 		if err != nil {
 			return nil, entries, inAddon(prof.Metadata.Name, ap.addon.Name, err)
 		}
-		res.Steps = append(res.Steps, steps...)
+		res.Steps = append(res.Steps, out.steps...)
+		if out.artifact != nil {
+			res.Artifacts = append(res.Artifacts, *out.artifact)
+		}
 	}
 	res.Steps = dropDuplicateNamespaces(res.Steps)
 	defaultNamespaces(res.Steps, addonNamespaces(p))
@@ -48,15 +51,23 @@ func addonNamespaces(p *plan) map[string]string {
 	return out
 }
 
+// addonOutput is a rendered add-on: its steps and, for an OCI-sourced
+// add-on, the artifact it read.
+type addonOutput struct {
+	steps    []Step
+	artifact *Artifact
+}
+
 // renderAddon renders one add-on and applies its overlay's patches.
-func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) ([]Step, memoEntry, error) {
+func (r *Renderer) renderAddon(ctx context.Context, p *plan, ap *addonPlan) (addonOutput, memoEntry, error) {
 	a := r.newAddonRender(ctx, p, ap)
 	var steps []Step
-	origin, err := a.useArtifact(ap)
+	artifact, err := a.useArtifact(ap)
 	if err == nil {
 		steps, err = a.renderSource(ap)
 	}
-	return a.finish(ap, origin, steps, err)
+	steps, e, err := a.finish(ap, artifact, steps, err)
+	return addonOutput{steps: steps, artifact: artifact}, e, err
 }
 
 // newAddonRender is the state of a render of ap: the repository as the
@@ -77,7 +88,7 @@ func (r *Renderer) newAddonRender(ctx context.Context, p *plan, ap *addonPlan) *
 }
 
 // finish applies the overlay's patches and records what the render used.
-func (a *addonRender) finish(ap *addonPlan, origin string, steps []Step, err error) ([]Step, memoEntry, error) {
+func (a *addonRender) finish(ap *addonPlan, artifact *Artifact, steps []Step, err error) ([]Step, memoEntry, error) {
 	for i := range steps {
 		steps[i].NoWait = !ap.addon.Waits()
 	}
@@ -95,7 +106,7 @@ func (a *addonRender) finish(ap *addonPlan, origin string, steps []Step, err err
 	}
 	if ap.addon.OCI != nil { // the artifact's digest is its content's key
 		e.deps = nil
-		steps, err = fromArtifact(origin, a.profile.Source.File, steps, err)
+		steps, err = fromArtifact(artifact, a.profile.Source.File, steps, err)
 	}
 	return steps, e, err
 }

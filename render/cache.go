@@ -22,11 +22,15 @@ type cache struct {
 	revKeys  *lru[string]
 	// fields holds results of templated fields (templater.fields).
 	fields *lru[fieldMemo]
+	// logins are OCI registry logins by credentialsKey.
+	logins *lru[login]
 	flight singleflight.Group
 	// variantsMu makes addVariant's read-modify-write atomic.
 	variantsMu sync.Mutex
 	hits       atomic.Uint64
 	misses     atomic.Uint64
+	// decrypts counts SOPS decryptions (tests).
+	decrypts atomic.Uint64
 }
 
 func newCache(resultBytes int64) *cache {
@@ -36,6 +40,7 @@ func newCache(resultBytes int64) *cache {
 		memo:     newLRU[memoEntry](16 << 20),
 		variants: newLRU[[]memoEntry](4 << 20),
 		fields:   newLRU[fieldMemo](4 << 20),
+		logins:   newLRU[login](1 << 20),
 		revKeys:  newLRU[string](8 << 20),
 	}
 }

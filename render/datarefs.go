@@ -19,18 +19,34 @@ var errNotFound = errors.New("not found")
 // Secret values decoded. The file's path is a template; a SOPS-encrypted
 // file is decrypted. With Optional, a missing file or object is no data.
 func (a *addonRender) readData(field string, ref spec.DataReference) (map[string]string, error) {
+	file, raw, err := a.readDataFile(field, ref)
+	if file == "" || err != nil {
+		return nil, err
+	}
+	return a.dataOf(field, ref, file, raw)
+}
+
+// readDataFile reads the file of a data reference, as it is in the
+// repository ("" and nil for a missing optional file).
+func (a *addonRender) readDataFile(field string, ref spec.DataReference) (string, []byte, error) {
 	file, err := a.pathField(field+".path", ref.Path)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	raw, err := a.fs.ReadFile(file)
 	if err != nil {
 		if ref.Optional && notExist(err) {
-			return nil, nil
+			return "", nil, nil
 		}
-		return nil, a.fieldError(field+".path", describePathError(file, err))
+		return "", nil, a.fieldError(field+".path", describePathError(file, err))
 	}
-	if raw, err = a.decrypt(file, raw); err != nil {
+	return file, raw, nil
+}
+
+// dataOf decrypts a data reference's file and returns its object's data.
+func (a *addonRender) dataOf(field string, ref spec.DataReference, file string, raw []byte) (map[string]string, error) {
+	raw, err := a.decrypt(file, raw)
+	if err != nil {
 		return nil, err
 	}
 	objs, err := decodeObjects(file, raw)

@@ -2,6 +2,12 @@ package render
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -9,6 +15,7 @@ import (
 
 	"github.com/regatta-dev/regatta/internal/chartserver"
 	"github.com/regatta-dev/regatta/render/oci"
+	"github.com/regatta-dev/regatta/render/sops"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -57,6 +64,15 @@ func TestOCIKustomizeAddon(t *testing.T) {
 	}
 	if o := render("tp"); o.GetName() != "app-1-0-0" {
 		t.Fatalf("pinned: %s", o.GetName())
+	}
+	// The result names the artifact and its digest, from the cache too.
+	for range 2 {
+		if a := renderProfileTree(t, r, dir, "jp").Artifacts; len(a) != 1 || a[0] != (Artifact{Addon: "app", URL: url, Digest: d2}) {
+			t.Fatalf("jp artifacts: %+v", a)
+		}
+		if a := renderProfileTree(t, r, dir, "tp").Artifacts; len(a) != 1 || a[0].Digest != d1 {
+			t.Fatalf("tp artifacts: %+v", a)
+		}
 	}
 }
 
@@ -113,5 +129,103 @@ func TestOCIAddonLogsIn(t *testing.T) {
 	_, err = r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile("anon"), Cluster: prodCluster()})
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("without the login: %v", err)
+	}
+}
+
+// TestOCICredentialsDecryptedOncePerContent: the SOPS-encrypted registry
+// Secret of an OCI add-on is decrypted once for its content, not at every
+// cache-key computation (each cluster, each pass); new content is read.
+func TestOCICredentialsDecryptedOncePerContent(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	pushApp(t, reg, "1.0.0")
+	reg.Login = "robot:s3cret"
+	keys := testKeyring(t, "age.key")
+	secret := func(password string) string {
+		plain := "apiVersion: v1\nkind: Secret\nmetadata: {name: registry}\ntype: kubernetes.io/dockerconfigjson\nstringData:\n  .dockerconfigjson: '{\"auths\": {\"" +
+			reg.Host() + "\": {\"username\": \"robot\", \"password\": \"" + password + "\"}}}'\n"
+		enc, err := sops.Encrypt("secrets/registry.yaml", []byte(plain), sops.SecretRegex, keys.Recipients())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(enc)
+	}
+	dir := tenantTree(t, map[string]string{
+		"profiles/jp.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: jp}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci: {url: 'oci://" + reg.Host() + "/fleet/app', semver: '^1', secretRef: {name: registry, path: secrets/registry.yaml}}\n    kustomize: {path: app}\n",
+		"secrets/registry.yaml": secret("s3cret"),
+	})
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true}), Keys: keys})
+	renderAll := func() error {
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer root.Close()
+		repo, _ := spec.Load(root.FS())
+		for i := range 5 {
+			facts := prodCluster()
+			facts.Name = fmt.Sprintf("prod-%d", i)
+			if _, err := r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile("jp"), Cluster: facts}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := renderAll(); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.cache.decrypts.Load(); n != 1 {
+		t.Errorf("5 renders of one Secret: %d decryptions, want 1", n)
+	}
+	if err := os.WriteFile(dir+"/secrets/registry.yaml", []byte(secret("wrong")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := renderAll(); err == nil || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("with the new, wrong password: %v", err)
+	}
+	if n := r.cache.decrypts.Load(); n != 2 {
+		t.Errorf("after the Secret changed: %d decryptions, want 2", n)
+	}
+}
+
+// TestOCIAddonVerifiesCosignSignature: an add-on with oci.verify renders
+// only an artifact signed with its key (inline or in a Secret's .pub key);
+// an unsigned version fails the pair and names the missing signature.
+func TestOCIAddonVerifiesCosignSignature(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	d1 := pushApp(t, reg, "1.0.0")
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	reg.SignCosign(t, "fleet/app", d1, d1, key)
+	pub := chartserver.CosignPublicKey(t, key)
+	url := "oci://" + reg.Host() + "/fleet/app"
+	profile := func(name, verify string) string {
+		return "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + name + "}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci:\n      url: '" + url + "'\n      semver: '^1'\n      verify: " + verify + "\n    kustomize: {path: app}\n"
+	}
+	inline, _ := json.Marshal(map[string]string{"publicKey": pub})
+	pubJSON, _ := json.Marshal(pub)
+	dir := tenantTree(t, map[string]string{
+		"profiles/inline.yaml": profile("inline", string(inline)),
+		"profiles/ref.yaml":    profile("ref", "{publicKeySecretRef: {name: cosign, path: secrets/cosign.yaml}}"),
+		"secrets/cosign.yaml":  "apiVersion: v1\nkind: Secret\nmetadata: {name: cosign}\nstringData:\n  cosign.pub: " + string(pubJSON) + "\n",
+	})
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true, TTL: time.Nanosecond})})
+	for _, p := range []string{"inline", "ref"} {
+		if o := renderProfileTree(t, r, dir, p).Objects(); len(o) != 1 || o[0].GetName() != "app-1-0-0" {
+			t.Fatalf("%s, signed: %v", p, o)
+		}
+	}
+	pushApp(t, reg, "1.1.0") // not signed
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	repo, _ := spec.Load(root.FS())
+	for _, p := range []string{"inline", "ref"} {
+		_, err := r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile(p), Cluster: prodCluster()})
+		if err == nil || !strings.Contains(err.Error(), "spec.addons[0].oci.verify") || !errors.Is(err, oci.ErrNoSignature) {
+			t.Errorf("%s, unsigned 1.1.0: %v", p, err)
+		}
 	}
 }

@@ -113,6 +113,18 @@ type Result struct {
 	Hash string
 	// Key is the input cache key the result is stored under.
 	Key string
+	// Artifacts are the OCI artifacts the add-ons were read from, in
+	// add-on order, each with the digest its selector resolved to.
+	Artifacts []Artifact
+}
+
+// Artifact is the OCI artifact an add-on's files came from.
+type Artifact struct {
+	Addon string
+	// URL is the add-on's oci:// URL; Digest is what its tag, semver
+	// range or digest resolved to (sha256:...).
+	URL    string
+	Digest string
 }
 
 // Objects returns the objects of all steps in apply order.

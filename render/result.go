@@ -43,6 +43,7 @@ func (res *Result) finish() (int64, error) {
 // CPU of planning a large fleet (10,000 clusters × 20 profiles).
 func (res *Result) share() *Result {
 	out := *res
+	out.Artifacts = slices.Clone(res.Artifacts)
 	out.Steps = make([]Step, len(res.Steps))
 	for i, s := range res.Steps {
 		s.Objects = slices.Clone(s.Objects)
@@ -55,6 +56,7 @@ func (res *Result) share() *Result {
 // change (results of Renderer.Render are shared and read-only).
 func (res *Result) DeepCopy() *Result {
 	out := *res
+	out.Artifacts = slices.Clone(res.Artifacts)
 	out.Steps = make([]Step, len(res.Steps))
 	for i, s := range res.Steps {
 		s.Objects = deepCopyObjects(s.Objects)

@@ -62,6 +62,7 @@ func (a *addonRender) decrypt(p string, data []byte) ([]byte, error) {
 	if a.keys == nil {
 		return nil, &Error{File: p, Err: errNoKeyring}
 	}
+	a.r.cache.decrypts.Add(1)
 	plain, err := a.keys.Decrypt(a.ctx, p, data, a.decryption)
 	if err != nil {
 		return nil, &Error{File: p, Err: stripFilePrefix(p, err)}

@@ -282,6 +282,16 @@ type OCISource struct {
 	// of the repository (SOPS-encrypted as a rule) whose
 	// .dockerconfigjson logs in to the registry.
 	SecretRef *OCISecretRef `yaml:"secretRef,omitempty"`
+	// Verify requires a cosign signature of the resolved digest.
+	Verify *OCIVerify `yaml:"verify,omitempty"`
+}
+
+// OCIVerify is the cosign public key an OCI artifact must be signed with:
+// inline (PEM) or in a Secret manifest of the repository (its keys ending
+// in .pub, as Flux reads them).
+type OCIVerify struct {
+	PublicKey          string        `yaml:"publicKey,omitempty"`
+	PublicKeySecretRef *OCISecretRef `yaml:"publicKeySecretRef,omitempty"`
 }
 
 // OCISecretRef is a Secret manifest in a repository file.

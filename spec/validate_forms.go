@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/pem"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -123,5 +124,22 @@ func checkOCI(rep report, field string, a Addon) {
 	}
 	if r := o.SecretRef; r != nil && r.Name == "" {
 		rep.errorf(field+".secretRef.name", "required")
+	}
+	if v := o.Verify; v != nil {
+		checkOCIVerify(rep, field+".verify", v)
+	}
+}
+
+// checkOCIVerify checks that a verify names one public key.
+func checkOCIVerify(rep report, field string, v *OCIVerify) {
+	switch {
+	case (v.PublicKey == "") == (v.PublicKeySecretRef == nil):
+		rep.errorf(field, "set exactly one of publicKey or publicKeySecretRef")
+	case v.PublicKey != "":
+		if b, _ := pem.Decode([]byte(v.PublicKey)); b == nil || b.Type != "PUBLIC KEY" {
+			rep.errorf(field+".publicKey", "not a PEM PUBLIC KEY block (cosign.pub)")
+		}
+	case v.PublicKeySecretRef.Name == "":
+		rep.errorf(field+".publicKeySecretRef.name", "required")
 	}
 }

@@ -103,6 +103,9 @@ func checkAddons(fsys fs.FS, addons []Addon, rep report) {
 			if r := a.OCI.SecretRef; r != nil {
 				checkRepoPath(fsys, rep, field+".oci.secretRef.path", r.Path, pathFile)
 			}
+			if v := a.OCI.Verify; v != nil && v.PublicKeySecretRef != nil {
+				checkRepoPath(fsys, rep, field+".oci.verify.publicKeySecretRef.path", v.PublicKeySecretRef.Path, pathFile)
+			}
 			fsys = nil // the paths below are in the artifact
 		}
 		if k := a.Kustomize; k != nil {

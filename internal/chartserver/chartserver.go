@@ -7,9 +7,14 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/ecdsa"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"maps"
@@ -167,6 +172,48 @@ func (o *OCI) Push(t testing.TB, repository string, archive []byte) string {
 	digest := "sha256:" + sha256Hex(manifest)
 	o.tags[repository][strings.ReplaceAll(c.Metadata.Version, "+", "_")] = digest
 	return digest
+}
+
+// SignCosign stores a cosign simple-signing signature, made with key, of
+// the payload naming signed, as cosign lays it out: the manifest tagged
+// sha256-<hex>.sig after tagFor, one payload layer whose annotation
+// dev.cosignproject.cosign/signature holds the base64 ASN.1 signature.
+// tagFor and signed differ only to make a signature of another artifact.
+func (o *OCI) SignCosign(t testing.TB, repository, tagFor, signed string, key *ecdsa.PrivateKey) {
+	t.Helper()
+	payload := []byte(`{"critical":{"identity":{"docker-reference":"` + o.Host() + "/" + repository + `"},"image":{"docker-manifest-digest":"` +
+		signed + `"},"type":"cosign container image signature"},"optional":null}`)
+	sum := sha256.Sum256(payload)
+	sig, err := ecdsa.SignASN1(rand.Reader, key, sum[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := []byte("{}")
+	manifest, _ := json.Marshal(map[string]any{
+		"schemaVersion": 2,
+		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
+		"config":        map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": "sha256:" + sha256Hex(config), "size": len(config)},
+		"layers": []any{map[string]any{"mediaType": "application/vnd.dev.cosign.simplesigning.v1+json", "digest": "sha256:" + sha256Hex(payload),
+			"size": len(payload), "annotations": map[string]string{"dev.cosignproject.cosign/signature": base64.StdEncoding.EncodeToString(sig)}}},
+	})
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, b := range [][]byte{config, payload, manifest} {
+		o.blobs["sha256:"+sha256Hex(b)] = b
+	}
+	if o.tags[repository] == nil {
+		o.tags[repository] = map[string]string{}
+	}
+	o.tags[repository][strings.Replace(tagFor, ":", "-", 1)+".sig"] = "sha256:" + sha256Hex(manifest)
+}
+
+// CosignPublicKey is key's public half as cosign.pub holds it (PEM).
+func CosignPublicKey(t testing.TB, key *ecdsa.PrivateKey) string {
+	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
 }
 
 // PushArtifact stores a one-layer artifact (a Flux artifact, a plain

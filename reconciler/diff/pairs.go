@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/spec"
@@ -58,8 +59,21 @@ func (c *comparison) renderPair(ctx context.Context, p *pair) error {
 	}
 	p.set = set
 	p.result = &ProfileChange{Profile: p.profile, Change: p.change, Reasons: p.reasons,
-		Notes: slices.Concat(p.notes, baseErrorNotes(p)), Counts: set.counts, Objects: set.objects}
+		Notes: slices.Concat(p.notes, baseErrorNotes(p)), Counts: set.counts, Objects: set.objects,
+		Artifacts: artifactsOf(h)}
 	return nil
+}
+
+// artifactsOf lists the OCI artifacts a rendering read (none for nil).
+func artifactsOf(res *render.Result) []status.Artifact {
+	if res == nil {
+		return nil
+	}
+	var out []status.Artifact
+	for _, a := range res.Artifacts {
+		out = append(out, status.Artifact{Addon: a.Addon, URL: a.URL, Digest: a.Digest})
+	}
+	return out
 }
 
 func baseErrorNotes(p *pair) []string {

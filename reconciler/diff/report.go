@@ -111,6 +111,9 @@ func (e *entry) groupID() string {
 			if len(r.Instances) > 0 {
 				_ = enc.Encode(r.Instances)
 			}
+			if len(r.Artifacts) > 0 { // other digests, another group
+				_ = enc.Encode(r.Artifacts)
+			}
 			h.Write([]byte(p.set.digest()))
 		}
 	}

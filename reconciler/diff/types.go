@@ -1,5 +1,7 @@
 package diff
 
+import "github.com/regatta-dev/regatta/reconciler/status"
+
 // SchemaVersion identifies the JSON form of a Report. Fields may be added
 // within a version; none is renamed or removed.
 const SchemaVersion = "regatta.dev/plan/v1"
@@ -155,6 +157,9 @@ type ProfileChange struct {
 	// status branch that change, each re-rendered at both revisions from
 	// its recorded resource; Objects then holds all their objects.
 	Instances []InstanceChange `json:"instances,omitempty"`
+	// Artifacts are the OCI artifacts the head rendering read, with the
+	// digests their selectors resolve to now.
+	Artifacts []status.Artifact `json:"artifacts,omitempty"`
 }
 
 // InstanceChange is what a change does to one recorded instance of an

@@ -114,6 +114,9 @@ func writeMarkdownProfile(b *strings.Builder, pc ProfileChange, detail int) {
 	for _, n := range pc.Notes {
 		fmt.Fprintf(b, "> %s\n\n", mdEscape(n))
 	}
+	for _, a := range pc.Artifacts {
+		fmt.Fprintf(b, "Artifact of add-on %s: %s\n\n", mdEscape(a.Addon), mdEscape(a.URL+"@"+a.Digest))
+	}
 	if len(pc.Instances) > 0 {
 		writeMarkdownInstances(b, pc.Instances, detail)
 		return

@@ -111,6 +111,9 @@ func writeTextGroup(b *strings.Builder, g Group, c colors) {
 		for _, n := range pc.Notes {
 			fmt.Fprintf(b, "    note: %s\n", n)
 		}
+		for _, a := range pc.Artifacts {
+			fmt.Fprintf(b, "    artifact: add-on %s from %s@%s\n", a.Addon, a.URL, a.Digest)
+		}
 		if len(pc.Instances) > 0 {
 			writeTextInstances(b, pc.Instances, c)
 			continue

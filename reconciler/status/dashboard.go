@@ -149,6 +149,9 @@ func writeClusterRow(b *strings.Builder, c ClusterStatus, profiles []string) {
 		if p.Revision != "" {
 			fmt.Fprintf(b, " `%s`", ShortRevision(p.Revision))
 		}
+		for _, a := range p.Artifacts {
+			fmt.Fprintf(b, " · %s %s", text(a.Addon), code(ShortDigest(a.Digest)))
+		}
 		b.WriteString(" |")
 	}
 	b.WriteString("\n")

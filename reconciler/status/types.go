@@ -6,6 +6,8 @@
 // pass (no timestamps), so a pass that changes nothing commits nothing.
 package status
 
+import "strings"
+
 // APIVersion and Kind of a cluster status file.
 const (
 	APIVersion        = "regatta.dev/v1alpha1"
@@ -91,6 +93,28 @@ type Profile struct {
 	// EventInstances lists the instances of an event profile deployed on
 	// the cluster.
 	EventInstances []EventInstance `json:"eventInstances,omitempty" yaml:"eventInstances,omitempty"`
+	// Artifacts are the OCI artifacts the pair's add-ons were read from,
+	// with the digests their selectors resolved to, for the rendering of
+	// RenderHash (added within the format; absent for pairs without OCI
+	// sources and in records written before).
+	Artifacts []Artifact `json:"artifacts,omitempty" yaml:"artifacts,omitempty"`
+}
+
+// Artifact is the OCI artifact an add-on was read from.
+type Artifact struct {
+	Addon  string `json:"addon" yaml:"addon"`
+	URL    string `json:"url" yaml:"url"`
+	Digest string `json:"digest" yaml:"digest"`
+}
+
+// ShortDigest abbreviates a digest as registries' UIs do:
+// sha256:0123456789ab.
+func ShortDigest(d string) string {
+	algo, hex, ok := strings.Cut(d, ":")
+	if !ok || len(hex) <= 12 {
+		return d
+	}
+	return algo + ":" + hex[:12]
 }
 
 // EventInstance is one instance of an event profile: where its event

@@ -199,6 +199,9 @@ func profilesFor(fleet *spec.Repository, facts render.ClusterFacts, only string)
 }
 
 func writeRendered(w io.Writer, res *render.Result, showSecrets bool) error {
+	for _, a := range res.Artifacts { // what a tag or semver range resolved to
+		fmt.Fprintf(w, "# profile: %s, add-on: %s, artifact: %s\n", res.Profile, a.Addon, a)
+	}
 	for _, st := range res.Steps {
 		for _, o := range st.Objects {
 			obj := o.Unstructured
