@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/regatta-dev/regatta/internal/refcli"
 )
 
 // fsReader reads files of a folder; it has no cluster data.
@@ -22,48 +23,12 @@ func (r fsReader) Data(name string) ([]byte, error) {
 	return nil, errors.New("no data in this test")
 }
 
-var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
-)
-
 // referenceCLI returns the jsonnet CLI of the go-jsonnet version this
-// module builds with: $REGATTA_JSONNET_CLI, or installed from the module
-// proxy into a temporary folder.
+// module builds with: $REGATTA_JSONNET_CLI, or built from the module proxy
+// (refcli).
 func referenceCLI(t *testing.T) string {
-	t.Helper()
-	cliOnce.Do(func() {
-		if p := os.Getenv("REGATTA_JSONNET_CLI"); p != "" {
-			cliPath = p
-			return
-		}
-		dir, err := os.MkdirTemp("", "jsonnet-cli-")
-		if err != nil {
-			cliErr = err
-			return
-		}
-		cmd := exec.Command("go", "install", "github.com/google/go-jsonnet/cmd/jsonnet@"+goJsonnetVersion(t))
-		cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cliErr = errors.New(string(out))
-			return
-		}
-		cliPath = filepath.Join(dir, "jsonnet")
-	})
-	if cliErr != nil {
-		t.Fatalf("building the jsonnet CLI: %v", cliErr)
-	}
-	return cliPath
-}
-
-// goJsonnetVersion is the go-jsonnet version of this module's go.mod.
-func goJsonnetVersion(t *testing.T) string {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/google/go-jsonnet").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	return strings.TrimSpace(string(out))
+	v := refcli.ModuleVersion(t, "github.com/google/go-jsonnet")
+	return refcli.Path(t, "REGATTA_JSONNET_CLI", "jsonnet", v, refcli.GoInstall("github.com/google/go-jsonnet/cmd/jsonnet", v))
 }
 
 // corpusCase is one folder of testdata/corpus: its main file and the CLI

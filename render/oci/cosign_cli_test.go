@@ -7,47 +7,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/regatta-dev/regatta/internal/chartserver"
+	"github.com/regatta-dev/regatta/internal/refcli"
 )
 
 // cosignVersion is the cosign CLI the compatibility test signs with.
 const cosignVersion = "v2.6.5"
 
-var (
-	cosignOnce sync.Once
-	cosignPath string
-	cosignErr  error
-)
-
-// cosignCLI returns $REGATTA_COSIGN_CLI or the cosign CLI installed from
-// the module proxy into a temporary folder (several minutes cold).
+// cosignCLI returns $REGATTA_COSIGN_CLI or the cosign CLI built from the
+// module proxy (refcli; several minutes cold).
 func cosignCLI(t *testing.T) string {
-	t.Helper()
-	cosignOnce.Do(func() {
-		if p := os.Getenv("REGATTA_COSIGN_CLI"); p != "" {
-			cosignPath = p
-			return
-		}
-		dir, err := os.MkdirTemp("", "cosign-cli-")
-		if err != nil {
-			cosignErr = err
-			return
-		}
-		cmd := exec.Command("go", "install", "github.com/sigstore/cosign/v2/cmd/cosign@"+cosignVersion)
-		cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cosignErr = errors.New(string(out))
-			return
-		}
-		cosignPath = filepath.Join(dir, "cosign")
-	})
-	if cosignErr != nil {
-		t.Fatalf("installing the cosign CLI: %v", cosignErr)
-	}
-	return cosignPath
+	return refcli.Path(t, "REGATTA_COSIGN_CLI", "cosign", cosignVersion, refcli.GoInstall("github.com/sigstore/cosign/v2/cmd/cosign", cosignVersion))
 }
 
 // TestCosignSignedArtifacts signs an artifact of the in-process registry

@@ -2,54 +2,25 @@ package oci
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/regatta-dev/regatta/internal/chartserver"
+	"github.com/regatta-dev/regatta/internal/refcli"
 )
 
 // orasVersion is the oras CLI the compatibility test pushes with.
 const orasVersion = "v1.3.6"
 
-var (
-	orasOnce sync.Once
-	orasPath string
-	orasErr  error
-)
-
-// orasCLI returns $REGATTA_ORAS_CLI or the oras CLI installed from the
-// module proxy into a temporary folder.
+// orasCLI returns $REGATTA_ORAS_CLI or the oras CLI built from the module
+// proxy (refcli).
 func orasCLI(t *testing.T) string {
-	t.Helper()
-	orasOnce.Do(func() {
-		if p := os.Getenv("REGATTA_ORAS_CLI"); p != "" {
-			orasPath = p
-			return
-		}
-		dir, err := os.MkdirTemp("", "oras-cli-")
-		if err != nil {
-			orasErr = err
-			return
-		}
-		cmd := exec.Command("go", "install", "oras.land/oras/cmd/oras@"+orasVersion)
-		cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			orasErr = errors.New(string(out))
-			return
-		}
-		orasPath = filepath.Join(dir, "oras")
-	})
-	if orasErr != nil {
-		t.Fatalf("installing the oras CLI: %v", orasErr)
-	}
-	return orasPath
+	return refcli.Path(t, "REGATTA_ORAS_CLI", "oras", orasVersion, refcli.GoInstall("oras.land/oras/cmd/oras", orasVersion))
 }
 
 // TestOrasPushedArtifacts pushes a folder with the oras CLI three ways (a

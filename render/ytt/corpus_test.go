@@ -10,62 +10,46 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"sigs.k8s.io/yaml"
-)
 
-var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
+	"github.com/regatta-dev/regatta/internal/refcli"
 )
 
 // referenceCLI returns the ytt CLI of the version this module builds
 // with: $REGATTA_YTT_CLI, or built from the module proxy in a temporary
-// module (`go install carvel.dev/ytt/cmd/ytt@v` fails: the proxy does not
-// list carvel.dev/ytt's versions, which go install reads for deprecations).
+// module (refcli; `go install carvel.dev/ytt/cmd/ytt@v` fails: the proxy
+// does not list carvel.dev/ytt's versions, which go install reads for
+// deprecations).
 func referenceCLI(t *testing.T) string {
-	t.Helper()
-	cliOnce.Do(func() {
-		if p := os.Getenv("REGATTA_YTT_CLI"); p != "" {
-			cliPath = p
-			return
-		}
-		cliPath, cliErr = buildCLI()
-	})
-	if cliErr != nil {
-		t.Fatalf("building the ytt CLI: %v", cliErr)
-	}
-	return cliPath
+	v := refcli.ModuleVersion(t, "carvel.dev/ytt")
+	return refcli.Path(t, "REGATTA_YTT_CLI", "ytt", v, func(dir, name string) error { return buildCLI(dir, name, v) })
 }
 
-func buildCLI() (string, error) {
-	v, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "carvel.dev/ytt").Output()
+// buildCLI builds carvel.dev/ytt/cmd/ytt at version into dir/name.
+func buildCLI(dir, name, version string) error {
+	mod, err := os.MkdirTemp("", "ytt-cli-")
 	if err != nil {
-		return "", err
+		return err
 	}
-	dir, err := os.MkdirTemp("", "ytt-cli-")
-	if err != nil {
-		return "", err
-	}
-	mod := "module yttcli\n\ngo 1.26\n\nrequire carvel.dev/ytt " + strings.TrimSpace(string(v)) + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
-		return "", err
+	defer os.RemoveAll(mod)
+	gomod := "module yttcli\n\ngo 1.26\n\nrequire carvel.dev/ytt " + version + "\n"
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte(gomod), 0o644); err != nil {
+		return err
 	}
 	tools := "//go:build tools\n\npackage tools\n\nimport _ \"carvel.dev/ytt/cmd/ytt\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "tools.go"), []byte(tools), 0o644); err != nil {
-		return "", err
+	if err := os.WriteFile(filepath.Join(mod, "tools.go"), []byte(tools), 0o644); err != nil {
+		return err
 	}
-	for _, args := range [][]string{{"mod", "tidy"}, {"build", "-o", "ytt", "carvel.dev/ytt/cmd/ytt"}} {
+	for _, args := range [][]string{{"mod", "tidy"}, {"build", "-o", filepath.Join(dir, name), "carvel.dev/ytt/cmd/ytt"}} {
 		cmd := exec.Command("go", args...)
-		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOFLAGS=-mod=mod")
+		cmd.Dir, cmd.Env = mod, append(os.Environ(), "GOFLAGS=-mod=mod")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", errors.New(string(out))
+			return errors.New(string(out))
 		}
 	}
-	return filepath.Join(dir, "ytt"), nil
+	return nil
 }
 
 // request turns ytt CLI flags, run in dir, into a Request; ok is false
