@@ -43,23 +43,31 @@ func chartTenantFleet(t *testing.T, template, n string) string {
 	})
 }
 
+// spinning loops long without output or memory: only the time bound can
+// stop it (manyObjects may reach the memory bound first on a slow runner).
+const spinning = `{{- range (until (int .Values.n)) }}{{ range (until 5000) }}{{ end }}{{ end }}
+`
+
 // TestValidateBoundsChartRenders: validate renders a tenant's chart in
 // workers bounded as the daemon's are; a chart that renders two million
 // objects from a value fails validate at the bound with a message naming
 // the template, instead of running for minutes and passing (two million
-// took 290 s and 1.2 GB in validate's own process). A hundred thousand
+// took 290 s and 1.2 GB in validate's own process), at the memory bound;
+// a loop without output stops at the time bound. A hundred thousand
 // pass the output bound before the memory bound.
 func TestValidateBoundsChartRenders(t *testing.T) {
 	for name, tc := range map[string]struct {
-		n    string
-		args []string
-		want string
+		template string
+		n        string
+		args     []string
+		want     string
 	}{
-		"time":   {"2000000", []string{"--helm-render-timeout", "1s", "--helm-render-max-output", "1Gi"}, "took longer than 1s (stopped)"},
-		"output": {"100000", []string{"--helm-render-timeout", "1m", "--helm-render-max-output", "4Mi"}, "the rendered manifests pass 4 MiB"},
+		"time":   {spinning, "2000000", []string{"--helm-render-timeout", "1s", "--helm-render-max-output", "1Gi"}, "took longer than 1s (stopped)"},
+		"memory": {manyObjects, "2000000", []string{"--helm-render-timeout", "5m", "--helm-render-max-memory", "256Mi", "--helm-render-max-output", "1Gi"}, "used more than 256 MiB of memory (stopped)"},
+		"output": {manyObjects, "100000", []string{"--helm-render-timeout", "1m", "--helm-render-max-output", "4Mi"}, "the rendered manifests pass 4 MiB"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			dir := chartTenantFleet(t, manyObjects, tc.n)
+			dir := chartTenantFleet(t, tc.template, tc.n)
 			code, stdout, stderr := run(t, append(append([]string{"validate"}, tc.args...), dir)...)
 			want := "\ntenants/team-b/chart/templates/cm.yaml" // an error, not a warning
 			if code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "helm: template limit exceeded: ") || !strings.Contains(stdout, tc.want) {
