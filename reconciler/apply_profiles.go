@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
 	"strings"
 	"sync"
@@ -205,14 +204,6 @@ func orPending(s string) string {
 
 func (p *clusterPass) renderFacts() render.ClusterFacts {
 	return render.FactsOf(p.spec, p.st.Labels, p.st.KubernetesVersion)
-}
-
-// treeHasher uses Git tree hashes when the tree is a Git tree.
-func treeHasher(tree fs.FS) func(string) (string, error) {
-	if th, ok := tree.(interface{ TreeHash(string) (string, error) }); ok {
-		return th.TreeHash
-	}
-	return nil
 }
 
 // request builds the apply request of a rendered profile. Its objects are

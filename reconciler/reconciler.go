@@ -10,7 +10,6 @@ package reconciler
 
 import (
 	"context"
-	"io/fs"
 	"log/slog"
 	"sync"
 	"time"
@@ -25,7 +24,6 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/sops"
-	"github.com/regatta-dev/regatta/spec"
 )
 
 // Options configures a Reconciler.
@@ -81,13 +79,6 @@ type Reconciler struct {
 	rollouts   *rollouts                      // progressive rollouts, by profile
 	// render cache counts at the last pass, to export deltas
 	cacheHits, cacheMisses uint64
-}
-
-// revision is a loaded, valid revision of the fleet repository.
-type revision struct {
-	sha  string
-	tree fs.FS
-	repo *spec.Repository
 }
 
 // knownCluster is what the last successful classification found.
