@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"slices"
 	"sort"
 
 	"github.com/regatta-dev/regatta/reconciler/plan"
@@ -50,30 +49,6 @@ func (r *Reconciler) accept(sha string, tree fs.FS, fleet *status.Fleet) *revisi
 	}
 	r.good = &revision{sha: sha, tree: tree, repo: repo}
 	return r.good
-}
-
-// refusedTenants are the status records of a revision's refused tenants.
-func refusedTenants(repo *spec.Repository) []status.RefusedTenant {
-	var out []status.RefusedTenant
-	for _, t := range repo.Refused {
-		out = append(out, status.RefusedTenant{Tenant: t.Name, Errors: statusErrors(t.Errors)})
-	}
-	return out
-}
-
-func statusErrors(ds spec.Diagnostics) []status.Error {
-	out := make([]status.Error, len(ds))
-	for i, d := range ds {
-		out[i] = status.Error{File: d.File, Line: d.Line, Message: fieldMessage(d)}
-	}
-	return out
-}
-
-func fieldMessage(d spec.Diagnostic) string {
-	if d.Field == "" {
-		return d.Message
-	}
-	return d.Field + ": " + d.Message
 }
 
 // load reads and accepts a revision, records the fleet status and queues
@@ -228,31 +203,4 @@ func (r *Reconciler) seedKnown(records []status.ClusterStatus) {
 		}
 		r.known[c.Cluster] = k
 	}
-}
-
-func converged(cs []status.ClusterStatus) bool {
-	for _, c := range cs {
-		if !c.Reachable && !c.Paused {
-			return false
-		}
-		for _, p := range c.Profiles {
-			switch p.State {
-			case status.StateApplied, status.StateDryRun, status.StatePaused, status.StateWithdrawn:
-			default:
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// dependenciesOf lists the profiles with spec.dependsOn, in name order.
-func dependenciesOf(repo *spec.Repository) []status.ProfileDependency {
-	var out []status.ProfileDependency
-	for _, p := range repo.Profiles {
-		if len(p.Spec.DependsOn) > 0 {
-			out = append(out, status.ProfileDependency{Profile: p.Metadata.Name, DependsOn: slices.Clone(p.Spec.DependsOn)})
-		}
-	}
-	return out
 }
