@@ -3,7 +3,6 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -40,22 +39,6 @@ func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment, gone []
 		}
 		wg.Wait()
 	}
-}
-
-func (p *clusterPass) setResult(s status.Profile) {
-	if prof := p.rev.repo.Profile(s.Name); prof != nil && prof.Tenant() != nil {
-		s.Tenant = prof.Tenant().Name()
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.results[s.Name] = s
-}
-
-func (p *clusterPass) result(name string) (status.Profile, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s, ok := p.results[name]
-	return s, ok
 }
 
 // runProfile renders and applies one profile, unless a dependency is not
@@ -146,10 +129,6 @@ func (p *clusterPass) render(ctx context.Context, rev *revision, prof *spec.Prof
 	return res, nil, err
 }
 
-func (p *clusterPass) renderFacts() render.ClusterFacts {
-	return render.FactsOf(p.spec, p.st.Labels, p.st.KubernetesVersion)
-}
-
 // request builds the apply request of a rendered profile. Its objects are
 // the render cache's, shared and read-only: apply copies them before it
 // sets labels or applies (apply.Request.prepare).
@@ -233,15 +212,4 @@ func (p *clusterPass) withdraw(ctx context.Context, gone []*apply.Inventory) {
 		p.r.countApply(res)
 		p.setResult(toStatus(res))
 	}
-}
-
-func (p *clusterPass) sortedResults() []status.Profile {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]status.Profile, 0, len(p.results))
-	for _, s := range p.results {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }

@@ -43,18 +43,6 @@ type DaemonOptions struct {
 	OnPass func(PassResult)
 }
 
-// PassResult is the state of the fleet when it settled.
-type PassResult struct {
-	// Snapshot is the status of every cluster and of the fleet.
-	Snapshot status.Snapshot
-	// Converged is true when the newest revision is in force and every
-	// pair is Applied (or DryRun, Paused, Withdrawn), with no cluster
-	// unreachable.
-	Converged bool
-	// Duration is the time from the first work queued to the settling.
-	Duration time.Duration
-}
-
 // ErrUnconverged is returned by RunOnce when some pair did not converge.
 var ErrUnconverged = errors.New("not every (profile, cluster) pair converged")
 

@@ -133,3 +133,15 @@ var allStates = []string{
 	status.StateConflict, status.StateDryRun, status.StateWithdrawn, status.StatePaused,
 	status.StateWaitingForRollout,
 }
+
+// identityRecord is what the pass of another entry, or a look-up for it,
+// found the entry reaches: its cluster identity, or failed.
+type identityRecord struct {
+	uid    string
+	failed string // the revision a look-up failed at: not tried again on it
+	// registered is the client and revision the entry's own pass found
+	// its registration with: passes on both (drift checks, retries) do not
+	// read it again.
+	registered *apply.Client
+	rev        string
+}

@@ -110,13 +110,6 @@ func (p *clusterPass) pinned(ctx context.Context, prof *spec.Profile, inv *apply
 	return rolloutPick{rev: old, prof: oldProf, rolling: true, pinned: true}
 }
 
-func (p *clusterPass) inventoryOf(profile string) (*apply.Inventory, bool) {
-	if p.inventories == nil {
-		return nil, false
-	}
-	return p.inventories[profile], true
-}
-
 // rendersSame reports whether the revision in force renders the pair as
 // it is applied: the rollout has nothing to bring to this cluster.
 func (p *clusterPass) rendersSame(ctx context.Context, prof *spec.Profile, inv *apply.Inventory) bool {
