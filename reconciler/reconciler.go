@@ -1,11 +1,3 @@
-// Package reconciler keeps every cluster of the fleet in the state the
-// repository describes. The Daemon follows the branch and feeds a work
-// queue keyed by cluster; each cluster's reconciliation classifies it,
-// matches profiles, renders, applies in dependsOn order and withdraws, on
-// its own, without waiting for health (that is observed off the workers)
-// or for any other cluster. The package owns the order of things and the
-// safety rules between them; the work itself is done by spec, render,
-// apply, classify and status.
 package reconciler
 
 import (
@@ -72,7 +64,7 @@ type Reconciler struct {
 	mu    sync.Mutex
 	good  *revision               // last revision that loaded and validated
 	known map[string]knownCluster // last facts per cluster
-	// identities are the cluster identities entries reach (identity.go).
+	// identities are the cluster identities entries reach (pass_identity.go).
 	identities map[string]identityRecord
 	lastPairs  map[string]map[string]struct{} // pairs reported, for metrics clean-up
 	events     *events.Manager                // watches of event profiles

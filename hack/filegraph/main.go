@@ -1,7 +1,7 @@
 // Command filegraph measures how the files of one Go package depend on
 // each other, to show whether a package reads top-down.
 //
-//	go run ./hack/filegraph [-v] ./reconciler
+//	go run ./hack/filegraph [-v] [-e] ./reconciler
 //
 // Definitions:
 //   - nodes are the package's non-test .go files (for the build tags in
@@ -16,8 +16,9 @@
 //     SCCs: files that use no other file are layer 1.
 //
 // It prints files, edges, back-references (each with -v), layers and the
-// SCCs of more than one file. Dependencies are imported from the export
-// data `go list -export` builds, so no module dependency is needed.
+// SCCs of more than one file; -e lists every edge. Dependencies are
+// imported from the export data `go list -export` builds, so no module
+// dependency is needed.
 package main
 
 import (
@@ -38,6 +39,7 @@ import (
 
 func main() {
 	verbose := flag.Bool("v", false, "list every back-reference")
+	edges := flag.Bool("e", false, "list every edge")
 	flag.Parse()
 	dir := "."
 	if flag.NArg() > 0 {
@@ -49,6 +51,13 @@ func main() {
 		os.Exit(1)
 	}
 	report(os.Stdout, g, *verbose)
+	if *edges {
+		for _, n := range g.nodes {
+			for _, m := range g.targets(n) {
+				fmt.Printf("  edge %s -> %s\n", n, m)
+			}
+		}
+	}
 }
 
 // listed is the part of `go list -json` filegraph reads.
