@@ -127,6 +127,7 @@ type pass struct {
 	// (see manager_recheck.go).
 	awaited *awaiting
 	current sync.Map // object.ObjMetadata -> true: healthy as applied
+	gens    sync.Map // object.ObjMetadata -> int64: generation as applied
 }
 
 func (c *Cluster) newPass(req Request, res *Result) *pass {
@@ -422,8 +423,7 @@ func (p *pass) recordChanges(addon string, cs *ssa.ChangeSet) {
 func (p *pass) wait(ctx context.Context, objs []*unstructured.Unstructured) error {
 	ids := object.UnstructuredSetToObjMetadataSet(objs)
 	timeout := p.healthTimeout()
-	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: timeout, FailFast: true}
-	err := p.rm.WaitForSetWithContext(ctx, p.notCurrent(ids), opts)
+	err := p.waitHealth(ctx, p.notCurrent(ids), timeout)
 	hs, degraded := p.health.summary(ids)
 	p.res.Health.merge(hs)
 	if err != nil {
