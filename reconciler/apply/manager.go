@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -401,10 +400,11 @@ func (c *Cluster) ensureInventoryNamespace(ctx context.Context, kube client.Clie
 }
 
 // resourceManager returns an ssa ResourceManager that writes as regatta's
-// field manager through kube, polling health with poller (nil: none), with
-// concurrency requests in flight.
-func resourceManager(kube client.Client, poller *polling.StatusPoller, concurrency int) *ssa.ResourceManager {
-	rm := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
+// field manager through kube, with concurrency requests in flight. It has
+// no status poller: regatta never calls ssa's waits, health is watched
+// (health_watch.go).
+func resourceManager(kube client.Client, concurrency int) *ssa.ResourceManager {
+	rm := ssa.NewResourceManager(kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
 	rm.SetConcurrency(concurrency)
 	return rm
 }

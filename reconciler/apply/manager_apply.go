@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
@@ -133,8 +131,7 @@ type pass struct {
 func (c *Cluster) newPass(req Request, res *Result) *pass {
 	cl := c.currentClient()
 	h := newHealthReader(cl.Mapper, req.Health, c.log().With("profile", req.Profile))
-	poller := polling.NewStatusPoller(cl.Kube, cl.Mapper, polling.Options{CustomStatusReaders: []engine.StatusReader{h}})
-	rm := resourceManager(cl.Kube, poller, c.m.opts.Concurrency)
+	rm := resourceManager(cl.Kube, c.m.opts.Concurrency)
 	return &pass{c: c, cl: cl, writer: cl, req: req, res: res, rm: rm, health: h,
 		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}, labelled: map[ObjectRef]bool{}}
 }

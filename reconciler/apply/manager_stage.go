@@ -144,7 +144,7 @@ func (p *pass) applyChunks(ctx context.Context, objs []*unstructured.Unstructure
 	errs := make([]error, chunks)
 	var wg sync.WaitGroup
 	for i := range chunks {
-		rm := resourceManager(p.writer.Kube, nil, max(1, conc/chunks))
+		rm := resourceManager(p.writer.Kube, max(1, conc/chunks))
 		wg.Go(func() { sets[i], errs[i] = rm.ApplyAll(ctx, chunk(objs, i, chunks), p.stepOpts) })
 	}
 	wg.Wait()
