@@ -1,11 +1,14 @@
 package apply
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/cli-utils/pkg/object"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // available is a Deployment of generation gen whose status says its
@@ -37,5 +40,28 @@ func TestHealthWatchIgnoresStaleGenerations(t *testing.T) {
 	w.record(t.Context(), g, available(2))
 	if rs := h.last[id]; rs == nil || rs.Status != status.CurrentStatus {
 		t.Fatalf("the applied generation, available: %+v; want Current", rs)
+	}
+}
+
+// TestCannotWatch: what makes a kind fall back to polling (RBAC, an API
+// that serves no list or watch, a kind no longer served) and what only
+// makes the watch list again or retry.
+func TestCannotWatch(t *testing.T) {
+	deploy := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{apierrors.NewForbidden(deploy, "", errors.New("RBAC")), true},
+		{apierrors.NewMethodNotSupported(schema.GroupResource{Group: "metrics.k8s.io", Resource: "pods"}, "watch"), true},
+		{apierrors.NewNotFound(deploy, ""), true},
+		{apierrors.NewGone("too old"), false},
+		{apierrors.NewResourceExpired("too old"), false},
+		{apierrors.NewInternalError(errors.New("etcd")), false},
+		{errors.New("connection reset"), false},
+	} {
+		if got := cannotWatch(tc.err); got != tc.want {
+			t.Errorf("cannotWatch(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

@@ -67,8 +67,9 @@ func (c *Cluster) resumeAt(req Request) int {
 // await records that step i of the request waits for the health of ids
 // and returns the record. The deadline starts with the step's first wait,
 // and again when this apply changed the step's objects (changed). The
-// step's objects are watched through cl until the record is dropped.
-func (c *Cluster) await(req Request, cl *Client, i int, ids object.ObjMetadataSet, objects int, timeout time.Duration, changed bool) *awaiting {
+// step's objects are watched through cl until the record is dropped; gens
+// are the generations the apply returned.
+func (c *Cluster) await(req Request, cl *Client, i int, ids object.ObjMetadataSet, gens map[object.ObjMetadata]int64, objects int, timeout time.Duration, changed bool) *awaiting {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a := c.awaiting[req.Profile]
@@ -83,7 +84,7 @@ func (c *Cluster) await(req Request, cl *Client, i int, ids object.ObjMetadataSe
 	}
 	a.timeout, a.ids, a.checker, a.objects = timeout, ids, req.Health, objects
 	if a.watch == nil {
-		a.watch = c.watchAwaiting(req.Profile, cl, ids, req.Health)
+		a.watch = c.watchAwaiting(req.Profile, cl, ids, req.Health, gens)
 	}
 	return a
 }
@@ -91,7 +92,7 @@ func (c *Cluster) await(req Request, cl *Client, i int, ids object.ObjMetadataSe
 // watchAwaiting watches the objects of an awaiting step and queues the
 // cluster (the ready function PollHealth was last given) as soon as they
 // are all healthy or one is degraded, without waiting for a poll.
-func (c *Cluster) watchAwaiting(profile string, cl *Client, ids object.ObjMetadataSet, checker HealthChecker) *healthWatch {
+func (c *Cluster) watchAwaiting(profile string, cl *Client, ids object.ObjMetadataSet, checker HealthChecker, gens map[object.ObjMetadata]int64) *healthWatch {
 	h := newHealthReader(cl.Mapper, checker, nil) // the pass logs script errors
 	var told atomic.Bool
 	onChange := func() {
@@ -99,7 +100,7 @@ func (c *Cluster) watchAwaiting(profile string, cl *Client, ids object.ObjMetada
 			c.m.notifyReady(c.name)
 		}
 	}
-	return startHealthWatch(c.m.ctx, cl, h, ids, healthWatchOptions{profile: profile,
+	return startHealthWatch(c.m.ctx, cl, h, ids, healthWatchOptions{profile: profile, gens: gens,
 		interval: c.m.opts.HealthPollInterval, log: c.log(), onChange: onChange})
 }
 
@@ -172,7 +173,8 @@ func (p *pass) observe(ctx context.Context, i int, objs []*unstructured.Unstruct
 	}
 	// The poll between passes reads only what is not healthy yet: a
 	// Deployment, not the ConfigMaps and Services beside it.
-	a := p.c.await(p.req, p.cl, i, p.health.pending(ids), len(objs), timeout, changed)
+	pending := p.health.pending(ids)
+	a := p.c.await(p.req, p.cl, i, pending, p.generations(pending), len(objs), timeout, changed)
 	p.res.Health.merge(hs)
 	if !time.Now().Before(a.deadline()) {
 		p.c.mu.Lock()
