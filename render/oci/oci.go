@@ -283,8 +283,11 @@ func (c *Client) layer(ctx context.Context, repo *remote.Repository, url, digest
 // ErrUnsafePath is an archive entry leaving the artifact's root.
 var ErrUnsafePath = errors.New("leaves the artifact")
 
-// extract reads a tar.gz into memory: regular files and folders; other
-// entries (symlinks, devices) are skipped; paths must stay inside.
+// extract reads a tar.gz into memory: regular files, folders, and
+// symlinks that stay inside the artifact (followed when read, as the
+// repository's are); a symlink out of it is an error naming the link.
+// Hard links become copies of the file they name; other entries
+// (devices, fifos) are skipped. Paths must stay inside.
 func extract(layer []byte, max int64) (fs.FS, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(layer))
 	if err != nil {
@@ -317,6 +320,27 @@ func extract(layer []byte, max int64) (fs.FS, error) {
 				return nil, err
 			}
 			out[name] = &fstest.MapFile{Data: data, Mode: 0o644}
+		case tar.TypeSymlink:
+			if err := linkInside(name, h.Linkname); err != nil {
+				return nil, err
+			}
+			out[name] = &fstest.MapFile{Data: []byte(h.Linkname), Mode: fs.ModeSymlink | 0o777}
+		case tar.TypeLink:
+			f, ok := out[path.Clean(strings.TrimPrefix(h.Linkname, "./"))]
+			if !ok || !f.Mode.IsRegular() {
+				return nil, fmt.Errorf("hard link %s names %s, not a file of the artifact before it: %w", name, h.Linkname, ErrUnsafePath)
+			}
+			out[name] = &fstest.MapFile{Data: f.Data, Mode: 0o644}
 		}
 	}
+}
+
+// linkInside refuses a symlink whose target leaves the artifact: an
+// absolute target, or one climbing above the root from the link's folder.
+func linkInside(name, target string) error {
+	joined := path.Join(path.Dir(name), target)
+	if path.IsAbs(target) || joined == ".." || strings.HasPrefix(joined, "../") {
+		return fmt.Errorf("symlink %s points to %s, outside the artifact: %w", name, target, ErrUnsafePath)
+	}
+	return nil
 }
