@@ -281,3 +281,46 @@ func TestOCIArtifactSymlinks(t *testing.T) {
 		}
 	}
 }
+
+// TestOCIInterval: an add-on's oci.interval is how long its tag's
+// resolution is reused. With a client that sets no cap, a tag moved in
+// the registry is seen at once by an add-on whose interval is a
+// millisecond, and not by one with the default (a minute).
+func TestOCIInterval(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	push := func(repo, name string) string {
+		layer := chartserver.TarGz(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: default}\n"})
+		return reg.PushArtifact(t, repo, "stable", "application/vnd.cncf.flux.config.v1+json", oci.FluxContentType, layer)
+	}
+	profile := func(name, repo, extra string) string {
+		return "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + name + "}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci: {url: 'oci://" + reg.Host() + "/" + repo + "', tag: stable" + extra + "}\n    manifests: {path: app}\n"
+	}
+	dir := tenantTree(t, map[string]string{
+		"profiles/fast.yaml": profile("fast", "fleet/fast", ", interval: 1ms"),
+		"profiles/slow.yaml": profile("slow", "fleet/slow", ""),
+	})
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true})})
+	digest := func(profile string) string {
+		t.Helper()
+		a := renderProfileTree(t, r, dir, profile).Artifacts
+		if len(a) != 1 {
+			t.Fatalf("%s: artifacts %v", profile, a)
+		}
+		return a[0].Digest
+	}
+	fast1, slow1 := push("fleet/fast", "one"), push("fleet/slow", "one")
+	if digest("fast") != fast1 || digest("slow") != slow1 {
+		t.Fatal("first resolution")
+	}
+	fast2, _ := push("fleet/fast", "two"), push("fleet/slow", "two")
+	resolvedAt := time.Now()
+	for digest("fast") != fast2 { // a millisecond has passed by the second try
+		if time.Since(resolvedAt) > 30*time.Second {
+			t.Fatal("the 1ms interval never resolved the moved tag")
+		}
+	}
+	if d := digest("slow"); d != slow1 && time.Since(resolvedAt) < oci.DefaultInterval {
+		t.Fatalf("the default interval resolved the tag again within %s", time.Since(resolvedAt))
+	}
+}

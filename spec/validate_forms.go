@@ -112,6 +112,7 @@ func checkOCI(rep report, field string, a Addon) {
 			rep.errorf(field+".semver", "%q: %v", o.Semver, err)
 		}
 	}
+	checkDuration(rep, field+".interval", o.Interval)
 	if o.Digest != "" && !digestForm.MatchString(o.Digest) {
 		rep.errorf(field+".digest", "%q is not a sha256:<64 hex digits> digest", o.Digest)
 	}
