@@ -2,7 +2,6 @@ package cloud
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -53,7 +52,7 @@ func (f *azureFetcher) lookup(ctx context.Context) (Endpoint, error) {
 			return err
 		}
 		req.Header.Set("Authorization", "Bearer "+at.Token)
-		return call(httpClient(f.opts), req, out, armAPIError)
+		return call(httpClient(f.opts), req, out, errorObject)
 	}
 	var mc aksCluster
 	if err := send(http.MethodGet, "", &mc); err != nil {
@@ -93,17 +92,4 @@ func aksCA(creds aksCredentials) []byte {
 		}
 	}
 	return nil
-}
-
-// armAPIError reads an Azure Resource Manager error: {"error": {"code",
-// "message"}}.
-func armAPIError(resp *http.Response, body []byte) *APIError {
-	var e struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(body, &e) // not JSON: the body is the message
-	return &APIError{Status: resp.StatusCode, Code: e.Error.Code, Message: firstOf(e.Error.Message, string(body))}
 }

@@ -3,7 +3,6 @@ package cloud
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -39,7 +38,7 @@ func (f *gcpFetcher) lookup(ctx context.Context) (Endpoint, error) {
 	}
 	tok.SetAuthHeader(req)
 	var out gkeCluster
-	if err := call(httpClient(f.opts), req, &out, googleAPIError); err != nil {
+	if err := call(httpClient(f.opts), req, &out, errorObject); err != nil {
 		return Endpoint{}, lookupErr(err)
 	}
 	ca, err := base64.StdEncoding.DecodeString(out.MasterAuth.ClusterCaCertificate)
@@ -51,19 +50,6 @@ func (f *gcpFetcher) lookup(ctx context.Context) (Endpoint, error) {
 		return Endpoint{}, lookupErr(err)
 	}
 	return ep, nil
-}
-
-// googleAPIError reads a Google API error: {"error": {"code", "message",
-// "status"}}.
-func googleAPIError(resp *http.Response, body []byte) *APIError {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-			Status  string `json:"status"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(body, &e) // not JSON: the body is the message
-	return &APIError{Status: resp.StatusCode, Code: e.Error.Status, Message: firstOf(e.Error.Message, string(body))}
 }
 
 // httpClient is opts.HTTPClient, else Go's default.

@@ -132,3 +132,23 @@ func firstOf(s ...string) string {
 	}
 	return ""
 }
+
+// errorObject reads the error of Google APIs ({"error": {"code": 403,
+// "status": "PERMISSION_DENIED", "message"}}) and of Azure Resource
+// Manager ({"error": {"code": "AuthorizationFailed", "message"}}): the
+// code is the status, else the code if a string.
+func errorObject(resp *http.Response, body []byte) *APIError {
+	var e struct {
+		Error struct {
+			Code    json.RawMessage `json:"code"`
+			Status  string          `json:"status"`
+			Message string          `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e) // not JSON: the body is the message
+	code := e.Error.Status
+	if code == "" {
+		_ = json.Unmarshal(e.Error.Code, &code)
+	}
+	return &APIError{Status: resp.StatusCode, Code: code, Message: firstOf(e.Error.Message, string(body))}
+}
