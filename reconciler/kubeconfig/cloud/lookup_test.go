@@ -208,3 +208,34 @@ func isX509(err error) bool {
 	var v *tls.CertificateVerificationError
 	return errors.As(err, &v)
 }
+
+// TestDaemonReachesRecreatedCluster: the daemon's pass fails while the
+// management API answers a CA the API server's certificate is not of (the
+// cluster was recreated after the look-up); once it answers the new CA,
+// the next pass looks the cluster up again, builds a new client and
+// applies.
+func TestDaemonReachesRecreatedCluster(t *testing.T) {
+	gke := env.Cluster("gke")
+	n := namedCluster(1, "recreated", "")
+	n.dir.Set(n.key, gke.URL(), env.Cluster("eks").CAData())
+	files := map[string]string{}
+	addEntry(files, "cloud-gcp", n.yaml(), "recreated")
+	fleet := gitfleet.New(t)
+	fleet.Commit("recreated", files)
+	d := newDaemon(t, fleet.URL)
+	res, _ := d.RunOnce(t.Context())
+	if st := clusterStatus(res.Snapshot, "cloud-gcp"); st.Reachable || !strings.Contains(st.Error, "x509") {
+		t.Fatalf("with the old CA: reachable %v, error %q", st.Reachable, st.Error)
+	}
+	n.dir.Set(n.key, gke.URL(), gke.CAData())
+	res, _ = d.RunOnce(t.Context())
+	if st := clusterStatus(res.Snapshot, "cloud-gcp"); !st.Reachable || st.Error != "" {
+		t.Fatalf("with the new CA: reachable %v, error %q", st.Reachable, st.Error)
+	}
+	if got := configMapValue(t, "gke", "cloud-gcp"); got != "recreated" {
+		t.Fatalf("value %q", got)
+	}
+	if got := n.dir.Lookups(n.key); got != 2 {
+		t.Fatalf("looked up %d times, want twice", got)
+	}
+}
