@@ -94,7 +94,7 @@ func (c *CloudCredentials) LooksUp() bool {
 // case-insensitive).
 var (
 	gkeClusterRE = regexp.MustCompile(`^projects/[a-z0-9.:-]+/locations/[a-z0-9-]+/clusters/[a-z0-9-]+$`)
-	aksClusterRE = regexp.MustCompile(`(?i)^/subscriptions/[0-9a-f-]+/resourceGroups/[-\w._()]+/providers/Microsoft\.ContainerService/managedClusters/[-\w]+$`)
+	aksClusterRE = regexp.MustCompile(`(?i)^/subscriptions/[^/?#]+/resourceGroups/[^/?#]+/providers/Microsoft\.ContainerService/managedClusters/[^/?#]+$`)
 )
 
 // CAData returns the decoded certificateAuthorityData.
