@@ -103,12 +103,13 @@ func (im *importer) carryCloud(cm object, c *spec.Cluster) {
 	if ca := migrate.Str(data, "ca.crt"); ca != "" {
 		cloud.CertificateAuthorityData = base64.StdEncoding.EncodeToString([]byte(ca))
 	}
-	if provider == spec.ProviderAWS {
-		cloud.Cluster = migrate.Str(data, "cluster")
-	}
+	cloud.Cluster = migrate.Str(data, "cluster")
 	c.Spec.Kubeconfig = spec.KubeconfigSource{Cloud: cloud}
-	if cloud.Server == "" || cloud.CertificateAuthorityData == "" {
-		im.report.Add(cm.doc, "data", "address and ca.crt are required: regatta does not look a cluster's endpoint up from the cloud; add them to spec.kubeconfig.cloud (server, certificateAuthorityData)")
+	switch given := cloud.Server != "" || cloud.CertificateAuthorityData != ""; {
+	case given && (cloud.Server == "" || cloud.CertificateAuthorityData == ""):
+		im.report.Add(cm.doc, "data", "address and ca.crt go together: give both, or neither and regatta looks the endpoint up by cluster")
+	case !given && cloud.Cluster == "":
+		im.report.Add(cm.doc, "data", "cluster is required without address and ca.crt: regatta looks the endpoint up by the cluster's name (aws), resource name (gcp) or resource ID (azure)")
 	}
 	for _, k := range sortedKeys(data) {
 		switch {

@@ -22,9 +22,10 @@ spec:
 const kcCA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
 // Flux's spec.kubeConfig becomes the cluster's way in: a configMapRef with
-// an aws provider becomes spec.kubeconfig.cloud (address, ca.crt and the
-// EKS ARN), a secretRef becomes spec.kubeconfig.secretRef; what regatta
-// cannot carry (a per-object ServiceAccount, a missing address) is reported.
+// a provider becomes spec.kubeconfig.cloud (address, ca.crt and cluster; an
+// AKS resource ID alone, which regatta looks up, is not reported), a
+// secretRef becomes spec.kubeconfig.secretRef; what regatta cannot carry (a
+// per-object ServiceAccount) is reported.
 func TestKubeConfigCarried(t *testing.T) {
 	fleet, report, err := Import(context.Background(), fstest.MapFS{
 		"clusters/eks/flux-system/gotk-sync.yaml": {Data: []byte(nsSync)},
@@ -65,7 +66,7 @@ data: {provider: azure, cluster: /subscriptions/s/resourceGroups/g/providers/Mic
 		eks.Server != "https://ABC.gr7.eu-west-1.eks.amazonaws.com" || eks.CertificateAuthorityData != base64.StdEncoding.EncodeToString([]byte(kcCA)) {
 		t.Errorf("eks: %+v", eks)
 	}
-	if aks := got["aks"].Cloud; aks == nil || aks.Provider != "azure" || aks.Cluster != "" {
+	if aks := got["aks"].Cloud; aks == nil || aks.Provider != "azure" || aks.Cluster != "/subscriptions/s/resourceGroups/g/providers/Microsoft.ContainerService/managedClusters/aks" || aks.Server != "" {
 		t.Errorf("aks: %+v", aks)
 	}
 	if ref := got["edge"].SecretRef; ref != (spec.SecretKeyRef{Name: "edge-kubeconfig", Namespace: "flux-system", Key: "value.yaml"}) {
@@ -78,12 +79,14 @@ data: {provider: azure, cluster: /subscriptions/s/resourceGroups/g/providers/Mic
 	findings := strings.Join(all, "\n")
 	for _, want := range []string{
 		"clusters/eks/apps.yaml:17: data.serviceAccountName: not carried over: regatta uses the workload identity of its own pod",
-		"clusters/aks/apps.yaml:13: data: address and ca.crt are required",
 		"clusters/edge/apps.yaml:8: spec.kubeConfig.secretRef: carried over as spec.kubeconfig.secretRef",
 	} {
 		if !strings.Contains(findings, want) {
 			t.Errorf("report:\n%s\nwant a line with:\n%s", findings, want)
 		}
+	}
+	if strings.Contains(findings, "clusters/aks/apps.yaml:13: data:") {
+		t.Errorf("the aks ConfigMap names its cluster, which regatta looks up; reported:\n%s", findings)
 	}
 	if strings.Contains(findings, "spec.kubeConfig: not carried over") {
 		t.Errorf("kubeConfig reported as not carried over:\n%s", findings)
