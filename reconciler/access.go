@@ -13,6 +13,9 @@ import (
 // cluster.yaml says: a kubeconfig Secret, a renewed ServiceAccount token or
 // a cloud provider's short-lived tokens.
 func (r *Reconciler) clusterFor(ctx context.Context, tree fs.FS, c *spec.Cluster) (*apply.Cluster, error) {
+	if c.Pulled() || r.agent != nil {
+		return r.agentCluster(c)
+	}
 	a, err := r.opts.Credentials.Resolve(ctx, tree, r.opts.Keys, r.opts.Management, c)
 	var cl *apply.Cluster
 	switch {

@@ -41,6 +41,15 @@ type DaemonOptions struct {
 	// work was done, with the status of that moment; RunOnce calls it
 	// after its status commit.
 	OnPass func(PassResult)
+	// Agent, when set, makes this daemon the agent of one pulled cluster
+	// (spec.mode: pull; reconciler/pull.go): it reconciles that cluster
+	// only, with the given config, refuses a revision that does not mark
+	// it pulled, and commits only its record to StatusBranch (its own
+	// ref). Without it, pulled clusters are never reconciled.
+	Agent *AgentCluster
+	// Peers, when set, reads the records of the clusters this daemon does
+	// not reconcile: shown in its status, read by its rollouts' gates.
+	Peers Peers
 }
 
 // PassResult is the state of the fleet when it settled.
@@ -80,6 +89,8 @@ type Daemon struct {
 	commitMu  sync.Mutex
 	// owner receives OwnershipChanged's signals.
 	owner chan struct{}
+	// peers are the records of the clusters other processes reconcile.
+	peers map[string]status.ClusterStatus
 }
 
 // NewDaemon returns a Daemon over a Reconciler.
@@ -93,6 +104,7 @@ func NewDaemon(r *Reconciler, opts DaemonOptions) *Daemon {
 	d := &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore(), owner: make(chan struct{}, 1)}
 	r.rollouts.load, r.rollouts.record = d.loadRevision, d.store.setRollout
 	r.rollouts.sharded = opts.Ownership != nil
+	r.agent, r.rollouts.peer = opts.Agent, d.peer
 	return d
 }
 
@@ -119,6 +131,7 @@ func (d *Daemon) RunOnce(ctx context.Context) (PassResult, error) {
 		s.waitSettled(workCtx)
 	}
 	s.stop()
+	d.refreshPeers(ctx)
 	res := d.result(start)
 	if cerr := d.commitStatus(); err == nil {
 		err = cerr
@@ -174,6 +187,10 @@ func (d *Daemon) loop(ctx context.Context, s *session, revs <-chan string, watch
 			}
 			current = rev
 			if err := d.load(ctx, rev, s, false); err != nil {
+				var refused *RefusedError
+				if errors.As(err, &refused) {
+					return err
+				}
 				d.r.log.Error("load revision", "revision", rev, "error", err)
 			}
 		case <-drift.C:
@@ -181,6 +198,7 @@ func (d *Daemon) loop(ctx context.Context, s *session, revs <-chan string, watch
 		case <-d.owner:
 			d.rebalanced(s)
 		case <-commit.C:
+			d.refreshPeers(ctx)
 			if err := d.commitStatus(); err != nil {
 				d.r.log.Error("status commit", "error", err)
 			}

@@ -170,6 +170,9 @@ func (p *clusterPass) eventMatches(ctx context.Context, prof *spec.Profile, src 
 	if err != nil {
 		return nil, &render.Error{File: prof.Source.File, Line: prof.Source.LineOf(sourceField(err)), Err: err}
 	}
+	if err := pulledEvents(prof, p.spec, sources); err != nil {
+		return nil, &render.Error{File: prof.Source.File, Line: prof.Source.LineOf("spec.eventTrigger"), Err: err}
+	}
 	cctx, cancel := context.WithTimeout(ctx, p.r.opts.ClusterTimeout)
 	defer cancel()
 	out := make([]events.Matches, 0, len(sources))

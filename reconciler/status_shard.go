@@ -23,6 +23,9 @@ import (
 // what the cluster's owner since wrote (writeRecord checks again at the
 // commit).
 func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[string][]byte, []string, bool, error) {
+	if d.opts.Agent != nil {
+		return d.agentFiles(snap)
+	}
 	if d.opts.Ownership == nil {
 		files, err := status.Files(snap)
 		return files, nil, true, err
@@ -63,7 +66,7 @@ func (d *Daemon) writeRecord(file string, parent []byte, found bool, proposed []
 	if path.Dir(file) != status.ClustersDir {
 		return proposed, true
 	}
-	if !d.owns(strings.TrimSuffix(path.Base(file), ".yaml")) {
+	if name := strings.TrimSuffix(path.Base(file), ".yaml"); !d.owns(name) && !d.shows(name) {
 		return nil, false
 	}
 	return status.NextRecord(parent, found, proposed)

@@ -1,0 +1,287 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/regatta-dev/regatta/internal/testenv"
+	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
+)
+
+// pullFleet is one pushed cluster (push-1, its kubeconfig in its folder)
+// and two pulled ones (pull-1 the canary of profile gated, pull-2 the
+// rest). Profile app selects all three; gated the pulled ones, with a
+// rollout whose canary stage is pull-1. broken adds to gated a Deployment
+// that never becomes Available (bare API servers run no controllers),
+// so the canary fails its health timeout.
+func pullFleet(pushKubeconfig []byte, version string, broken bool) map[string]string {
+	cluster := func(name, mode, labels string) string {
+		return fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {%s}\nspec:\n  mode: %s\n", name, labels, mode)
+	}
+	var kc strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(string(pushKubeconfig)), "\n") {
+		kc.WriteString("    " + l + "\n")
+	}
+	gated := "apiVersion: v1\nkind: Namespace\nmetadata: {name: gated-e2e}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: gated, namespace: gated-e2e}\ndata: {version: " + version + "}\n"
+	if broken {
+		gated += `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: never-ready, namespace: gated-e2e}
+spec:
+  selector: {matchLabels: {app: never-ready}}
+  template:
+    metadata: {labels: {app: never-ready}}
+    spec: {containers: [{name: c, image: registry.invalid/none:1}]}
+`
+	}
+	return map[string]string{
+		"clusters/push-1/cluster.yaml":    cluster("push-1", "push", "env: prod"),
+		"clusters/push-1/kubeconfig.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: push-1-kubeconfig, namespace: regatta-system}\nstringData:\n  value: |\n" + kc.String(),
+		"clusters/pull-1/cluster.yaml":    cluster("pull-1", "pull", "env: prod, gate: on, stage: canary"),
+		"clusters/pull-2/cluster.yaml":    cluster("pull-2", "pull", "env: prod, gate: on"),
+		"profiles/app.yaml": `apiVersion: regatta.dev/v1alpha1
+kind: Profile
+metadata: {name: app}
+spec:
+  clusterSelector: {matchLabels: {env: prod}}
+  addons:
+  - name: app
+    manifests: {path: app}
+`,
+		"app/objects.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: pull-e2e}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: pull-e2e}\ndata: {version: " + version + "}\n",
+		"profiles/gated.yaml": `apiVersion: regatta.dev/v1alpha1
+kind: Profile
+metadata: {name: gated}
+spec:
+  clusterSelector: {matchLabels: {gate: "on"}}
+  healthTimeout: 5s
+  rollout:
+    stages:
+    - name: canary
+      clusterSelector: {matchLabels: {stage: canary}}
+  addons:
+  - name: gated
+    manifests: {path: gated}
+`,
+		"gated/objects.yaml": gated,
+	}
+}
+
+// configMapVersion reads data.version of a ConfigMap; "" when absent.
+func configMapVersion(t *testing.T, c kubernetes.Interface, ns, name string) string {
+	t.Helper()
+	cm, err := c.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data["version"]
+}
+
+// ready reports whether the process serves /readyz with 200: it
+// reconciled every queued cluster once.
+func (p *process) ready() bool {
+	resp, err := http.Get(strings.TrimSuffix(p.metrics, "/metrics") + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// TestPullModeFleet is the acceptance test of pull mode on three real API
+// servers: one commit reaches the pushed cluster through the central
+// daemon and the two pulled ones through their agents, each process
+// writing only its own cluster(s); the central status branch shows the
+// pulled clusters from their agents' refs; the rollout of gated holds
+// pull-2 while its canary pull-1 fails and moves it once pull-1 is
+// healthy, read from pull-1's ref; an agent killed and restarted applies
+// nothing; and agents for a pushed cluster or a cluster not in the
+// repository are refused.
+func TestPullModeFleet(t *testing.T) {
+	names := []string{"push-1", "pull-1", "pull-2"}
+	opts := testenv.Options{}
+	for _, n := range names {
+		opts.Clusters = append(opts.Clusters, testenv.ClusterOptions{Name: n})
+	}
+	log.SetOutput(io.Discard) // the Git server logs every request
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	env := testenv.StartT(t, opts)
+	clients := map[string]kubernetes.Interface{}
+	dir := t.TempDir()
+	kubeconfigs := map[string]string{}
+	for _, n := range names {
+		c, err := kubernetes.NewForConfig(env.Cluster(n).RESTConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[n] = c
+		kubeconfigs[n] = filepath.Join(dir, n+".kubeconfig")
+		if err := os.WriteFile(kubeconfigs[n], env.Cluster(n).Kubeconfig(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pw := filepath.Join(dir, "git-password")
+	if err := os.WriteFile(pw, []byte(gitfleet.Password), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fleetRepo := gitfleet.New(t)
+	pushKC := env.Cluster("push-1").Kubeconfig()
+	v1 := fleetRepo.Commit("v1", pullFleet(pushKC, "v1", false))
+	logDir := os.Getenv("E2E_LOG_DIR")
+	if logDir == "" {
+		logDir = dir
+	}
+	common := []string{"--repo", fleetRepo.URL, "--git-username", gitfleet.User, "--git-password-file", pw,
+		"--interval", "500ms", "--status-interval", "1s", "--health-timeout", "30s", "--leader-elect=false"}
+	central := startRegatta(t, "central", logDir, common...)
+	agents := map[string]*process{}
+	agentArgs := func(n string) []string {
+		return append([]string{"--cluster", n, "--kubeconfig", kubeconfigs[n]}, common...)
+	}
+	for _, n := range names[1:] {
+		agents[n] = startRegatta(t, "agent-"+n, logDir, agentArgs(n)...)
+	}
+
+	// One commit reaches all three, each by its own process.
+	testenv.WaitFor(t, 90*time.Second, "app v1 and gated v1 everywhere", func() bool {
+		for _, n := range names {
+			if configMapVersion(t, clients[n], "pull-e2e", "app") != "v1" {
+				return false
+			}
+		}
+		return configMapVersion(t, clients["pull-1"], "gated-e2e", "gated") == "v1" &&
+			configMapVersion(t, clients["pull-2"], "gated-e2e", "gated") == "v1"
+	})
+	wantWriters(t, central, map[string]bool{"push-1": true})
+	for n, a := range agents {
+		wantWriters(t, a, map[string]bool{n: true})
+	}
+	// The central status branch shows the pulled clusters, from their refs.
+	var last string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last record read:\n%s\nstatus branch: %s", last, gitfleet.Git(t, fleetRepo.Bare, "ls-tree", "-r", "--name-only", "regatta/status"))
+		}
+	})
+	testenv.WaitFor(t, 30*time.Second, "the status branch holds the agents' records of v1", func() bool {
+		for _, n := range names[1:] {
+			rec := fleetRepo.Lookup("regatta/status", "status/clusters/"+n+".yaml")
+			last = rec
+			if !strings.Contains(rec, "mode: pull") || !strings.Contains(rec, "sourceRevision: "+v1) || !strings.Contains(rec, "state: Applied") {
+				return false
+			}
+		}
+		return true
+	})
+	if own := fleetRepo.Lookup("regatta-status/pull-1", "status/clusters/pull-2.yaml"); own != "" {
+		t.Errorf("pull-1's ref holds pull-2's record:\n%s", own)
+	}
+	out := runRegatta(t, 0, "status", "--repo", fleetRepo.URL, "--git-username", gitfleet.User, "--git-password-file", pw)
+	for _, n := range names {
+		if !strings.Contains(out, n) {
+			t.Errorf("regatta status does not show %s:\n%s", n, out)
+		}
+	}
+
+	// v2 breaks gated: the canary pull-1 fails; pull-2 must keep v1.
+	fleetRepo.Commit("v2", pullFleet(pushKC, "v2", true))
+	testenv.WaitFor(t, 90*time.Second, "pull-1's ref reports gated Failed at v2", func() bool {
+		rec := fleetRepo.Lookup("regatta-status/pull-1", "status/clusters/pull-1.yaml")
+		return strings.Contains(rec, "state: Failed") && configMapVersion(t, clients["pull-1"], "gated-e2e", "gated") == "v2"
+	})
+	testenv.WaitFor(t, 30*time.Second, "pull-2 and push-1 have app v2", func() bool {
+		return configMapVersion(t, clients["pull-2"], "pull-e2e", "app") == "v2" && configMapVersion(t, clients["push-1"], "pull-e2e", "app") == "v2"
+	})
+	testenv.WaitFor(t, 30*time.Second, "pull-2's ref reports gated waiting for the rollout", func() bool {
+		rec := fleetRepo.Lookup("regatta-status/pull-2", "status/clusters/pull-2.yaml")
+		return strings.Contains(rec, "state: Pending")
+	})
+	if v := configMapVersion(t, clients["pull-2"], "gated-e2e", "gated"); v != "v1" {
+		t.Fatalf("pull-2 got gated %s while its canary pull-1 failed; want v1", v)
+	}
+
+	// v3 fixes it: pull-1 first, then pull-2 once pull-1's ref shows it healthy.
+	fleetRepo.Commit("v3", pullFleet(pushKC, "v3", false))
+	testenv.WaitFor(t, 90*time.Second, "gated v3 on both pulled clusters", func() bool {
+		return configMapVersion(t, clients["pull-1"], "gated-e2e", "gated") == "v3" &&
+			configMapVersion(t, clients["pull-2"], "gated-e2e", "gated") == "v3"
+	})
+
+	// An agent killed and restarted applies nothing.
+	agents["pull-1"].kill(syscall.SIGKILL)
+	agents["pull-1"] = startRegatta(t, "agent-pull-1", logDir, agentArgs("pull-1")...)
+	testenv.WaitFor(t, 60*time.Second, "the restarted agent reconciled its cluster", agents["pull-1"].ready)
+	if got, err := agents["pull-1"].applies(); err != nil || got["pull-1"] != 0 {
+		t.Errorf("the restarted agent applied %v times (err %v), want 0", got, err)
+	}
+
+	// Agents for a pushed cluster, or a cluster not in the repository, are refused.
+	out = runRegatta(t, ExitFailure, append([]string{"run", "--metrics-addr", "", "--once", "--cluster", "push-1", "--kubeconfig", kubeconfigs["push-1"]}, common...)...)
+	if !strings.Contains(out, "cluster push-1 is not spec.mode: pull") {
+		t.Errorf("the agent of push-1 was not refused with a clear message:\n%s", out)
+	}
+	if rec := fleetRepo.Lookup("regatta-status/push-1", "status/clusters/push-1.yaml"); !strings.Contains(strings.Join(strings.Fields(rec), " "), "not spec.mode: pull") {
+		t.Errorf("the refused agent's status does not say why:\n%s\noutput:\n%s", rec, out)
+	}
+	out = runRegatta(t, ExitFailure, append([]string{"run", "--metrics-addr", "", "--once", "--cluster", "nowhere", "--kubeconfig", kubeconfigs["push-1"]}, common...)...)
+	if !strings.Contains(out, "the repository has no cluster nowhere") {
+		t.Errorf("the agent of a cluster not in the repository was not refused with a clear message:\n%s", out)
+	}
+	wantWriters(t, central, map[string]bool{"push-1": true})
+}
+
+// ExitFailure is the exit code of a failed command.
+const ExitFailure = 1
+
+// wantWriters checks that a process applied to the given clusters and to
+// no other.
+func wantWriters(t *testing.T, p *process, want map[string]bool) {
+	t.Helper()
+	got, err := p.applies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, n := range got {
+		if n > 0 && !want[c] {
+			t.Errorf("%s applied %v times to %s", p.id, n, c)
+		}
+	}
+	for c := range want {
+		if got[c] == 0 {
+			t.Errorf("%s applied nothing to %s", p.id, c)
+		}
+	}
+}
+
+// runRegatta runs the regatta command to its end and returns its output;
+// the test fails unless it exits with code.
+func runRegatta(t *testing.T, code int, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), execAsRegatta+"=1")
+	out, _ := cmd.CombinedOutput()
+	if got := cmd.ProcessState.ExitCode(); got != code {
+		t.Fatalf("regatta %s exited %d, want %d:\n%s", strings.Join(args, " "), got, code, out)
+	}
+	return string(out)
+}
