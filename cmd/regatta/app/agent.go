@@ -78,7 +78,7 @@ func (a *agentFlags) pullOptions(o *reconciler.DaemonOptions, src *repo.Source, 
 	refs := &agent.Refs{Source: src}
 	if a.config != nil {
 		cfg := rest.CopyConfig(a.config)
-		cfg.UserAgent = f.userAgent(cfg.UserAgent)
+		cfg.UserAgent = f.userAgent("regatta")
 		o.Agent = &reconciler.AgentCluster{Name: a.cluster, Config: cfg}
 		refs.StatusBranch = a.fleetStatusBranch
 	}

@@ -117,7 +117,7 @@ func (p *process) ready() bool {
 // repository are refused.
 func TestPullModeFleet(t *testing.T) {
 	names := []string{"push-1", "pull-1", "pull-2"}
-	opts := testenv.Options{}
+	opts := testenv.Options{AuditLog: true}
 	for _, n := range names {
 		opts.Clusters = append(opts.Clusters, testenv.ClusterOptions{Name: n})
 	}
@@ -173,6 +173,23 @@ func TestPullModeFleet(t *testing.T) {
 	wantWriters(t, central, map[string]bool{"push-1": true})
 	for n, a := range agents {
 		wantWriters(t, a, map[string]bool{n: true})
+	}
+	// The API servers' audit logs: the central daemon never sent a request
+	// to a pulled cluster, nor an agent to another cluster than its own.
+	for _, n := range names {
+		want := "regatta/agent-" + n
+		if n == "push-1" {
+			want = "regatta"
+		}
+		by := requestsBy(t, env.Cluster(n))
+		if by[want] == 0 {
+			t.Errorf("cluster %s received no request from %s: %v", n, want, by)
+		}
+		for ua, count := range by {
+			if ua != want {
+				t.Errorf("cluster %s received %d requests from %s", n, count, ua)
+			}
+		}
 	}
 	// The central status branch shows the pulled clusters, from their refs.
 	var last string
@@ -246,6 +263,24 @@ func TestPullModeFleet(t *testing.T) {
 		t.Errorf("the agent of a cluster not in the repository was not refused with a clear message:\n%s", out)
 	}
 	wantWriters(t, central, map[string]bool{"push-1": true})
+}
+
+// requestsBy counts the requests regatta processes sent to a cluster, by
+// user agent (regatta: the central daemon; regatta/agent-<cluster>: an
+// agent).
+func requestsBy(t *testing.T, c *testenv.Cluster) map[string]int {
+	t.Helper()
+	events, err := testenv.ReadAuditLog(c.AuditLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, e := range events {
+		if e.UserAgent == "regatta" || strings.HasPrefix(e.UserAgent, "regatta/") {
+			out[e.UserAgent]++
+		}
+	}
+	return out
 }
 
 // ExitFailure is the exit code of a failed command.
