@@ -178,10 +178,7 @@ func (d *Daemon) peer(cluster string) (status.ClusterStatus, bool) {
 func (s *statusStore) setPeer(c status.ClusterStatus) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.clusters[c.Cluster]; !ok || !reflect.DeepEqual(old, c) {
-		s.clusters[c.Cluster] = c
-		s.version++
-	}
+	s.put(c)
 }
 
 // agentCluster reaches a pulled cluster: only its own agent may.

@@ -86,16 +86,27 @@ type Refs struct {
 // Records returns a record for every pulled cluster and those found of
 // the pushed ones.
 func (r *Refs) Records(ctx context.Context, pulled, pushed []string) ([]status.ClusterStatus, error) {
+	branches := make([]string, 0, len(pulled)+1)
+	for _, name := range pulled {
+		branches = append(branches, StatusRef(name))
+	}
+	if len(pushed) > 0 && r.StatusBranch != "" {
+		branches = append(branches, r.StatusBranch)
+	}
+	revs, err := r.Source.FetchBranches(ctx, branches) // one listing for all
+	if err != nil {
+		return nil, err
+	}
 	out := make([]status.ClusterStatus, 0, len(pulled)+len(pushed))
 	for _, name := range pulled {
-		out = append(out, r.pulled(ctx, name))
+		out = append(out, r.pulled(ctx, name, revs[StatusRef(name)]))
 	}
-	if len(pushed) == 0 || r.StatusBranch == "" {
+	if len(pushed) == 0 || revs[r.StatusBranch] == "" {
 		return out, nil
 	}
-	tree, found, err := r.tree(ctx, r.StatusBranch)
-	if err != nil || !found {
-		return out, err
+	tree, err := r.Source.Tree(ctx, revs[r.StatusBranch])
+	if err != nil {
+		return out, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
 	}
 	snap, err := status.Read(tree)
 	if err != nil {
@@ -113,15 +124,15 @@ func (r *Refs) Records(ctx context.Context, pulled, pushed []string) ([]status.C
 	return out, nil
 }
 
-// pulled reads one agent's ref.
-func (r *Refs) pulled(ctx context.Context, name string) status.ClusterStatus {
+// pulled reads one agent's ref at rev ("": the ref does not exist).
+func (r *Refs) pulled(ctx context.Context, name, rev string) status.ClusterStatus {
 	ref := StatusRef(name)
-	tree, found, err := r.tree(ctx, ref)
+	if rev == "" {
+		return Missing(name, "no branch "+ref)
+	}
+	tree, err := r.Source.Tree(ctx, rev)
 	if err != nil {
 		return Missing(name, "cannot read "+ref+": "+err.Error())
-	}
-	if !found {
-		return Missing(name, "no branch "+ref)
 	}
 	rec, ok, ignored, err := Record(tree, name)
 	if len(ignored) > 0 {
@@ -134,18 +145,6 @@ func (r *Refs) pulled(ctx context.Context, name string) status.ClusterStatus {
 		return Missing(name, ref+" has no "+status.ClusterFile(name))
 	}
 	return rec
-}
-
-func (r *Refs) tree(ctx context.Context, branch string) (fs.FS, bool, error) {
-	rev, found, err := r.Source.FetchBranch(ctx, branch)
-	if err != nil || !found {
-		return nil, found, err
-	}
-	t, err := r.Source.Tree(ctx, rev)
-	if err != nil {
-		return nil, true, err
-	}
-	return t, true, nil
 }
 
 func (r *Refs) log() *slog.Logger {
