@@ -23,9 +23,9 @@ import (
 )
 
 // pullFleet is one pushed cluster (push-1, its kubeconfig in its folder)
-// and two pulled ones (pull-1 the canary of profile gated, pull-2 the
-// rest). Profile app selects all three; gated the pulled ones, with a
-// rollout whose canary stage is pull-1. broken adds to gated a Deployment
+// and two pulled ones. Profile app selects all three, and so does gated,
+// with a rollout whose canary stage is pull-1 (the rest: pull-2 and
+// push-1, so the central daemon gates on an agent's record too). broken adds to gated a Deployment
 // that never becomes Available (bare API servers run no controllers),
 // so the canary fails its health timeout.
 func pullFleet(pushKubeconfig []byte, version string, broken bool) map[string]string {
@@ -50,7 +50,7 @@ spec:
 `
 	}
 	return map[string]string{
-		"clusters/push-1/cluster.yaml":    cluster("push-1", "push", "env: prod"),
+		"clusters/push-1/cluster.yaml":    cluster("push-1", "push", "env: prod, gate: on"),
 		"clusters/push-1/kubeconfig.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: push-1-kubeconfig, namespace: regatta-system}\nstringData:\n  value: |\n" + kc.String(),
 		"clusters/pull-1/cluster.yaml":    cluster("pull-1", "pull", "env: prod, gate: on, stage: canary"),
 		"clusters/pull-2/cluster.yaml":    cluster("pull-2", "pull", "env: prod, gate: on"),
@@ -167,8 +167,12 @@ func TestPullModeFleet(t *testing.T) {
 				return false
 			}
 		}
-		return configMapVersion(t, clients["pull-1"], "gated-e2e", "gated") == "v1" &&
-			configMapVersion(t, clients["pull-2"], "gated-e2e", "gated") == "v1"
+		for _, n := range names {
+			if configMapVersion(t, clients[n], "gated-e2e", "gated") != "v1" {
+				return false
+			}
+		}
+		return true
 	})
 	wantWriters(t, central, map[string]bool{"push-1": true})
 	for n, a := range agents {
@@ -208,6 +212,9 @@ func TestPullModeFleet(t *testing.T) {
 		}
 		return true
 	})
+	if dash := fleetRepo.Lookup("regatta/status", "status/README.md"); !strings.Contains(dash, "pull-1 (agent:pull-1)") || !strings.Contains(dash, "pull-2 (agent:pull-2)") {
+		t.Errorf("the dashboard does not show the pulled clusters as their agents':\n%s", dash)
+	}
 	if own := fleetRepo.Lookup("regatta-status/pull-1", "status/clusters/pull-2.yaml"); own != "" {
 		t.Errorf("pull-1's ref holds pull-2's record:\n%s", own)
 	}
@@ -219,7 +226,7 @@ func TestPullModeFleet(t *testing.T) {
 	}
 
 	// v2 breaks gated: the canary pull-1 fails; pull-2 must keep v1.
-	fleetRepo.Commit("v2", pullFleet(pushKC, "v2", true))
+	v2 := fleetRepo.Commit("v2", pullFleet(pushKC, "v2", true))
 	testenv.WaitFor(t, 90*time.Second, "pull-1's ref reports gated Failed at v2", func() bool {
 		rec := fleetRepo.Lookup("regatta-status/pull-1", "status/clusters/pull-1.yaml")
 		return strings.Contains(rec, "state: Failed") && configMapVersion(t, clients["pull-1"], "gated-e2e", "gated") == "v2"
@@ -231,15 +238,25 @@ func TestPullModeFleet(t *testing.T) {
 		rec := fleetRepo.Lookup("regatta-status/pull-2", "status/clusters/pull-2.yaml")
 		return strings.Contains(rec, "state: Pending")
 	})
-	if v := configMapVersion(t, clients["pull-2"], "gated-e2e", "gated"); v != "v1" {
-		t.Fatalf("pull-2 got gated %s while its canary pull-1 failed; want v1", v)
+	testenv.WaitFor(t, 30*time.Second, "the central status branch reports push-1's gated waiting for the rollout", func() bool {
+		rec := fleetRepo.Lookup("regatta/status", "status/clusters/push-1.yaml")
+		return strings.Contains(rec, "state: Pending") && strings.Contains(rec, "sourceRevision: "+v2)
+	})
+	for _, n := range []string{"pull-2", "push-1"} {
+		if v := configMapVersion(t, clients[n], "gated-e2e", "gated"); v != "v1" {
+			t.Fatalf("%s got gated %s while the canary pull-1 failed; want v1", n, v)
+		}
 	}
 
 	// v3 fixes it: pull-1 first, then pull-2 once pull-1's ref shows it healthy.
 	fleetRepo.Commit("v3", pullFleet(pushKC, "v3", false))
-	testenv.WaitFor(t, 90*time.Second, "gated v3 on both pulled clusters", func() bool {
-		return configMapVersion(t, clients["pull-1"], "gated-e2e", "gated") == "v3" &&
-			configMapVersion(t, clients["pull-2"], "gated-e2e", "gated") == "v3"
+	testenv.WaitFor(t, 90*time.Second, "gated v3 on every cluster", func() bool {
+		for _, n := range names {
+			if configMapVersion(t, clients[n], "gated-e2e", "gated") != "v3" {
+				return false
+			}
+		}
+		return true
 	})
 
 	// An agent killed and restarted applies nothing.
