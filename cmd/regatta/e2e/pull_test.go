@@ -29,13 +29,7 @@ import (
 // that never becomes Available (bare API servers run no controllers),
 // so the canary fails its health timeout.
 func pullFleet(pushKubeconfig []byte, version string, broken bool) map[string]string {
-	cluster := func(name, mode, labels string) string {
-		return fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {%s}\nspec:\n  mode: %s\n", name, labels, mode)
-	}
-	var kc strings.Builder
-	for _, l := range strings.Split(strings.TrimSpace(string(pushKubeconfig)), "\n") {
-		kc.WriteString("    " + l + "\n")
-	}
+	cluster := clusterYAML
 	gated := "apiVersion: v1\nkind: Namespace\nmetadata: {name: gated-e2e}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: gated, namespace: gated-e2e}\ndata: {version: " + version + "}\n"
 	if broken {
 		gated += `---
@@ -51,7 +45,7 @@ spec:
 	}
 	return map[string]string{
 		"clusters/push-1/cluster.yaml":    cluster("push-1", "push", "env: prod, gate: on"),
-		"clusters/push-1/kubeconfig.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: push-1-kubeconfig, namespace: regatta-system}\nstringData:\n  value: |\n" + kc.String(),
+		"clusters/push-1/kubeconfig.yaml": kubeconfigSecretYAML("push-1", pushKubeconfig),
 		"clusters/pull-1/cluster.yaml":    cluster("pull-1", "pull", "env: prod, gate: on, stage: canary"),
 		"clusters/pull-2/cluster.yaml":    cluster("pull-2", "pull", "env: prod, gate: on"),
 		"profiles/app.yaml": `apiVersion: regatta.dev/v1alpha1
@@ -80,6 +74,20 @@ spec:
 `,
 		"gated/objects.yaml": gated,
 	}
+}
+
+func clusterYAML(name, mode, labels string) string {
+	return fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: %s\n  labels: {%s}\nspec:\n  mode: %s\n", name, labels, mode)
+}
+
+// kubeconfigSecretYAML is a cluster's kubeconfig Secret manifest, for its
+// folder.
+func kubeconfigSecretYAML(name string, kubeconfig []byte) string {
+	var kc strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(string(kubeconfig)), "\n") {
+		kc.WriteString("    " + l + "\n")
+	}
+	return "apiVersion: v1\nkind: Secret\nmetadata: {name: " + name + "-kubeconfig, namespace: regatta-system}\nstringData:\n  value: |\n" + kc.String()
 }
 
 // configMapVersion reads data.version of a ConfigMap; "" when absent.
@@ -280,6 +288,31 @@ func TestPullModeFleet(t *testing.T) {
 		t.Errorf("the agent of a cluster not in the repository was not refused with a clear message:\n%s", out)
 	}
 	wantWriters(t, central, map[string]bool{"push-1": true})
+
+	// pull-2 switched to push: its agent stops (exit 1, saying why) and the
+	// central daemon takes the cluster over, never both.
+	v4 := pullFleet(pushKC, "v4", false)
+	v4["clusters/pull-2/cluster.yaml"] = clusterYAML("pull-2", "push", "env: prod, gate: on")
+	v4["clusters/pull-2/kubeconfig.yaml"] = kubeconfigSecretYAML("pull-2", env.Cluster("pull-2").Kubeconfig())
+	fleetRepo.Commit("v4: pull-2 pushed", v4)
+	testenv.WaitFor(t, 30*time.Second, "pull-2's agent stopped", func() bool {
+		select {
+		case <-agents["pull-2"].done:
+			return true
+		default:
+			return false
+		}
+	})
+	if code := agents["pull-2"].cmd.ProcessState.ExitCode(); code != ExitFailure {
+		t.Errorf("pull-2's agent exited %d, want %d", code, ExitFailure)
+	}
+	if b, _ := os.ReadFile(filepath.Join(logDir, "agent-pull-2.log")); !strings.Contains(string(b), "cluster pull-2 is not spec.mode: pull") {
+		t.Errorf("pull-2's agent log does not say why it stopped")
+	}
+	testenv.WaitFor(t, 60*time.Second, "the central daemon brought pull-2 to app v4", func() bool {
+		got, err := central.applies()
+		return err == nil && got["pull-2"] > 0 && configMapVersion(t, clients["pull-2"], "pull-e2e", "app") == "v4"
+	})
 }
 
 // requestsBy counts the requests regatta processes sent to a cluster, by
