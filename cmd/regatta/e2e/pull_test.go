@@ -290,11 +290,11 @@ func TestPullModeFleet(t *testing.T) {
 	wantWriters(t, central, map[string]bool{"push-1": true})
 
 	// pull-2 switched to push: its agent stops (exit 1, saying why) and the
-	// central daemon takes the cluster over, never both.
-	v4 := pullFleet(pushKC, "v4", false)
+	// central daemon takes the cluster over, re-applying nothing.
+	v4 := pullFleet(pushKC, "v3", false)
 	v4["clusters/pull-2/cluster.yaml"] = clusterYAML("pull-2", "push", "env: prod, gate: on")
 	v4["clusters/pull-2/kubeconfig.yaml"] = kubeconfigSecretYAML("pull-2", env.Cluster("pull-2").Kubeconfig())
-	fleetRepo.Commit("v4: pull-2 pushed", v4)
+	rev4 := fleetRepo.Commit("v4: pull-2 pushed", v4)
 	testenv.WaitFor(t, 30*time.Second, "pull-2's agent stopped", func() bool {
 		select {
 		case <-agents["pull-2"].done:
@@ -309,10 +309,14 @@ func TestPullModeFleet(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(logDir, "agent-pull-2.log")); !strings.Contains(string(b), "cluster pull-2 is not spec.mode: pull") {
 		t.Errorf("pull-2's agent log does not say why it stopped")
 	}
-	testenv.WaitFor(t, 60*time.Second, "the central daemon brought pull-2 to app v4", func() bool {
-		got, err := central.applies()
-		return err == nil && got["pull-2"] > 0 && configMapVersion(t, clients["pull-2"], "pull-e2e", "app") == "v4"
+	testenv.WaitFor(t, 60*time.Second, "the central daemon reconciled pull-2 at v4", func() bool {
+		rec := fleetRepo.Lookup("regatta/status", "status/clusters/pull-2.yaml")
+		return strings.Contains(rec, "sourceRevision: "+rev4) && !strings.Contains(rec, "mode: pull") && !strings.Contains(rec, "state: Progressing") &&
+			strings.Count(rec, "state: Applied") == 2
 	})
+	if got, err := central.applies(); err != nil || got["pull-2"] != 0 {
+		t.Errorf("taking pull-2 over, the central daemon applied %v (err %v), want nothing", got, err)
+	}
 }
 
 // requestsBy counts the requests regatta processes sent to a cluster, by
