@@ -120,8 +120,8 @@ func (d *Daemon) agentFiles(snap status.Snapshot) (map[string][]byte, []string, 
 // for a rollout.
 func (d *Daemon) refreshPeers(ctx context.Context) {
 	rev := d.r.current()
-	if d.opts.Peers == nil || rev == nil {
-		return
+	if d.opts.Peers == nil || rev == nil || (d.opts.Agent != nil && !anyRollout(rev.repo)) {
+		return // an agent reads the others only for its rollouts
 	}
 	var pulled, pushed []string
 	for _, c := range rev.repo.Clusters {
@@ -163,6 +163,15 @@ func (d *Daemon) shows(cluster string) bool {
 	}
 	_, ok := d.peer(cluster)
 	return ok && d.opts.Agent == nil && d.opts.Ownership == nil
+}
+
+func anyRollout(repo *spec.Repository) bool {
+	for _, p := range repo.Profiles {
+		if p.Spec.Rollout != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // peer returns the record of a cluster another process reconciles.

@@ -93,6 +93,9 @@ func (r *Refs) Records(ctx context.Context, pulled, pushed []string) ([]status.C
 	if len(pushed) > 0 && r.StatusBranch != "" {
 		branches = append(branches, r.StatusBranch)
 	}
+	if len(branches) == 0 {
+		return nil, nil // no listing at all: a fleet without pulled clusters costs nothing
+	}
 	revs, err := r.Source.FetchBranches(ctx, branches) // one listing for all
 	if err != nil {
 		return nil, err

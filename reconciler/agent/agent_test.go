@@ -52,3 +52,13 @@ func TestMissingSaysWhatToCheck(t *testing.T) {
 		t.Errorf("ClusterFile = %s", got)
 	}
 }
+
+// A fleet without pulled clusters reads nothing from Git (the central
+// daemon asks at every status interval): Records does not touch Source.
+func TestRecordsWithoutPulledClustersReadsNothing(t *testing.T) {
+	r := &Refs{StatusBranch: "regatta/status"} // no Source: any read would panic
+	recs, err := r.Records(t.Context(), nil, nil)
+	if err != nil || len(recs) != 0 {
+		t.Errorf("Records = %v, %v", recs, err)
+	}
+}
