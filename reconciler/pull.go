@@ -3,15 +3,10 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"reflect"
-	"time"
 
 	"k8s.io/client-go/rest"
 
-	"github.com/regatta-dev/regatta/reconciler/apply"
-	"github.com/regatta-dev/regatta/reconciler/rollout"
 	"github.com/regatta-dev/regatta/reconciler/status"
-	"github.com/regatta-dev/regatta/spec"
 )
 
 // Pull mode
@@ -41,6 +36,10 @@ type Peers interface {
 	Records(ctx context.Context, pulled, pushed []string) ([]status.ClusterStatus, error)
 }
 
+// peerRecords are the records of the clusters other processes reconcile,
+// by cluster.
+type peerRecords map[string]status.ClusterStatus
+
 // RefusedError is why an agent does not act for its cluster.
 type RefusedError struct {
 	Cluster  string
@@ -50,214 +49,4 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("agent of cluster %s refuses to act at revision %s: %s", e.Cluster, status.ShortRevision(e.Revision), e.Reason)
-}
-
-// pullAllows reports whether this daemon may reconcile the cluster as far
-// as modes go: an agent its own pulled cluster only, any other daemon
-// every cluster but the pulled ones.
-func (d *Daemon) pullAllows(cluster string) bool {
-	var c *spec.Cluster
-	if rev := d.r.current(); rev != nil {
-		c = rev.repo.Cluster(cluster)
-	}
-	if a := d.opts.Agent; a != nil {
-		return cluster == a.Name && c != nil && c.Pulled()
-	}
-	return c == nil || !c.Pulled()
-}
-
-// agentCheck refuses a revision in force that does not make this agent's
-// cluster a pulled cluster: never two writers. The refusal is the
-// cluster's record, so the agent's status ref says why.
-func (d *Daemon) agentCheck(good *revision) error {
-	a := d.opts.Agent
-	if a == nil {
-		return nil
-	}
-	c := good.repo.Cluster(a.Name)
-	var reason string
-	switch {
-	case c == nil:
-		reason = fmt.Sprintf("the repository has no cluster %s (%s/%s/%s)", a.Name, spec.ClustersDir, a.Name, spec.ClusterFile)
-	case !c.Pulled():
-		reason = fmt.Sprintf("cluster %s is not spec.mode: pull (%s): the central daemon reconciles it, and an agent never acts beside it; set spec.mode: pull first", a.Name, c.Source.File)
-	default:
-		return nil
-	}
-	err := &RefusedError{Cluster: a.Name, Revision: good.sha, Reason: reason}
-	d.store.setCluster(status.ClusterStatus{Cluster: a.Name, SourceRevision: good.sha, Mode: spec.ModePull, Error: err.Error()})
-	return err
-}
-
-// agentFiles is an agent's status commit: fleet.yaml (what it knows of
-// the repository, for its restart) and its own cluster's record, nothing
-// else, on its own ref.
-func (d *Daemon) agentFiles(snap status.Snapshot) (map[string][]byte, []string, bool, error) {
-	own := status.Snapshot{Fleet: snap.Fleet}
-	for _, c := range snap.Clusters {
-		if c.Cluster == d.opts.Agent.Name {
-			c.Mode = spec.ModePull
-			own.Clusters = append(own.Clusters, c)
-		}
-	}
-	files, err := status.Files(own)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	keep := map[string]bool{status.FleetFile: true, status.ClusterFile(d.opts.Agent.Name): true}
-	for p := range files {
-		if !keep[p] {
-			delete(files, p)
-		}
-	}
-	return files, nil, true, nil
-}
-
-// refreshPeers reads the records of the clusters this daemon does not
-// reconcile. The central daemon keeps the pulled clusters' records among
-// its own, so its status branch and dashboard show them; an agent keeps
-// them aside, for its rollouts only. A change wakes the pairs waiting
-// for a rollout.
-func (d *Daemon) refreshPeers(ctx context.Context) {
-	rev := d.r.current()
-	if d.opts.Peers == nil || rev == nil || (d.opts.Agent != nil && !anyRollout(rev.repo)) {
-		return // an agent reads the others only for its rollouts
-	}
-	var pulled, pushed []string
-	for _, c := range rev.repo.Clusters {
-		switch name := c.Metadata.Name; {
-		case d.opts.Agent != nil && name == d.opts.Agent.Name:
-		case c.Pulled():
-			pulled = append(pulled, name)
-		case d.opts.Agent != nil:
-			pushed = append(pushed, name)
-		}
-	}
-	recs, err := d.opts.Peers.Records(ctx, pulled, pushed)
-	if err != nil {
-		d.r.log.Warn("cannot read the status of the clusters other processes reconcile", "error", err)
-		return
-	}
-	byName := make(map[string]status.ClusterStatus, len(recs))
-	for _, rec := range recs {
-		byName[rec.Cluster] = rec
-		if d.opts.Agent == nil && rev.repo.Cluster(rec.Cluster).Pulled() {
-			d.store.setPeer(rec)
-		}
-	}
-	d.mu.Lock()
-	changed := !reflect.DeepEqual(d.peers, byName)
-	d.peers = byName
-	d.mu.Unlock()
-	if changed {
-		d.r.rollouts.wakePending()
-	}
-}
-
-// shows reports whether this daemon writes a record of a cluster it does
-// not reconcile: an agent its own (the record of a refusal says why), the
-// central daemon the record a pulled cluster's agent committed.
-func (d *Daemon) shows(cluster string) bool {
-	if d.opts.Agent != nil {
-		return cluster == d.opts.Agent.Name
-	}
-	_, ok := d.peer(cluster)
-	return ok && d.opts.Agent == nil && d.opts.Ownership == nil
-}
-
-func anyRollout(repo *spec.Repository) bool {
-	for _, p := range repo.Profiles {
-		if p.Spec.Rollout != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// peer returns the record of a cluster another process reconciles.
-func (d *Daemon) peer(cluster string) (status.ClusterStatus, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	rec, ok := d.peers[cluster]
-	return rec, ok
-}
-
-// setPeer stores the record of a cluster another process reconciles; it
-// is never this daemon's to write as its own (computed).
-func (s *statusStore) setPeer(c status.ClusterStatus) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.put(c)
-}
-
-// agentCluster reaches a pulled cluster: only its own agent may.
-func (r *Reconciler) agentCluster(c *spec.Cluster) (*apply.Cluster, error) {
-	if r.agent == nil || r.agent.Name != c.Metadata.Name {
-		return nil, fmt.Errorf("cluster %s is pulled (spec.mode: pull): only its own agent reaches it", c.Metadata.Name)
-	}
-	cl, err := r.opts.Apply.ClusterFor(c.Metadata.Name, r.agent.Config, "agent")
-	if err != nil {
-		return nil, err
-	}
-	cl.SetNamespaces(c.Spec.Namespaces)
-	return cl, nil
-}
-
-// pulledEvents refuses a cross-cluster event pair that involves a pulled
-// cluster, as destination or source: no process reaches both.
-func pulledEvents(prof *spec.Profile, dest *spec.Cluster, sources []*spec.Cluster) error {
-	if !prof.Spec.EventTrigger.CrossCluster() {
-		return nil
-	}
-	for _, c := range append([]*spec.Cluster{dest}, sources...) {
-		if c.Pulled() {
-			return fmt.Errorf("cluster %s is pulled (spec.mode: pull): cross-cluster event sources (spec.eventTrigger.destinationClusterSelector) can neither watch nor deliver to it; use a local event profile", c.Metadata.Name)
-		}
-	}
-	return nil
-}
-
-// input is the rollout's clusters: this daemon's pairs as it tracks
-// them, the others' as their records show them (same rollout by
-// fingerprint, else Pending), so stages gate across processes.
-func (ro *rollouts) input(pr *profileRollout, profile string, members []rollout.Cluster) []rollout.Cluster {
-	in := pr.input(members)
-	if ro.peer == nil {
-		return in
-	}
-	for i := range in {
-		if rec, ok := ro.peer(in[i].Name); ok {
-			in[i].State, in[i].Since = peerPair(rec, profile, pr.fp)
-		}
-	}
-	return in
-}
-
-func peerPair(rec status.ClusterStatus, profile, fp string) (rollout.State, time.Time) {
-	for _, p := range rec.Profiles {
-		if p.Name != profile || p.Rollout == nil || p.Rollout.Fingerprint != fp {
-			continue
-		}
-		var since time.Time
-		if p.Rollout.Since != nil {
-			since = *p.Rollout.Since
-		}
-		return rollout.State(p.Rollout.State), since
-	}
-	return rollout.Pending, time.Time{}
-}
-
-// wakePending queues the clusters whose pairs wait for a rollout.
-func (ro *rollouts) wakePending() {
-	ro.mu.Lock()
-	var names []string
-	for _, pr := range ro.profiles {
-		for c, p := range pr.pairs {
-			if p.state == rollout.Pending {
-				names = append(names, c)
-			}
-		}
-	}
-	ro.mu.Unlock()
-	ro.wakeAll(names)
 }

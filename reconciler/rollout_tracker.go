@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"sync"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/regatta-dev/regatta/reconciler/metrics"
-	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/rollout"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
@@ -239,18 +239,100 @@ func stageOfCluster(d rollout.Decision, cluster string) string {
 	return ""
 }
 
-// members returns the clusters of rev that prof selects, with their last
-// known effective labels.
-func (r *Reconciler) members(rev *revision, prof *spec.Profile) []rollout.Cluster {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []rollout.Cluster
-	for _, c := range rev.repo.Clusters {
-		k := r.known[c.Metadata.Name]
-		labels, _ := plan.EffectiveLabels(c.Metadata.Labels, sortedClassified(k.classified))
-		if prof.Matches(c.Metadata.Name, labels) {
-			out = append(out, rollout.Cluster{Name: c.Metadata.Name, Labels: labels})
-		}
+// loadRevision reads an older revision for pinned pairs.
+func (ro *rollouts) loadRevision(ctx context.Context, sha string) (*revision, error) {
+	if ro.load == nil {
+		return nil, fmt.Errorf("no repository to read revision %s from", status.ShortRevision(sha))
+	}
+	return ro.load(ctx, sha)
+}
+
+func rolloutState(pairState string) rollout.State {
+	switch pairState {
+	case status.StateApplied, status.StateDryRun, status.StatePaused:
+		return rollout.Done
+	case status.StateFailed, status.StateConflict:
+		return rollout.Failed
+	}
+	return rollout.Updating
+}
+
+// rolloutStatus is the status record of a decision.
+func rolloutStatus(profile, revision string, d rollout.Decision) status.RolloutStatus {
+	out := status.RolloutStatus{
+		Profile:  profile,
+		Revision: revision,
+		Stage:    d.Stage,
+		Halted:   d.Halted,
+		Complete: d.Complete,
+		Reason:   d.Reason,
+	}
+	for _, st := range d.Stages {
+		out.Stages = append(out.Stages, status.StageStatus{
+			Name:     st.Name,
+			Progress: st.Progress,
+			Done:     st.Done,
+			Updating: st.Updating,
+			Waiting:  st.Waiting,
+			Failed:   st.Failed,
+		})
 	}
 	return out
+}
+
+// keepOnly forgets the rollouts of the profiles keep does not name.
+func (ro *rollouts) keepOnly(keep map[string]bool) {
+	ro.mu.Lock()
+	defer ro.mu.Unlock()
+	for name, pr := range ro.profiles {
+		if !keep[name] {
+			pr.stopTimer()
+			delete(ro.profiles, name)
+		}
+	}
+}
+
+// input is the rollout's clusters: this daemon's pairs as it tracks
+// them, the others' as their records show them (same rollout by
+// fingerprint, else Pending), so stages gate across processes.
+func (ro *rollouts) input(pr *profileRollout, profile string, members []rollout.Cluster) []rollout.Cluster {
+	in := pr.input(members)
+	if ro.peer == nil {
+		return in
+	}
+	for i := range in {
+		if rec, ok := ro.peer(in[i].Name); ok {
+			in[i].State, in[i].Since = peerPair(rec, profile, pr.fp)
+		}
+	}
+	return in
+}
+
+func peerPair(rec status.ClusterStatus, profile, fp string) (rollout.State, time.Time) {
+	for _, p := range rec.Profiles {
+		if p.Name != profile || p.Rollout == nil || p.Rollout.Fingerprint != fp {
+			continue
+		}
+		var since time.Time
+		if p.Rollout.Since != nil {
+			since = *p.Rollout.Since
+		}
+		return rollout.State(p.Rollout.State), since
+	}
+	return rollout.Pending, time.Time{}
+}
+
+// wakePending queues the clusters whose pairs wait for a rollout.
+func (ro *rollouts) wakePending() {
+	ro.mu.Lock()
+	var names []string
+	for _, pr := range ro.profiles {
+		for c, p := range pr.pairs {
+			if p.state == rollout.Pending {
+				names = append(names, c)
+			}
+		}
+	}
+	ro.mu.Unlock()
+	ro.wakeAll(names)
 }

@@ -31,3 +31,16 @@ func (r *Reconciler) clusterFor(ctx context.Context, tree fs.FS, c *spec.Cluster
 	cl.SetNamespaces(c.Spec.Namespaces)
 	return cl, nil
 }
+
+// agentCluster reaches a pulled cluster: only its own agent may.
+func (r *Reconciler) agentCluster(c *spec.Cluster) (*apply.Cluster, error) {
+	if r.agent == nil || r.agent.Name != c.Metadata.Name {
+		return nil, fmt.Errorf("cluster %s is pulled (spec.mode: pull): only its own agent reaches it", c.Metadata.Name)
+	}
+	cl, err := r.opts.Apply.ClusterFor(c.Metadata.Name, r.agent.Config, "agent")
+	if err != nil {
+		return nil, err
+	}
+	cl.SetNamespaces(c.Spec.Namespaces)
+	return cl, nil
+}
