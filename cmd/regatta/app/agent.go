@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -37,7 +38,9 @@ func (a *agentFlags) check(f *runFlags, statusBranchSet bool) error {
 		}
 		return nil
 	}
-	switch {
+	switch msgs := validation.IsDNS1123Label(a.cluster); {
+	case len(msgs) > 0:
+		return usageError("--cluster %q is not a cluster name: %s", a.cluster, msgs[0])
 	case f.managementKubeconfig != "":
 		return usageError("--cluster (agent mode) reads no kubeconfig Secrets: drop --management-kubeconfig")
 	case f.shard.mode == replicasShard:

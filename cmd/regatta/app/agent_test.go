@@ -19,6 +19,7 @@ func TestAgentFlagsRefuseWhatAnAgentCannotDo(t *testing.T) {
 		{[]string{"--cluster", "edge-1"}, "runs inside its cluster"},
 		{[]string{"--cluster", "edge-1", "--kubeconfig", "/nonexistent"}, "--kubeconfig: open /nonexistent"},
 		{[]string{"--kubeconfig", "/nonexistent"}, "needs --cluster"},
+		{[]string{"--cluster", "../main"}, "is not a cluster name"},
 	} {
 		t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a pod
 		code, _, stderr := run(t, append([]string{"run", "--repo", t.TempDir(), "--metrics-addr", ""}, tt.args...)...)
