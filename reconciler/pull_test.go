@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
+	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -49,5 +51,33 @@ spec:
 	}
 	if err := pulledEvents(repo.Profile("local"), edge, []*spec.Cluster{edge}); err != nil {
 		t.Errorf("a local event pair on a pulled cluster: %v", err)
+	}
+}
+
+// TestAgentCommitsOnlyItsOwnRecord: an agent's status commit holds
+// fleet.yaml and its own cluster's record, on an orphan branch of its own;
+// other clusters' records it holds (restored, peers) and the dashboards
+// are never written there.
+func TestAgentCommitsOnlyItsOwnRecord(t *testing.T) {
+	f := newFleetRepo(t)
+	f.Commit("fleet", map[string]string{"README.md": "fleet\n"})
+	h := newHarness(t, f, func(o *DaemonOptions) {
+		o.Agent, o.StatusBranch = &AgentCluster{Name: "edge"}, "regatta-status/edge"
+	})
+	h.d.store.setFleet(status.Fleet{SourceRevision: "rev1", AppliedRevision: "rev1"})
+	h.d.store.setCluster(status.ClusterStatus{Cluster: "edge", SourceRevision: "rev1", Reachable: true})
+	h.d.store.setCluster(status.ClusterStatus{Cluster: "prod", SourceRevision: "rev1", Reachable: true})
+	if err := h.d.commitStatus(); err != nil {
+		t.Fatal(err)
+	}
+	files := gitfleet.Git(t, f.Bare, "ls-tree", "-r", "--name-only", "regatta-status/edge")
+	if files != "status/clusters/edge.yaml\nstatus/fleet.yaml" {
+		t.Errorf("the agent's ref holds:\n%s", files)
+	}
+	if n := f.Commits("regatta-status/edge"); n != 1 {
+		t.Errorf("the agent's ref has %d commits, want 1 (an orphan)", n)
+	}
+	if rec := f.Show("regatta-status/edge", "status/clusters/edge.yaml"); !strings.Contains(rec, "mode: pull") {
+		t.Errorf("the agent's record:\n%s", rec)
 	}
 }
