@@ -113,13 +113,14 @@ func (d *Daemon) refreshPeers(ctx context.Context) {
 
 // shows reports whether this daemon writes a record of a cluster it does
 // not reconcile: an agent its own (the record of a refusal says why), the
-// central daemon the record a pulled cluster's agent committed.
+// central daemon (with replicas, the fleet's owner) the record a pulled
+// cluster's agent committed.
 func (d *Daemon) shows(cluster string) bool {
 	if d.opts.Agent != nil {
 		return cluster == d.opts.Agent.Name
 	}
 	_, ok := d.peer(cluster)
-	return ok && d.opts.Agent == nil && d.opts.Ownership == nil
+	return ok && (d.opts.Ownership == nil || d.opts.Ownership.OwnsFleet())
 }
 
 func anyRollout(repo *spec.Repository) bool {

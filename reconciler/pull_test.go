@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -79,5 +80,40 @@ func TestAgentCommitsOnlyItsOwnRecord(t *testing.T) {
 	}
 	if rec := f.Show("regatta-status/edge", "status/clusters/edge.yaml"); !strings.Contains(rec, "mode: pull") {
 		t.Errorf("the agent's record:\n%s", rec)
+	}
+}
+
+// TestShardedFleetOwnerShowsPulledClusters: with replicas, the fleet's
+// owner copies a pulled cluster's record (as its agent committed it) to the
+// status branch, and keeps it there at its next commits; another replica
+// never writes it.
+func TestShardedFleetOwnerShowsPulledClusters(t *testing.T) {
+	f := newFleetRepo(t)
+	f.Commit("fleet", map[string]string{"README.md": "fleet\n"})
+	edge := status.ClusterStatus{Cluster: "edge", SourceRevision: "rev1", Reachable: true, Mode: spec.ModePull, Owner: "agent:edge"}
+	var hs []*harness
+	for i := range 2 {
+		own := staticOwnership{id: fmt.Sprintf("regatta-%d", i), clusters: map[string]bool{fmt.Sprintf("c%d", i): true}, fleet: i == 0}
+		h := newHarness(t, f, func(o *DaemonOptions) { o.Ownership = own })
+		h.d.peers = peerRecords{"edge": edge}
+		h.d.store.setPeer(edge)
+		hs = append(hs, h)
+	}
+	for round, rev := range []string{"rev1", "rev2"} {
+		for _, h := range hs {
+			h.d.store.setFleet(status.Fleet{SourceRevision: rev, AppliedRevision: rev})
+			for c := range 2 {
+				if name := fmt.Sprintf("c%d", c); h.d.owns(name) {
+					h.d.store.setCluster(status.ClusterStatus{Cluster: name, SourceRevision: rev, Reachable: true, Owner: h.d.identity()})
+				}
+			}
+			if err := h.d.commitStatus(); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		rec := f.Lookup("regatta/status", status.ClusterFile("edge"))
+		if !strings.Contains(rec, "owner: agent:edge") || !strings.Contains(rec, "mode: pull") || !strings.Contains(rec, "generation: 1\n") {
+			t.Errorf("round %d: the pulled cluster's record on the status branch:\n%s", round, rec)
+		}
 	}
 }

@@ -32,7 +32,7 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[str
 	}
 	own := status.Snapshot{Fleet: snap.Fleet}
 	for _, c := range snap.Clusters {
-		if d.owns(c.Cluster) && d.store.isComputed(c.Cluster) {
+		if d.writesRecord(c.Cluster) {
 			own.Clusters = append(own.Clusters, c)
 		}
 	}
@@ -50,11 +50,18 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[str
 		return nil, nil, false, err
 	}
 	for _, c := range base.Clusters {
-		if !d.owns(c.Cluster) || !d.store.isComputed(c.Cluster) {
+		if !d.writesRecord(c.Cluster) {
 			delete(files, status.ClusterFile(c.Cluster)) // its owner's to write
 		}
 	}
 	return files, del, false, nil
+}
+
+// writesRecord reports whether a replica writes a cluster's record: one
+// it owns and computed, or, for the fleet's owner, a pulled cluster's as
+// its agent committed it.
+func (d *Daemon) writesRecord(cluster string) bool {
+	return (d.owns(cluster) && d.store.isComputed(cluster)) || d.shows(cluster)
 }
 
 // writeRecord is the status commit's Rewrite: at every attempt, against
