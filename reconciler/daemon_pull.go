@@ -77,8 +77,8 @@ func (d *Daemon) agentFiles(snap status.Snapshot) (map[string][]byte, []string, 
 // for a rollout.
 func (d *Daemon) refreshPeers(ctx context.Context) {
 	rev := d.r.current()
-	if d.opts.Peers == nil || rev == nil || (d.opts.Agent != nil && !anyRollout(rev.repo)) {
-		return // an agent reads the others only for its rollouts
+	if d.opts.Peers == nil || rev == nil || !d.needsPeers(rev.repo) {
+		return
 	}
 	var pulled, pushed []string
 	for _, c := range rev.repo.Clusters {
@@ -121,6 +121,19 @@ func (d *Daemon) shows(cluster string) bool {
 	}
 	_, ok := d.peer(cluster)
 	return ok && (d.opts.Ownership == nil || d.opts.Ownership.OwnsFleet())
+}
+
+// needsPeers reports whether this daemon uses the other processes'
+// records: an agent for its rollouts only, a replica of a sharded fleet
+// only while it writes the fleet's status (its rollouts do not advance).
+func (d *Daemon) needsPeers(repo *spec.Repository) bool {
+	switch {
+	case d.opts.Agent != nil:
+		return anyRollout(repo)
+	case d.opts.Ownership != nil:
+		return d.opts.Ownership.OwnsFleet()
+	}
+	return true
 }
 
 func anyRollout(repo *spec.Repository) bool {
