@@ -338,3 +338,57 @@ func TestChartDeploymentBecomesAvailable(t *testing.T) {
 		}
 	}
 }
+
+// TestChartAgentGrantsItsOwnClusterOnly installs the agent of a pulled
+// cluster (agent.enabled) on a real API server: it runs `regatta run
+// --cluster` without a management cluster, reads no Secret, and may do
+// what regatta itself needs (Namespaces, ConfigMaps in regatta-system,
+// its Leases) plus agent.rbac.rules, nothing more.
+func TestChartAgentGrantsItsOwnClusterOnly(t *testing.T) {
+	c := loadChart(t)
+	cluster := env.Cluster("chart")
+	const ns = "regatta-system"
+	if _, err := c.Render(context.Background(), ns, values(map[string]any{
+		"fleet.repository.url": "https://git.example.com/fleet.git", "agent.enabled": true,
+	})); err == nil || !strings.Contains(err.Error(), "agent.cluster is required") {
+		t.Errorf("agent without agent.cluster: %v", err)
+	}
+	objs, err := c.Render(context.Background(), ns, values(map[string]any{
+		"fleet.repository.url": "https://git.example.com/fleet.git",
+		"agent.enabled":        true,
+		"agent.cluster":        "edge-1",
+		"agent.rbac.rules":     []any{map[string]any{"apiGroups": []any{"apps"}, "resources": []any{"deployments"}, "verbs": []any{"get", "list", "watch", "create", "patch", "delete"}}},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := fmt.Sprint(container(t, find(objs, "Deployment", ""))["args"])
+	for _, want := range []string{"--cluster=edge-1", "--fleet-status-branch=regatta/status"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %s lack %s", args, want)
+		}
+	}
+	for _, not := range []string{"--management-kubeconfig", "--status-branch="} {
+		if strings.Contains(args, not) {
+			t.Errorf("args %s hold %s", args, not)
+		}
+	}
+	objs = append([]*unstructured.Unstructured{restrictedNamespace(ns)}, objs...)
+	if w := applyAll(t, cluster, objs); len(w) > 0 {
+		t.Errorf("the API server warned: %q", w)
+	}
+	checkPodAdmitted(t, cluster, objs)
+	checkAccess(t, cluster, "agent", ns, []access{
+		{"get", "", "namespaces", "", true},
+		{"create", "", "namespaces", "", true},
+		{"create", "", "configmaps", ns, true},
+		{"delete", "", "configmaps", ns, true},
+		{"create", "coordination.k8s.io", "leases", ns, true},
+		{"create", "apps", "deployments", "default", true},
+		{"get", "", "secrets", ns, false},
+		{"list", "", "secrets", "", false},
+		{"create", "", "configmaps", "default", false},
+		{"create", "rbac.authorization.k8s.io", "clusterroles", "", false},
+		{"delete", "", "namespaces", "", false},
+	})
+}

@@ -127,6 +127,9 @@ func (p *clusterPass) eventMatches(ctx context.Context, prof *spec.Profile, src 
 	if err != nil {
 		return nil, &render.Error{File: prof.Source.File, Line: prof.Source.LineOf(sourceField(err)), Err: err}
 	}
+	if err := pulledEvents(prof, p.spec, sources); err != nil {
+		return nil, &render.Error{File: prof.Source.File, Line: prof.Source.LineOf("spec.eventTrigger"), Err: err}
+	}
 	cctx, cancel := context.WithTimeout(ctx, p.r.opts.ClusterTimeout)
 	defer cancel()
 	out := make([]events.Matches, 0, len(sources))
@@ -171,4 +174,18 @@ func (p *clusterPass) sourceClient(ctx context.Context, c *spec.Cluster) (*apply
 		return nil, err
 	}
 	return cl.Client(), nil
+}
+
+// pulledEvents refuses a cross-cluster event pair that involves a pulled
+// cluster, as destination or source: no process reaches both.
+func pulledEvents(prof *spec.Profile, dest *spec.Cluster, sources []*spec.Cluster) error {
+	if !prof.Spec.EventTrigger.CrossCluster() {
+		return nil
+	}
+	for _, c := range append([]*spec.Cluster{dest}, sources...) {
+		if c.Pulled() {
+			return fmt.Errorf("cluster %s is pulled (spec.mode: pull): cross-cluster event sources (spec.eventTrigger.destinationClusterSelector) can neither watch nor deliver to it; use a local event profile", c.Metadata.Name)
+		}
+	}
+	return nil
 }

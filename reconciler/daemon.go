@@ -38,6 +38,15 @@ type DaemonOptions struct {
 	// work was done, with the status of that moment; RunOnce calls it
 	// after its status commit.
 	OnPass func(PassResult)
+	// Agent, when set, makes this daemon the agent of one pulled cluster
+	// (spec.mode: pull; reconciler/pull.go): it reconciles that cluster
+	// only, with the given config, refuses a revision that does not mark
+	// it pulled, and commits only its record to StatusBranch (its own
+	// ref). Without it, pulled clusters are never reconciled.
+	Agent *AgentCluster
+	// Peers, when set, reads the records of the clusters this daemon does
+	// not reconcile: shown in its status, read by its rollouts' gates.
+	Peers Peers
 }
 
 // ErrUnconverged is returned by RunOnce when some pair did not converge.
@@ -65,6 +74,8 @@ type Daemon struct {
 	commitMu  sync.Mutex
 	// owner receives OwnershipChanged's signals.
 	owner chan struct{}
+	// peers are the records of the clusters other processes reconcile.
+	peers peerRecords
 }
 
 // Trigger asks for an immediate fetch (a push webhook); it never blocks.

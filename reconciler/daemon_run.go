@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,6 +21,7 @@ func NewDaemon(r *Reconciler, opts DaemonOptions) *Daemon {
 	d := &Daemon{r: r, opts: opts, watcher: repo.NewWatcher(opts.Source, opts.Watch), store: newStatusStore(), owner: make(chan struct{}, 1)}
 	r.rollouts.load, r.rollouts.record = d.loadRevision, d.store.setRollout
 	r.rollouts.sharded = opts.Ownership != nil
+	r.agent, r.rollouts.peer = opts.Agent, d.peer
 	return d
 }
 
@@ -43,6 +45,7 @@ func (d *Daemon) RunOnce(ctx context.Context) (PassResult, error) {
 		s.waitSettled(workCtx)
 	}
 	s.stop()
+	d.refreshPeers(ctx)
 	res := d.result(start)
 	if cerr := d.commitStatus(); err == nil {
 		err = cerr
@@ -98,6 +101,10 @@ func (d *Daemon) loop(ctx context.Context, s *session, revs <-chan string, watch
 			}
 			current = rev
 			if err := d.load(ctx, rev, s, false); err != nil {
+				var refused *RefusedError
+				if errors.As(err, &refused) {
+					return err
+				}
 				d.r.log.Error("load revision", "revision", rev, "error", err)
 			}
 		case <-drift.C:
@@ -105,6 +112,7 @@ func (d *Daemon) loop(ctx context.Context, s *session, revs <-chan string, watch
 		case <-d.owner:
 			d.rebalanced(s)
 		case <-commit.C:
+			d.refreshPeers(ctx)
 			if err := d.commitStatus(); err != nil {
 				d.r.log.Error("status commit", "error", err)
 			}

@@ -18,6 +18,8 @@
 // references running back up: none).
 //
 //	revision.go            a loaded revision and its Git tree hashes
+//	pull.go                pull mode's types: an agent's cluster, the records
+//	                         of clusters other processes reconcile (Peers)
 //	luaadapt.go            lua adapted for classify and health checks
 //	rollout_tracker.go     a rollout's life: the rollouts of profiles (observe,
 //	rollout_report.go        admit, decide, report) and their continuation
@@ -37,6 +39,9 @@
 //	                         tenants, the profile itself (apply_profiles.go)
 //	pass_run.go            the pass: connect, classify, match, apply, withdraw
 //	daemon.go              Daemon, its options, Ownership
+//	daemon_pull.go         pull mode in the Daemon: which clusters it may
+//	                         reconcile, an agent's refusal and status files,
+//	                         the other processes' records (peers)
 //	ownership.go           sharded replicas: owned clusters, fencing
 //	intake_unchanged.go    a commit that changes nothing for a cluster
 //	status_shard.go        status files of a sharded fleet

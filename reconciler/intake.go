@@ -42,7 +42,14 @@ func (d *Daemon) load(ctx context.Context, sha string, s *session, every bool) e
 		d.retainEventWatches(good.repo)
 		d.pruneRollouts(good.repo)
 	}
+	if err := d.agentCheck(good); err != nil {
+		return err
+	}
+	if good != before {
+		d.dropLost() // clusters that became pulled: no more drift watches here
+	}
 	if good != before || every {
+		d.refreshPeers(ctx)
 		s.queueAll(false)
 	}
 	return nil

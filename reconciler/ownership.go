@@ -13,7 +13,7 @@ const fencePoll = 100 * time.Millisecond
 // owns reports whether this daemon may work on a cluster: always without
 // an Ownership.
 func (d *Daemon) owns(cluster string) bool {
-	return d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster)
+	return d.pullAllows(cluster) && (d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster))
 }
 
 // fenced returns a context for one cluster's reconciliation that ends
@@ -85,6 +85,9 @@ func (d *Daemon) dropLost() {
 
 // identity is the replica named in status records; empty unsharded.
 func (d *Daemon) identity() string {
+	if d.opts.Agent != nil {
+		return "agent:" + d.opts.Agent.Name
+	}
 	if d.opts.Ownership == nil {
 		return ""
 	}

@@ -13,6 +13,9 @@ import (
 // cluster.yaml says: a kubeconfig Secret, a renewed ServiceAccount token or
 // a cloud provider's short-lived tokens.
 func (r *Reconciler) clusterFor(ctx context.Context, tree fs.FS, c *spec.Cluster) (*apply.Cluster, error) {
+	if c.Pulled() || r.agent != nil {
+		return r.agentCluster(c)
+	}
 	a, err := r.opts.Credentials.Resolve(ctx, tree, r.opts.Keys, r.opts.Management, c)
 	var cl *apply.Cluster
 	switch {
@@ -24,6 +27,19 @@ func (r *Reconciler) clusterFor(ctx context.Context, tree fs.FS, c *spec.Cluster
 	}
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cl.SetNamespaces(c.Spec.Namespaces)
+	return cl, nil
+}
+
+// agentCluster reaches a pulled cluster: only its own agent may.
+func (r *Reconciler) agentCluster(c *spec.Cluster) (*apply.Cluster, error) {
+	if r.agent == nil || r.agent.Name != c.Metadata.Name {
+		return nil, fmt.Errorf("cluster %s is pulled (spec.mode: pull): only its own agent reaches it", c.Metadata.Name)
+	}
+	cl, err := r.opts.Apply.ClusterFor(c.Metadata.Name, r.agent.Config, "agent")
+	if err != nil {
+		return nil, err
 	}
 	cl.SetNamespaces(c.Spec.Namespaces)
 	return cl, nil

@@ -69,6 +69,7 @@ type Reconciler struct {
 	lastPairs  map[string]map[string]struct{} // pairs reported, for metrics clean-up
 	events     *events.Manager                // watches of event profiles
 	rollouts   *rollouts                      // progressive rollouts, by profile
+	agent      *AgentCluster                  // pull mode: the agent's own cluster
 	// render cache counts at the last pass, to export deltas
 	cacheHits, cacheMisses uint64
 }

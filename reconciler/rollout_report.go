@@ -47,7 +47,11 @@ func (ro *rollouts) report(prof *spec.Profile, fp, cluster string, state rollout
 		in := pr.input(members)
 		ro.wakeAll(pendingOf(in))
 	}
-	out := &status.PairRollout{Revision: pr.target, Stage: stageOfCluster(d, cluster), State: string(state)}
+	out := &status.PairRollout{Revision: pr.target, Stage: stageOfCluster(d, cluster), State: string(state), Fingerprint: pr.fp}
+	if state == rollout.Done && !p.since.IsZero() {
+		since := p.since.UTC()
+		out.Since = &since
+	}
 	if state == rollout.Pending || d.Halted {
 		out.Reason = d.Reason
 	}

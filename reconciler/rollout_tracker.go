@@ -40,6 +40,9 @@ type rollouts struct {
 	// sharded is set when replicas share the fleet: rollouts then do not
 	// advance (errShardedRollout).
 	sharded bool
+	// peer returns the record of a cluster another process reconciles
+	// (pull mode); set by the Daemon.
+	peer func(cluster string) (status.ClusterStatus, bool)
 	// resume is, by profile, the revision an earlier daemon's rollout
 	// brought (from the status branch), until the profile is first seen.
 	resumeMu sync.Mutex
@@ -156,7 +159,7 @@ func (ro *rollouts) admit(prof *spec.Profile, fp, cluster string, members []roll
 		return false
 	}
 	d := ro.decide(pr, prof, members, control)
-	if !d.Allowed(rollout.Input{Clusters: pr.input(members)}, cluster) {
+	if !d.Allowed(rollout.Input{Clusters: ro.input(pr, prof.Metadata.Name, members)}, cluster) {
 		return false
 	}
 	pr.pair(cluster).state = rollout.Updating
@@ -183,7 +186,7 @@ func (pr *profileRollout) input(members []rollout.Cluster) []rollout.Cluster {
 // decide runs the decision, remembers it, exports it and arms a timer for
 // when it changes by itself (a soak ends, a window opens).
 func (ro *rollouts) decide(pr *profileRollout, prof *spec.Profile, members []rollout.Cluster, control *spec.RolloutControl) rollout.Decision {
-	in := rollout.Input{Rollout: prof.Spec.Rollout, Control: control, Revision: pr.target, Clusters: pr.input(members), Now: ro.now()}
+	in := rollout.Input{Rollout: prof.Spec.Rollout, Control: control, Revision: pr.target, Clusters: ro.input(pr, prof.Metadata.Name, members), Now: ro.now()}
 	d := rollout.Decide(in)
 	pr.last = d
 	counts := map[string]int{}
@@ -287,4 +290,49 @@ func (ro *rollouts) keepOnly(keep map[string]bool) {
 			delete(ro.profiles, name)
 		}
 	}
+}
+
+// input is the rollout's clusters: this daemon's pairs as it tracks
+// them, the others' as their records show them (same rollout by
+// fingerprint, else Pending), so stages gate across processes.
+func (ro *rollouts) input(pr *profileRollout, profile string, members []rollout.Cluster) []rollout.Cluster {
+	in := pr.input(members)
+	if ro.peer == nil {
+		return in
+	}
+	for i := range in {
+		if rec, ok := ro.peer(in[i].Name); ok {
+			in[i].State, in[i].Since = peerPair(rec, profile, pr.fp)
+		}
+	}
+	return in
+}
+
+func peerPair(rec status.ClusterStatus, profile, fp string) (rollout.State, time.Time) {
+	for _, p := range rec.Profiles {
+		if p.Name != profile || p.Rollout == nil || p.Rollout.Fingerprint != fp {
+			continue
+		}
+		var since time.Time
+		if p.Rollout.Since != nil {
+			since = *p.Rollout.Since
+		}
+		return rollout.State(p.Rollout.State), since
+	}
+	return rollout.Pending, time.Time{}
+}
+
+// wakePending queues the clusters whose pairs wait for a rollout.
+func (ro *rollouts) wakePending() {
+	ro.mu.Lock()
+	var names []string
+	for _, pr := range ro.profiles {
+		for c, p := range pr.pairs {
+			if p.state == rollout.Pending {
+				names = append(names, c)
+			}
+		}
+	}
+	ro.mu.Unlock()
+	ro.wakeAll(names)
 }

@@ -23,13 +23,16 @@ import (
 // what the cluster's owner since wrote (writeRecord checks again at the
 // commit).
 func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[string][]byte, []string, bool, error) {
+	if d.opts.Agent != nil {
+		return d.agentFiles(snap)
+	}
 	if d.opts.Ownership == nil {
 		files, err := status.Files(snap)
 		return files, nil, true, err
 	}
 	own := status.Snapshot{Fleet: snap.Fleet}
 	for _, c := range snap.Clusters {
-		if d.owns(c.Cluster) && d.store.isComputed(c.Cluster) {
+		if d.writesRecord(c.Cluster) {
 			own.Clusters = append(own.Clusters, c)
 		}
 	}
@@ -47,11 +50,18 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[str
 		return nil, nil, false, err
 	}
 	for _, c := range base.Clusters {
-		if !d.owns(c.Cluster) || !d.store.isComputed(c.Cluster) {
+		if !d.writesRecord(c.Cluster) {
 			delete(files, status.ClusterFile(c.Cluster)) // its owner's to write
 		}
 	}
 	return files, del, false, nil
+}
+
+// writesRecord reports whether a replica writes a cluster's record: one
+// it owns and computed, or, for the fleet's owner, a pulled cluster's as
+// its agent committed it.
+func (d *Daemon) writesRecord(cluster string) bool {
+	return (d.owns(cluster) && d.store.isComputed(cluster)) || d.shows(cluster)
 }
 
 // writeRecord is the status commit's Rewrite: at every attempt, against
@@ -63,7 +73,7 @@ func (d *Daemon) writeRecord(file string, parent []byte, found bool, proposed []
 	if path.Dir(file) != status.ClustersDir {
 		return proposed, true
 	}
-	if !d.owns(strings.TrimSuffix(path.Base(file), ".yaml")) {
+	if name := strings.TrimSuffix(path.Base(file), ".yaml"); !d.owns(name) && !d.shows(name) {
 		return nil, false
 	}
 	return status.NextRecord(parent, found, proposed)

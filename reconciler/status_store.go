@@ -52,6 +52,12 @@ func (s *statusStore) setCluster(c status.ClusterStatus) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.computed[c.Cluster] = true
+	s.put(c)
+}
+
+// put stores a record, bumping the version when it changed. Callers hold
+// s.mu.
+func (s *statusStore) put(c status.ClusterStatus) {
 	if old, ok := s.clusters[c.Cluster]; !ok || !reflect.DeepEqual(old, c) {
 		s.clusters[c.Cluster] = c
 		s.version++
@@ -151,4 +157,12 @@ func (s *statusStore) keepRollouts(keep map[string]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.version += dropAbsent(s.rollouts, keep)
+}
+
+// setPeer stores the record of a cluster another process reconciles; it
+// is never this daemon's to write as its own (computed).
+func (s *statusStore) setPeer(c status.ClusterStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.put(c)
 }

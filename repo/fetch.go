@@ -84,14 +84,9 @@ func (s *Source) pinBranch(branch string, want plumbing.Hash) (plumbing.Hash, bo
 
 // remoteRef lists the remote's refs and returns the branch's revision.
 func (s *Source) remoteRef(ctx context.Context, branch string) (plumbing.Hash, bool, error) {
-	refs, err := s.remote.ListContext(ctx, &git.ListOptions{
-		Auth:            s.auth,
-		CABundle:        s.opts.Auth.CABundle,
-		InsecureSkipTLS: s.opts.Auth.InsecureSkipTLS,
-		PeelingOption:   git.IgnorePeeled,
-	})
+	refs, err := s.listRemote(ctx)
 	if err != nil {
-		return plumbing.ZeroHash, false, s.wrap("list", err)
+		return plumbing.ZeroHash, false, err
 	}
 	name := branchRef(branch)
 	for _, r := range refs {

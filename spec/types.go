@@ -44,6 +44,9 @@ type Cluster struct {
 
 // ClusterSpec says how to reach a cluster and what data templates get.
 type ClusterSpec struct {
+	// Mode is push (default: the central daemon reaches the cluster) or
+	// pull (an agent inside the cluster reconciles it; spec/mode.go).
+	Mode       string           `yaml:"mode,omitempty"`
 	Kubeconfig KubeconfigSource `yaml:"kubeconfig,omitempty"`
 	// Paused clusters are left alone: nothing is applied, pruned or withdrawn.
 	Paused bool `yaml:"paused,omitempty"`

@@ -12,6 +12,7 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 	for _, c := range r.Clusters {
 		rep := report{src: &c.Source, diags: diags}
 		secretRefSet := c.Spec.Kubeconfig.SecretRef != (SecretKeyRef{})
+		validateMode(rep, c, secretRefSet || c.Spec.Kubeconfig.Cloud != nil || c.Spec.Kubeconfig.RenewToken != nil)
 		defaultCluster(c)
 		validateCluster(r, c, rep)
 		validateCredentials(rep, &c.Spec.Kubeconfig, secretRefSet)
@@ -39,6 +40,7 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 	checkClassifierConflicts(r, diags)
 	checkProfilesSelectSomething(r, diags)
 	checkTenantProfiles(r, diags)
+	checkPulledEvents(r, diags)
 }
 
 // DefaultKubeconfigNamespace is where a kubeconfig Secret is looked up when
@@ -46,7 +48,7 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 const DefaultKubeconfigNamespace = "regatta-system"
 
 func defaultCluster(c *Cluster) {
-	if c.Spec.Kubeconfig.Cloud != nil {
+	if c.Spec.Kubeconfig.Cloud != nil || c.Pulled() {
 		return
 	}
 	ref := &c.Spec.Kubeconfig.SecretRef
@@ -66,7 +68,7 @@ func validateCluster(r *Repository, c *Cluster, rep report) {
 	folder := dir[strings.LastIndexByte(dir, '/')+1:]
 	checkName(rep, c.Metadata.Name, folder, "folder")
 	checkLabels(rep, "metadata.labels", c.Metadata.Labels)
-	if ref := c.Spec.Kubeconfig.SecretRef; c.Spec.Kubeconfig.Cloud == nil {
+	if ref := c.Spec.Kubeconfig.SecretRef; c.Spec.Kubeconfig.Cloud == nil && !c.Pulled() {
 		checkDNS(rep, "spec.kubeconfig.secretRef.name", ref.Name, validation.IsDNS1123Subdomain)
 		checkDNS(rep, "spec.kubeconfig.secretRef.namespace", ref.Namespace, validation.IsDNS1123Label)
 		checkDNS(rep, "spec.kubeconfig.secretRef.key", ref.Key, validation.IsConfigMapKey)

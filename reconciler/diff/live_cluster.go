@@ -79,6 +79,9 @@ func (l *liveRun) handle(ctx context.Context, c *spec.Cluster) (*apply.Cluster, 
 		return l.opts.Manager.ClusterFor(c.Metadata.Name, a.Config, a.Key)
 	}
 	kc, err := l.opts.Kubeconfig(ctx, c)
+	if err != nil && c.Pulled() {
+		return nil, fmt.Errorf("cluster %s is pulled (spec.mode: pull): no kubeconfig for it is kept anywhere; give a read-only one in --kubeconfig-dir to compare it live, or read its agent's status: %w", c.Metadata.Name, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}

@@ -1,5 +1,7 @@
 package status
 
+import "time"
+
 // StateWaitingForRollout is a pair the profile's rollout has not reached
 // yet and that holds nothing of the profile: nothing is applied until its
 // stage starts.
@@ -16,6 +18,13 @@ type PairRollout struct {
 	State string `json:"state" yaml:"state"`
 	// Reason says why the rollout does not go on, when it waits or halted.
 	Reason string `json:"reason,omitempty" yaml:"reason,omitempty"`
+	// Fingerprint identifies the rollout (what the profile renders from
+	// at Revision), so that another process reading this record (the
+	// agents of pulled clusters, the central daemon) knows it is the same
+	// rollout even when it first saw it at another commit.
+	Fingerprint string `json:"fingerprint,omitempty" yaml:"fingerprint,omitempty"`
+	// Since is when the pair became Done (soaks count from it).
+	Since *time.Time `json:"since,omitempty" yaml:"since,omitempty"`
 }
 
 // RolloutStatus is where one profile's rollout stands, in status/fleet.yaml.

@@ -32,6 +32,9 @@ type ClusterStatus struct {
 	// Owner is the replica that reconciles the cluster, when replicas
 	// share the fleet (regatta run --replicas-mode shard).
 	Owner string `json:"owner,omitempty" yaml:"owner,omitempty"`
+	// Mode is "pull" for a cluster reconciled by its own agent (the
+	// record comes from the agent's status ref); empty for push.
+	Mode string `json:"mode,omitempty" yaml:"mode,omitempty"`
 	// Generation counts the writes of this record on the status branch:
 	// each write is its parent commit's plus one (NextRecord), so a record
 	// never goes back to an older write.

@@ -72,6 +72,8 @@ func planScenarios() []planScenario {
 		{name: "broken-head-render", code: 1, edits: map[string]string{
 			"web/overlays/prod/kustomization.yaml": "namespace: web\nresources: [../../nope]\n"}},
 		{name: "no-change", code: 0, edits: map[string]string{"README.md": "# the test fleet, reworded\n"}},
+		{name: "new-pulled-cluster", code: 2, edits: map[string]string{ // shown like any other, though no kubeconfig exists for it
+			"clusters/edge-1/cluster.yaml": strings.ReplaceAll(strings.Replace(readFleet("clusters/prod-1/cluster.yaml"), "spec: {}", "spec: {mode: pull}", 1), "prod-1", "edge-1")}},
 	}
 }
 

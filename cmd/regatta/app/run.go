@@ -55,6 +55,7 @@ type runFlags struct {
 	logFormat, logLevel  string
 	memoryLimit          string
 	shard                shardFlags
+	agent                agentFlags
 
 	mgmt           *rest.Config // the management cluster, when configured
 	owner          *ownership   // --replicas-mode shard
@@ -96,6 +97,9 @@ and tests.`,
   regatta run --repo ./fleet-infra --once`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.agent.check(f, cmd.Flags().Changed("status-branch")); err != nil {
+				return err
+			}
 			return runDaemon(cmd.Context(), f, stdout, stderr)
 		},
 	}
@@ -132,6 +136,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.shard.register(fl)
+	f.agent.register(fl)
 	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else none with GOGC=50 (unless $GOGC is set); "off": none`)
 }
 
@@ -173,7 +178,7 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 	if f.owner != nil {
 		return f.owner.runSharded(ctx, d)
 	}
-	return f.lead(ctx, f.mgmt, log, func() { m.SetReady(true) }, d.Run)
+	return f.lead(ctx, f.leaseConfig(), log, func() { m.SetReady(true) }, d.Run)
 }
 
 // build wires the daemon from the flags.
@@ -218,19 +223,21 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 	log.Info("fleet identity", "fleet", ao.Fleet.ID, "adoptsUnlabelled", ao.Fleet.Legacy)
 	watch := repo.DefaultWatchOptions()
 	watch.Interval = f.interval
+	do := reconciler.DaemonOptions{
+		Source:         src,
+		Watch:          watch,
+		DriftInterval:  f.driftInterval,
+		StatusBranch:   f.statusBranch,
+		StatusAuthor:   repo.Signature{Name: f.statusAuthorName, Email: f.statusAuthorEmail},
+		StatusInterval: f.statusInterval,
+		ShutdownGrace:  f.shutdownGrace,
+		Ownership:      own,
+		OnPass:         f.onPass,
+	}
+	f.agent.pullOptions(&do, src, f)
 	d := reconciler.Build(ctx, reconciler.Setup{
-		Daemon: reconciler.DaemonOptions{
-			Source:         src,
-			Watch:          watch,
-			DriftInterval:  f.driftInterval,
-			StatusBranch:   f.statusBranch,
-			StatusAuthor:   repo.Signature{Name: f.statusAuthorName, Email: f.statusAuthorEmail},
-			StatusInterval: f.statusInterval,
-			ShutdownGrace:  f.shutdownGrace,
-			Ownership:      own,
-			OnPass:         f.onPass,
-		},
-		Apply: ao,
+		Daemon: do,
+		Apply:  ao,
 		Reconciler: reconciler.Options{
 			Renderer:       renderer,
 			Lua:            lua.NewRunner(lua.Options{}),

@@ -131,6 +131,9 @@ func (s *shardFlags) replicaID() string {
 // and the management cluster's: base/<replica identity> for a shard
 // replica, so that audit logs tell the replicas apart; base unsharded.
 func (f *runFlags) userAgent(base string) string {
+	if f.agent.cluster != "" {
+		return base + "/agent-" + f.agent.cluster
+	}
 	if f.shard.mode != replicasShard {
 		return base
 	}

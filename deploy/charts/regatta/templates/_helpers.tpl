@@ -42,6 +42,12 @@ that cannot work; each message names the value to fix.
 {{- if and (eq $v.replicasMode "shard") (lt (int $v.replicas) 2) -}}
 {{- fail (printf "replicas is %d with replicasMode shard: sharding needs at least 2 replicas (use replicasMode standby for one)" (int $v.replicas)) -}}
 {{- end -}}
+{{- if and $v.agent.enabled (not $v.agent.cluster) -}}
+{{- fail "agent.cluster is required with agent.enabled: the name of this cluster in the fleet repository (clusters/<name>/), which its cluster.yaml marks spec.mode: pull" -}}
+{{- end -}}
+{{- if and $v.agent.enabled (eq $v.replicasMode "shard") -}}
+{{- fail "agent.enabled reconciles one cluster: use replicasMode standby" -}}
+{{- end -}}
 {{- if and $v.webhook.enabled (not $v.webhook.secretName) -}}
 {{- fail "webhook.secretName is required with webhook.enabled: the Secret whose key token is the webhook's shared secret" -}}
 {{- end -}}

@@ -1,0 +1,52 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/regatta-dev/regatta/reconciler/status"
+)
+
+// Pull mode
+//
+// A cluster with spec.mode: pull is reconciled by an agent inside it: a
+// Daemon with DaemonOptions.Agent, which owns that cluster only, reaches
+// it with the given config (its ServiceAccount) and commits only its
+// record. Every other daemon never builds a client for it (clusterFor
+// refuses) and shows the record its agent committed (DaemonOptions.Peers).
+// Rollouts read the pairs of the clusters a daemon does not reconcile
+// from those records (rollouts.input).
+
+// AgentCluster makes a Daemon the agent of one pulled cluster.
+type AgentCluster struct {
+	// Name is the cluster's name in the repository (clusters/<name>/).
+	Name string
+	// Config reaches the cluster: in a pod, rest.InClusterConfig.
+	Config *rest.Config
+}
+
+// Peers reads what the repository shows of the clusters a daemon does not
+// reconcile (reconciler/agent implements it over Git refs).
+type Peers interface {
+	// Records returns a record for each pulled cluster (from its agent's
+	// status, that cluster's record only; one saying so when there is
+	// none yet) and the records found of the pushed clusters.
+	Records(ctx context.Context, pulled, pushed []string) ([]status.ClusterStatus, error)
+}
+
+// peerRecords are the records of the clusters other processes reconcile,
+// by cluster.
+type peerRecords map[string]status.ClusterStatus
+
+// RefusedError is why an agent does not act for its cluster.
+type RefusedError struct {
+	Cluster  string
+	Revision string
+	Reason   string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("agent of cluster %s refuses to act at revision %s: %s", e.Cluster, status.ShortRevision(e.Revision), e.Reason)
+}
