@@ -142,7 +142,9 @@ func (fr *fleetRun) push(ctx context.Context, msg string, files map[string]strin
 
 // within is how long a rollout may take: generous, so a slow one is
 // measured rather than cut.
-func (fr *fleetRun) within() time.Duration { return 10*time.Minute + time.Duration(fr.o.Clusters)*300*time.Millisecond }
+func (fr *fleetRun) within() time.Duration {
+	return 10*time.Minute + time.Duration(fr.o.Clusters)*300*time.Millisecond
+}
 
 // rollout commits both profiles and times each cluster getting them.
 func (fr *fleetRun) rollout(ctx context.Context) error {

@@ -30,7 +30,7 @@ func (fr *fleetRun) status(ctx context.Context) error {
 			if err := fr.statusTree(ctx, sc); err != nil {
 				return err
 			}
-			fr.o.Logf("fleet %d: status commit %.1fs after the last cluster: %d files, %s, %d changed; dashboard %d lines, %s",
+			fr.o.Logf("fleet %d: status commit %.1fs after the last cluster: %d files, %s, %d in the commit; dashboard %d lines, %s",
 				fr.o.Clusters, sc.Secs, sc.Files, mib(sc.TreeBytes), sc.ChangedFiles, sc.DashboardLines, mib(int64(sc.DashboardBytes)))
 			return nil
 		}
@@ -66,7 +66,8 @@ func (fr *fleetRun) statusTree(ctx context.Context, sc *StatusCommit) error {
 		sc.TreeBytes += n
 		sc.Files++
 	}
-	changed, err := runGit(ctx, fr.git.WorkDir(), "diff-tree", "--no-commit-id", "-r", "--name-only", "FETCH_HEAD")
+	// --root: a status commit may be the branch's only commit.
+	changed, err := runGit(ctx, fr.git.WorkDir(), "diff-tree", "--root", "--no-commit-id", "-r", "--name-only", "FETCH_HEAD")
 	if err != nil {
 		return err
 	}

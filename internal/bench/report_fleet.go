@@ -1,0 +1,307 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// fleetHow names the fleet phase in the targets table.
+const fleetHow = "fleet phase (§7)"
+
+// fleetTargets are the targets of issue 37 item 4.
+func fleetTargets(r *Results) []target {
+	ts := []target{
+		{name: "fleet: ≤ 1 MiB RSS per idle cluster (slope 100 → 1,000)", how: fleetHow, figure: "–"},
+		{name: "fleet: a fleet-wide change reaches all 1,000 clusters in ≤ 60 s", how: fleetHow, figure: "–"},
+		{name: "fleet: idle ≤ 1 request per cluster per minute beyond the open watches", how: fleetHow, figure: "–"},
+		{name: "fleet: restart at 1,000 clusters ≤ 60 s with 0 applies", how: fleetHow, figure: "–"},
+		{name: "fleet: nothing grows faster than linearly (per-cluster cost at the largest size ≤ 1.5× the smallest's)", how: fleetHow, figure: "–"},
+		{name: "fleet: calibration, 10 clusters on one server vs on 10: per-cluster figures within 15 %", how: fleetHow, figure: "–"},
+	}
+	f := r.Fleet
+	if f == nil {
+		return ts
+	}
+	if slope, from, to, ok := f.rssSlope(100, 1000); ok {
+		ts[0].figure = fmt.Sprintf("%s per cluster (idle RSS, least squares over %d → %d clusters)", kib(slope), from, to)
+		ts[0].met = met(slope <= 1<<20)
+	}
+	if run := f.at(1000); run != nil && run.Change.Clusters > 0 {
+		ts[1].figure = fmt.Sprintf("last cluster %s (p50 %s, p99 %s; %d of %d)", secs(run.Change.Last), secs(run.Change.P50),
+			secs(run.Change.P99), run.Change.Clusters, run.Clusters)
+		ts[1].met = met(run.Change.Missing == 0 && run.Change.Last <= 60)
+	}
+	if run := f.largestIdle(); run != nil {
+		ts[2].figure = fmt.Sprintf("%.2f requests per cluster per minute at %d clusters (plus %.2f watches re-opened; drift interval %s, idle window %s)",
+			run.IdleOther, run.Clusters, run.IdleWatches, secs(run.DriftSecs), secs(run.IdleSecs))
+		ts[2].met = met(run.IdleOther <= 1)
+	}
+	if run := f.at(1000); run != nil && run.Restart != nil && run.Restart.Secs > 0 {
+		ts[3].figure = fmt.Sprintf("%s, %.0f applies, %d writes", secs(run.Restart.Secs), run.Restart.Applies, sumWrites(run.Restart.Writes))
+		ts[3].met = met(run.Restart.Secs <= 60 && run.Restart.Applies == 0 && sumWrites(run.Restart.Writes) == 0)
+	}
+	if fig, ok, measured := f.linearity(); measured {
+		ts[4].figure, ts[4].met = fig, met(ok)
+	}
+	if fig, ok, measured := f.calibration(); measured {
+		ts[5].figure, ts[5].met = fig, met(ok)
+	}
+	return ts
+}
+
+func kib(b float64) string { return fmt.Sprintf("%.0f KiB", b/1024) }
+
+func sumWrites(w map[string]int) int {
+	n := 0
+	for _, v := range w {
+		n += v
+	}
+	return n
+}
+
+// at is the run of n clusters without error, or nil.
+func (f *FleetResult) at(n int) *FleetRun {
+	for i := range f.Runs {
+		if f.Runs[i].Clusters == n {
+			return &f.Runs[i]
+		}
+	}
+	return nil
+}
+
+// complete are the runs that measured the idle window, smallest first.
+func (f *FleetResult) complete() []FleetRun {
+	var out []FleetRun
+	for _, r := range f.Runs {
+		if r.Idle.RSS > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// largestIdle is the largest run that measured the idle window.
+func (f *FleetResult) largestIdle() *FleetRun {
+	c := f.complete()
+	if len(c) == 0 {
+		return nil
+	}
+	return &c[len(c)-1]
+}
+
+// rssSlope is the least-squares slope of idle RSS over the runs from lo
+// to hi clusters.
+func (f *FleetResult) rssSlope(lo, hi int) (slope float64, from, to int, ok bool) {
+	var xs, ys []float64
+	for _, r := range f.complete() {
+		if r.Clusters >= lo && r.Clusters <= hi {
+			xs, ys = append(xs, float64(r.Clusters)), append(ys, float64(r.Idle.RSS))
+		}
+	}
+	slope = Slope(xs, ys)
+	if math.IsNaN(slope) {
+		return 0, 0, 0, false
+	}
+	return slope, int(xs[0]), int(xs[len(xs)-1]), true
+}
+
+// linearity compares the per-cluster cost (the change's last cluster per
+// cluster; RSS beyond the smallest run's per extra cluster; idle requests
+// per cluster) at the largest size with the smallest's.
+func (f *FleetResult) linearity() (string, bool, bool) {
+	c := f.complete()
+	if len(c) < 3 {
+		return "", false, false
+	}
+	a, m, z := c[0], c[1], c[len(c)-1]
+	timeA, timeZ := a.Change.Last/float64(a.Clusters), z.Change.Last/float64(z.Clusters)
+	memA := float64(m.Idle.RSS-a.Idle.RSS) / float64(m.Clusters-a.Clusters)
+	memZ := float64(z.Idle.RSS-m.Idle.RSS) / float64(z.Clusters-m.Clusters)
+	reqA, reqZ := a.IdleOther, z.IdleOther
+	fig := fmt.Sprintf("change per cluster %s → %s ms (%s); RSS per added cluster %s → %s (%s); idle requests per cluster %.2f → %.2f (%d → %d clusters)",
+		fmt.Sprintf("%.1f", timeA*1000), fmt.Sprintf("%.1f", timeZ*1000), ratio(timeZ/timeA), kib(memA), kib(memZ), ratio(memZ/memA),
+		reqA, reqZ, a.Clusters, z.Clusters)
+	ok := timeZ <= 1.5*timeA && memZ <= 1.5*memA && reqZ <= 1.5*reqA+0.05
+	return fig, ok, true
+}
+
+// calibrationRows are the figures compared between the two calibration
+// runs: per cluster, or of the whole (same) fleet.
+func calibrationRows(r FleetRun) []float64 {
+	return []float64{r.First.P50, r.Change.P50, r.IdleOther, r.IdleCPUPerDrift, float64(r.Idle.RSS), float64(r.Idle.HeapInuse),
+		float64(r.Idle.Goroutines), float64(r.Idle.Conns)}
+}
+
+var calibrationNames = []string{"first rollout p50 (s)", "change p50 (s)", "idle requests per cluster per minute",
+	"regatta CPU per drift interval (s)", "regatta RSS idle (MiB)", "regatta heap in use idle (MiB)", "goroutines", "connections to API servers"}
+
+// calibration compares the runs of the same fleet on a server per
+// cluster and on one server.
+func (f *FleetResult) calibration() (string, bool, bool) {
+	if len(f.Calibration) != 2 || f.Calibration[0].Idle.RSS == 0 || f.Calibration[1].Idle.RSS == 0 {
+		return "", false, false
+	}
+	sep, one := calibrationRows(f.Calibration[0]), calibrationRows(f.Calibration[1])
+	var off []string
+	for i := range sep {
+		if d := relDiff(one[i], sep[i]); d > 0.15 {
+			off = append(off, fmt.Sprintf("%s %+.0f %%", calibrationNames[i], 100*(one[i]-sep[i])/sep[i]))
+		}
+	}
+	if len(off) == 0 {
+		return fmt.Sprintf("all %d figures within 15 %% (§7 table)", len(sep)), true, true
+	}
+	return fmt.Sprintf("%d of %d figures differ by more than 15 %%: %s (§7 table)", len(off), len(sep), strings.Join(off, "; ")), false, true
+}
+
+func relDiff(a, b float64) float64 {
+	if b == 0 {
+		if a == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return math.Abs(a-b) / math.Abs(b)
+}
+
+func reportFleet(b *strings.Builder, r *Results) {
+	b.WriteString("## 7. A large fleet: logical clusters on a few API servers (issue 37)\n\n")
+	f := r.Fleet
+	if f == nil {
+		b.WriteString("Not measured in this run.\n\n")
+		return
+	}
+	b.WriteString("Each logical cluster is a namespace-scoped cluster entry (`spec.namespaces: [s-<name>]`) reaching a shared " +
+		"kube-apiserver through a loopback address of its own (127.a.b.c: its own client, connections, discovery and watches) " +
+		"with a ServiceAccount token RBAC limits to its namespace; its kubeconfig Secret is in a separate management API server. " +
+		"Two profiles select every cluster: `fa` (`ContinuousWithDriftDetection`, templated manifests) and `fb` (Kustomize, the " +
+		"namespace substituted by `postBuild`), each of ConfigMaps, ServiceAccounts and Secrets. `bin/regatta run` runs as a child " +
+		"process (its defaults: `--concurrency 10`, `--status-interval 10s`; commits arrive through its push webhook). " +
+		"Times are from the push to the bench's watch (as the servers' admin) seeing a cluster's marker ConfigMaps at the new generation. " +
+		"Idle requests are the fleet API servers' `apiserver_request_total` over the idle window, less what the servers did on their own " +
+		"before regatta started, per cluster per minute; WATCH counts watches (re)opened. The machine is shared with other sessions " +
+		"(2 cores): times are noisy.\n\n")
+	if len(f.Calibration) > 0 {
+		reportCalibration(b, f)
+	}
+	b.WriteString("| clusters | API servers | setup: servers, users | start (no profiles) | first rollout p50 / p99 / last | change p50 / p99 / last | " +
+		"RSS converged / idle | heap idle | goroutines | connections | idle requests /cluster/min (watches) | management /cluster/min | CPU per drift interval | " +
+		"restart (applies, writes) | status commit: after last cluster, files, size | dashboard lines (summary, first row, problems) | API servers' RSS |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, run := range f.Runs {
+		fleetRow(b, run)
+	}
+	b.WriteString("\n")
+	fleetSlopes(b, f)
+	for _, run := range f.Runs {
+		if run.Err != "" {
+			fmt.Fprintf(b, "- %d clusters stopped: %s\n", run.Clusters, run.Err)
+		}
+	}
+	b.WriteString("\n")
+}
+
+func lat(l Latency) string {
+	s := fmt.Sprintf("%.1f / %.1f / %.1f s", l.P50, l.P99, l.Last)
+	if l.Missing > 0 {
+		s += fmt.Sprintf(" (%d missing)", l.Missing)
+	}
+	return s
+}
+
+func mgmtPerMinute(rows []RequestRow) float64 {
+	n := 0.0
+	for _, r := range rows {
+		n += r.Count
+	}
+	return n
+}
+
+func fleetRow(b *strings.Builder, run FleetRun) {
+	restart, status := "–", "–"
+	if rs := run.Restart; rs != nil {
+		restart = fmt.Sprintf("%s (%.0f, %d)", secs(rs.Secs), rs.Applies, sumWrites(rs.Writes))
+	}
+	dash := "–"
+	if sc := run.Status; sc != nil {
+		status = fmt.Sprintf("%s, %d, %s", secs(sc.Secs), sc.Files, mib(sc.TreeBytes))
+		dash = fmt.Sprintf("%d (%d, %d, %s)", sc.DashboardLines, sc.SummaryLine, sc.TableLine, orNone(sc.ProblemsLine))
+	}
+	fmt.Fprintf(b, "| %d | %d | %s, %s | %s | %s | %s | %s / %s | %s | %d | %d | %.2f (%.2f) | %.2f | %s | %s | %s | %s | %s |\n",
+		run.Clusters, run.Servers, secs(run.ServersSecs), secs(run.UsersSecs), secs(run.StartSecs), lat(run.First), lat(run.Change),
+		mib(run.Converged.RSS), mib(run.Idle.RSS), mib(run.Idle.HeapInuse), run.Idle.Goroutines, run.Idle.Conns,
+		run.IdleOther, run.IdleWatches, mgmtPerMinute(run.IdleMgmt), secs(run.IdleCPUPerDrift), restart, status, dash, mib(run.APIServersRSS))
+}
+
+func orNone(line int) string {
+	if line == 0 {
+		return "none"
+	}
+	return fmt.Sprint(line)
+}
+
+// fleetSlopes are the per-cluster slopes between consecutive sizes.
+func fleetSlopes(b *strings.Builder, f *FleetResult) {
+	c := f.complete()
+	if len(c) < 2 {
+		return
+	}
+	b.WriteString("Per added cluster between consecutive sizes (the curves):\n\n| from → to | RSS | heap | goroutines | change, last cluster | restart |\n|---|---|---|---|---|---|\n")
+	for i := 1; i < len(c); i++ {
+		a, z := c[i-1], c[i]
+		d := float64(z.Clusters - a.Clusters)
+		rs := "–"
+		if a.Restart != nil && z.Restart != nil {
+			rs = fmt.Sprintf("%.1f ms", 1000*(z.Restart.Secs-a.Restart.Secs)/d)
+		}
+		fmt.Fprintf(b, "| %d → %d | %s | %s | %.1f | %.1f ms | %s |\n", a.Clusters, z.Clusters, kib(float64(z.Idle.RSS-a.Idle.RSS)/d),
+			kib(float64(z.Idle.HeapInuse-a.Idle.HeapInuse)/d), float64(z.Idle.Goroutines-a.Idle.Goroutines)/d,
+			1000*(z.Change.Last-a.Change.Last)/d, rs)
+	}
+	b.WriteString("\n")
+}
+
+func reportCalibration(b *strings.Builder, f *FleetResult) {
+	b.WriteString("**Calibration.** The same fleet of 10 logical clusters, first on 10 API servers (one each), then on one " +
+		"(calibration runs: idle window and drift interval as in their rows below):\n\n")
+	if len(f.Calibration) != 2 {
+		b.WriteString("Incomplete: " + fmt.Sprint(len(f.Calibration)) + " of 2 runs.\n\n")
+		return
+	}
+	sep, one := calibrationRows(f.Calibration[0]), calibrationRows(f.Calibration[1])
+	b.WriteString("| figure | 10 servers | 1 server | difference |\n|---|---|---|---|\n")
+	for i, name := range calibrationNames {
+		x, y := sep[i], one[i]
+		if strings.Contains(name, "MiB") {
+			x, y = x/(1<<20), y/(1<<20)
+		}
+		fmt.Fprintf(b, "| %s | %.2f | %.2f | %+.0f %% |\n", name, x, y, 100*(y-x)/x)
+	}
+	cs := f.Calibration
+	fmt.Fprintf(b, "\nIdle window %s, drift interval %s. Runs with errors: %s.\n\n", secs(cs[0].IdleSecs), secs(cs[0].DriftSecs),
+		orDashStr(strings.TrimSpace(cs[0].Err+" "+cs[1].Err)))
+	for _, run := range cs {
+		fleetRowNote(b, run)
+	}
+	b.WriteString("\n")
+}
+
+func fleetRowNote(b *strings.Builder, run FleetRun) {
+	fmt.Fprintf(b, "- %d clusters on %d servers: first rollout %s, change %s, RSS idle %s, restart %s\n", run.Clusters, run.Servers,
+		lat(run.First), lat(run.Change), mib(run.Idle.RSS), restartFigure(run.Restart))
+}
+
+func restartFigure(rs *FleetRestart) string {
+	if rs == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%s (%.0f applies, %d writes)", secs(rs.Secs), rs.Applies, sumWrites(rs.Writes))
+}
+
+func orDashStr(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
