@@ -11,6 +11,8 @@ import (
 type FleetResult struct {
 	Calibration []FleetRun `json:"calibration,omitempty"`
 	Runs        []FleetRun `json:"runs"`
+	// Shard is the shard run: replicas sharing the fleet, one killed.
+	Shard *FleetShard `json:"shard,omitempty"`
 }
 
 // FleetOptions configures one run of the fleet phase (one fleet size).

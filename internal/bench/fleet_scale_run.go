@@ -80,7 +80,11 @@ func (fr *fleetRun) start(ctx context.Context) error {
 // startChild starts `regatta run` with the kubeconfig Secrets in the
 // management cluster and a push webhook.
 func (fr *fleetRun) startChild() error {
-	dir := filepath.Join(fr.o.Dir, "regatta")
+	return fr.startChildIn(filepath.Join(fr.o.Dir, "regatta"))
+}
+
+// startChildIn starts `regatta run` in dir with more flags.
+func (fr *fleetRun) startChildIn(dir string, extra ...string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -96,7 +100,7 @@ func (fr *fleetRun) startChild() error {
 	args := append([]string{"--management-kubeconfig", fr.le.MgmtKubeconfig, "--interval", "1h",
 		"--webhook-addr", addr, "--webhook-secret-file", secretFile}, fr.o.Args...)
 	fr.child, err = StartChild(ChildOptions{Regatta: fr.o.Bins.Regatta, RepoURL: fr.git.URL(),
-		DriftInterval: fr.o.DriftInterval, Dir: dir, Args: args})
+		DriftInterval: fr.o.DriftInterval, Dir: dir, Args: append(args, extra...)})
 	return err
 }
 
@@ -124,20 +128,25 @@ func (fr *fleetRun) push(ctx context.Context, msg string, files map[string]strin
 		return "", time.Time{}, err
 	}
 	at := time.Now()
+	return rev, at, fr.notify(ctx)
+}
+
+// notify posts a push event to regatta's webhook, as a Git host would.
+func (fr *fleetRun) notify(ctx context.Context) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fr.webhook, bytes.NewReader([]byte(`{"ref":"refs/heads/main"}`)))
 	if err != nil {
-		return "", at, err
+		return err
 	}
 	req.Header.Set("X-Gitlab-Token", fleetWebhookSecret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", at, err
+		return err
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		return "", at, fmt.Errorf("webhook: %s", resp.Status)
+		return fmt.Errorf("webhook: %s", resp.Status)
 	}
-	return rev, at, nil
+	return nil
 }
 
 // within is how long a rollout may take: generous, so a slow one is

@@ -194,6 +194,7 @@ func reportFleet(b *strings.Builder, r *Results) {
 	}
 	b.WriteString("\n")
 	fleetSlopes(b, f)
+	reportFleetShard(b, f.Shard)
 	for _, run := range f.Runs {
 		if run.Err != "" {
 			fmt.Fprintf(b, "- %d clusters stopped: %s\n", run.Clusters, run.Err)
@@ -304,4 +305,24 @@ func orDashStr(s string) string {
 		return "none"
 	}
 	return s
+}
+
+func reportFleetShard(b *strings.Builder, s *FleetShard) {
+	if s == nil {
+		b.WriteString("**Shards.** Not measured in this run (`-fleet-shard 2000`).\n\n")
+		return
+	}
+	fmt.Fprintf(b, "**Shards.** %d `regatta run --replicas-mode shard` (lease %s) share %d logical clusters: the whole fleet converged %s after they started; "+
+		"a fleet-wide change, during which %s (owner of %d clusters, %d of them without the change yet) was SIGKILLed: the last of its clusters had the change %s after the kill; "+
+		"the change reached every cluster at %s; clusters whose changed object was written more than once (audit logs): %d. Surviving replicas' RSS: %s.\n\n",
+		s.Replicas, secs(s.LeaseSecs), s.Clusters, secs(s.ConvergeSecs), s.Victim, s.VictimOwned, s.Pending, secs(s.TakeoverSecs),
+		lat(s.Change), s.Twice, rssList(s.RSS))
+}
+
+func rssList(xs []int64) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, mib(x))
+	}
+	return strings.Join(parts, ", ")
 }

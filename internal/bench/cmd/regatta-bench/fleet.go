@@ -24,6 +24,9 @@ type fleetFlags struct {
 	background    time.Duration
 	workers       int
 	restart       bool
+	shard         int
+	shardReplicas int
+	shardLease    time.Duration
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -36,6 +39,9 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.driftInterval, "fleet-drift-interval", 5*time.Minute, "regatta's --drift-interval in the fleet phase (its default)")
 	fs.DurationVar(&f.background, "fleet-background", 30*time.Second, "window before regatta starts in which the API servers' own requests are counted (subtracted from the idle figures)")
 	fs.IntVar(&f.workers, "fleet-setup-workers", 16, "namespace users created at once during the fleet phase's setup")
+	fs.IntVar(&f.shard, "fleet-shard", 0, "logical clusters of the fleet phase's shard run: -fleet-shard-replicas `regatta run --replicas-mode shard` share them, one SIGKILLed mid-change (0: none)")
+	fs.IntVar(&f.shardReplicas, "fleet-shard-replicas", 3, "replicas of the fleet phase's shard run")
+	fs.DurationVar(&f.shardLease, "fleet-shard-lease", 15*time.Second, "membership lease duration of the fleet phase's shard run")
 	fs.BoolVar(&f.restart, "fleet-restart", true, "measure a restart of regatta at every fleet size")
 }
 
@@ -81,6 +87,17 @@ func runFleet(ctx context.Context, o *options, res *bench.Results, sh *shared) e
 		res.Fleet.Runs = append(res.Fleet.Runs, *run)
 		if ctx.Err() != nil {
 			break
+		}
+	}
+	if n := o.fleet.shard; n > 0 && ctx.Err() == nil {
+		fo := base
+		fo.Clusters, fo.PerServer = n, o.fleet.perServer
+		fo.Dir = abs(filepath.Join(o.raw, "fleet", fmt.Sprintf("shard-%d", n)))
+		sr, err := bench.RunFleetShard(ctx, fo, o.fleet.shardReplicas, o.fleet.shardLease)
+		res.Fleet.Shard = sr
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("shard run, %d clusters: %v", n, err))
+			logf("fleet shard: %v", err)
 		}
 	}
 	if len(errs) > 0 {
