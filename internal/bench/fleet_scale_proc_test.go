@@ -3,6 +3,8 @@ package bench
 import (
 	"strings"
 	"testing"
+
+	"github.com/regatta-dev/regatta/internal/testenv"
 )
 
 // TestCountConns counts only established connections of the process's
@@ -29,5 +31,28 @@ func TestReadDashboard(t *testing.T) {
 	readDashboard(&sc, dash)
 	if sc.SummaryLine != 7 || sc.TableLine != 11 || sc.ProblemsLine != 14 || sc.DashboardLines != 16 || sc.DashboardBytes != len(dash) {
 		t.Errorf("readDashboard = %+v, want summary 7, table 11, problems 14, 16 lines", sc)
+	}
+}
+
+// TestClusterWrite: writes of a logical cluster's ServiceAccount count,
+// its dry runs and others' writes do not.
+func TestClusterWrite(t *testing.T) {
+	ev := func(user, uri string) testenv.AuditEvent {
+		var e testenv.AuditEvent
+		e.User.Username, e.RequestURI = user, uri
+		return e
+	}
+	sa := "system:serviceaccount:s-l00001:regatta"
+	for _, c := range []struct {
+		e    testenv.AuditEvent
+		want bool
+	}{
+		{ev(sa, "/api/v1/namespaces/s-l00001/configmaps/fa-marker?fieldManager=regatta&force=true"), true},
+		{ev(sa, "/api/v1/namespaces/s-l00001/configmaps/fa-marker?dryRun=All&fieldManager=regatta"), false},
+		{ev("admin", "/api/v1/namespaces/s-l00001/configmaps/fa-marker"), false},
+	} {
+		if got := clusterWrite(c.e); got != c.want {
+			t.Errorf("clusterWrite(%s %s) = %v, want %v", c.e.User.Username, c.e.RequestURI, got, c.want)
+		}
 	}
 }

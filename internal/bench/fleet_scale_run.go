@@ -276,7 +276,7 @@ func (fr *fleetRun) restart(ctx context.Context) error {
 	}
 	fr.child.Stop()
 	begin := time.Now()
-	if err := fr.startChild(); err != nil {
+	if err := fr.startChildIn(filepath.Join(fr.o.Dir, "regatta-restart")); err != nil {
 		return err
 	}
 	r := &FleetRestart{}
@@ -312,11 +312,17 @@ func (fr *fleetRun) auditWrites(t time.Time) (map[string]int, error) {
 			return nil, err
 		}
 		for _, e := range evs {
-			if e.StageTimestamp.Before(t) || !strings.HasPrefix(e.User.Username, "system:serviceaccount:s-") {
+			if e.StageTimestamp.Before(t) || !clusterWrite(e) {
 				continue
 			}
 			out[e.Verb+" "+e.ObjectRef.Resource]++
 		}
 	}
 	return out, nil
+}
+
+// clusterWrite reports whether an audit event is a write (not a dry run)
+// by a logical cluster's ServiceAccount (system:serviceaccount:s-<name>:…).
+func clusterWrite(e testenv.AuditEvent) bool {
+	return strings.HasPrefix(e.User.Username, "system:serviceaccount:s-") && !strings.Contains(e.RequestURI, "dryRun=")
 }

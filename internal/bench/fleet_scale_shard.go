@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -241,8 +240,7 @@ func (sh *fleetShards) appliedTwice(t time.Time) (int, error) {
 			return 0, err
 		}
 		for _, e := range evs {
-			if e.StageTimestamp.Before(t) || e.ObjectRef.Name != FleetMarker(FleetDriftProfile) || e.Verb != "patch" ||
-				!strings.HasPrefix(e.User.Username, "system:serviceaccount:s-") {
+			if e.StageTimestamp.Before(t) || e.ObjectRef.Name != FleetMarker(FleetDriftProfile) || e.Verb != "patch" || !clusterWrite(e) {
 				continue
 			}
 			writes[e.ObjectRef.Namespace]++
