@@ -43,6 +43,9 @@ type FleetRun struct {
 	Servers   int `json:"apiServers"`
 	PerServer int `json:"clustersPerServer"`
 	Objects   int `json:"objectsPerCluster"`
+	// Args are the flags of `regatta run` beyond its defaults (-daemon-args):
+	// an experiment, left out of the targets.
+	Args []string `json:"regattaArgs,omitempty"`
 	// ServersSecs starts the API servers; UsersSecs creates the namespace
 	// users and kubeconfig Secrets (setup, not regatta's).
 	ServersSecs float64 `json:"serversSeconds"`
@@ -120,7 +123,7 @@ type StatusCommit struct {
 // window, the status commit and a restart.
 func RunFleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	servers := ServersFor(o.Clusters, o.PerServer)
-	res := &FleetRun{Clusters: o.Clusters, Servers: servers, PerServer: o.PerServer, Objects: 2 * o.Objects,
+	res := &FleetRun{Clusters: o.Clusters, Servers: servers, PerServer: o.PerServer, Objects: 2 * o.Objects, Args: o.Args,
 		IdleSecs: o.Idle.Seconds(), DriftSecs: o.DriftInterval.Seconds()}
 	var le *logicalEnv
 	var err error

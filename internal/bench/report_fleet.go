@@ -60,21 +60,22 @@ func sumWrites(w map[string]int) int {
 	return n
 }
 
-// at is the run of n clusters without error, or nil.
+// at is the run of n clusters with regatta's defaults, or nil.
 func (f *FleetResult) at(n int) *FleetRun {
 	for i := range f.Runs {
-		if f.Runs[i].Clusters == n {
+		if f.Runs[i].Clusters == n && len(f.Runs[i].Args) == 0 {
 			return &f.Runs[i]
 		}
 	}
 	return nil
 }
 
-// complete are the runs that measured the idle window, smallest first.
+// complete are the runs with regatta's defaults that measured the idle
+// window, smallest first.
 func (f *FleetResult) complete() []FleetRun {
 	var out []FleetRun
 	for _, r := range f.Runs {
-		if r.Idle.RSS > 0 {
+		if r.Idle.RSS > 0 && len(r.Args) == 0 {
 			out = append(out, r)
 		}
 	}
@@ -229,8 +230,12 @@ func fleetRow(b *strings.Builder, run FleetRun) {
 		status = fmt.Sprintf("%s, %d, %s", secs(sc.Secs), sc.Files, mib(sc.TreeBytes))
 		dash = fmt.Sprintf("%d (%d, %d, %s)", sc.DashboardLines, sc.SummaryLine, sc.TableLine, orNone(sc.ProblemsLine))
 	}
-	fmt.Fprintf(b, "| %d | %d | %s, %s | %s | %s | %s | %s / %s | %s | %d | %d | %.2f (%.2f) | %.2f | %s | %s | %s | %s | %s |\n",
-		run.Clusters, run.Servers, secs(run.ServersSecs), secs(run.UsersSecs), secs(run.StartSecs), lat(run.First), lat(run.Change),
+	clusters := fmt.Sprint(run.Clusters)
+	if len(run.Args) > 0 {
+		clusters += " (`" + strings.Join(run.Args, " ") + "`)"
+	}
+	fmt.Fprintf(b, "| %s | %d | %s, %s | %s | %s | %s | %s / %s | %s | %d | %d | %.2f (%.2f) | %.2f | %s | %s | %s | %s | %s |\n",
+		clusters, run.Servers, secs(run.ServersSecs), secs(run.UsersSecs), secs(run.StartSecs), lat(run.First), lat(run.Change),
 		mib(run.Converged.RSS), mib(run.Idle.RSS), mib(run.Idle.HeapInuse), run.Idle.Goroutines, run.Idle.Conns,
 		run.IdleOther, run.IdleWatches, mgmtPerMinute(run.IdleMgmt), secs(run.IdleCPUPerDrift), restart, status, dash, mib(run.APIServersRSS))
 }
