@@ -5,21 +5,6 @@ import (
 	"time"
 )
 
-// Ownership shards the fleet among replicas (reconciler/shard implements
-// it with membership Leases). A daemon with one touches a cluster only
-// while Owns says so: it is asked before a cluster's reconciliation,
-// between its apply steps (with the supersede check) and every
-// fencePoll while it runs, when a lost cluster's requests are cancelled.
-type Ownership interface {
-	// Owns reports whether this replica may work on the cluster now.
-	Owns(cluster string) bool
-	// OwnsFleet reports whether this replica writes the fleet-wide part
-	// of status (fleet.yaml and the dashboard).
-	OwnsFleet() bool
-	// Identity names this replica in status records.
-	Identity() string
-}
-
 // fencePoll is how often a cluster being reconciled re-checks its
 // ownership, so that a replica that lost a cluster cancels its requests
 // well within the margin the Lease leaves before another may start.
@@ -80,14 +65,6 @@ func (d *Daemon) Clusters() []string {
 		out = append(out, c.Metadata.Name)
 	}
 	return out
-}
-
-// rebalanced queues every cluster (the workers take the owned ones); the
-// next status commit writes the records this daemon now owns.
-func (d *Daemon) rebalanced(s *session) {
-	d.dropLost()
-	d.store.touch()
-	s.queueAll(false)
 }
 
 // dropLost stops the drift watchers of the clusters this daemon does not

@@ -1,16 +1,7 @@
-// Package reconciler keeps every cluster of the fleet in the state the
-// repository describes. The Daemon follows the branch and feeds a work
-// queue keyed by cluster; each cluster's reconciliation classifies it,
-// matches profiles, renders, applies in dependsOn order and withdraws, on
-// its own, without waiting for health (that is observed off the workers)
-// or for any other cluster. The package owns the order of things and the
-// safety rules between them; the work itself is done by spec, render,
-// apply, classify and status.
 package reconciler
 
 import (
 	"context"
-	"io/fs"
 	"log/slog"
 	"sync"
 	"time"
@@ -25,7 +16,6 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/sops"
-	"github.com/regatta-dev/regatta/spec"
 )
 
 // Options configures a Reconciler.
@@ -74,20 +64,13 @@ type Reconciler struct {
 	mu    sync.Mutex
 	good  *revision               // last revision that loaded and validated
 	known map[string]knownCluster // last facts per cluster
-	// identities are the cluster identities entries reach (identity.go).
+	// identities are the cluster identities entries reach (pass_identity.go).
 	identities map[string]identityRecord
 	lastPairs  map[string]map[string]struct{} // pairs reported, for metrics clean-up
 	events     *events.Manager                // watches of event profiles
 	rollouts   *rollouts                      // progressive rollouts, by profile
 	// render cache counts at the last pass, to export deltas
 	cacheHits, cacheMisses uint64
-}
-
-// revision is a loaded, valid revision of the fleet repository.
-type revision struct {
-	sha  string
-	tree fs.FS
-	repo *spec.Repository
 }
 
 // knownCluster is what the last successful classification found.
@@ -141,4 +124,16 @@ var allStates = []string{
 	status.StateApplied, status.StateProgressing, status.StateWaitingForDependency, status.StateFailed,
 	status.StateConflict, status.StateDryRun, status.StateWithdrawn, status.StatePaused,
 	status.StateWaitingForRollout,
+}
+
+// identityRecord is what the pass of another entry, or a look-up for it,
+// found the entry reaches: its cluster identity, or failed.
+type identityRecord struct {
+	uid    string
+	failed string // the revision a look-up failed at: not tried again on it
+	// registered is the client and revision the entry's own pass found
+	// its registration with: passes on both (drift checks, retries) do not
+	// read it again.
+	registered *apply.Client
+	rev        string
 }

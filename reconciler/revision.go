@@ -1,258 +1,45 @@
 package reconciler
 
 import (
-	"context"
-	"fmt"
 	"io/fs"
-	"slices"
-	"sort"
 
-	"github.com/regatta-dev/regatta/reconciler/plan"
-	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
 )
 
-// current returns the revision in force (nil: none yet).
-func (r *Reconciler) current() *revision {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.good
+// revision is a loaded, valid revision of the fleet repository.
+type revision struct {
+	sha  string
+	tree fs.FS
+	repo *spec.Repository
 }
 
-// accept loads a revision; an admitted one becomes the revision in force
-// (spec.Admit says which are: errors in a tenant's folder refuse only
-// that tenant, whose last good profiles stay in force, refused). It
-// returns the revision in force afterwards (nil: none yet). The errors of
-// a revision kept out, and of refused tenants, go into fleet, with file
-// and line; nothing is deleted or changed on their account.
-func (r *Reconciler) accept(sha string, tree fs.FS, fleet *status.Fleet) *revision {
-	if good := r.current(); good != nil && good.sha == sha {
-		return good // loaded already
-	}
-	repo, diags, verdict := spec.Admit(tree)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if errs := verdict.KeptOut; len(errs) > 0 {
-		fleet.Errors = append(fleet.Errors, statusErrors(errs)...)
-		r.log.Error("revision is invalid; the last good revision stays in force",
-			"revision", sha, "errors", len(errs), "first", errs[0].Error())
-		return r.good
-	}
-	for _, w := range diags.Warnings() {
-		r.log.Warn("repository warning", "revision", sha, "warning", w.Error())
-	}
-	if r.good != nil {
-		repo.KeepRefused(r.good.repo)
-	}
-	for _, t := range verdict.Refused {
-		r.log.Error("tenant folder does not load; the tenant's last good profiles stay in force, refused",
-			"revision", sha, "tenant", t.Name, "errors", len(t.Errors), "first", t.Errors[0].Error())
-	}
-	r.good = &revision{sha: sha, tree: tree, repo: repo}
-	return r.good
+// sameTree reports whether a path is the same Git object (or absent) in
+// two trees; false when the trees cannot say.
+func sameTree(a, b fs.FS, name string) bool {
+	ha, okA := treeHash(a, name)
+	hb, okB := treeHash(b, name)
+	return okA && okB && ha == hb
 }
 
-// refusedTenants are the status records of a revision's refused tenants.
-func refusedTenants(repo *spec.Repository) []status.RefusedTenant {
-	var out []status.RefusedTenant
-	for _, t := range repo.Refused {
-		out = append(out, status.RefusedTenant{Tenant: t.Name, Errors: statusErrors(t.Errors)})
+func treeHash(tree fs.FS, name string) (string, bool) {
+	th := treeHasher(tree)
+	if th == nil {
+		return "", false
 	}
-	return out
-}
-
-func statusErrors(ds spec.Diagnostics) []status.Error {
-	out := make([]status.Error, len(ds))
-	for i, d := range ds {
-		out[i] = status.Error{File: d.File, Line: d.Line, Message: fieldMessage(d)}
-	}
-	return out
-}
-
-func fieldMessage(d spec.Diagnostic) string {
-	if d.Field == "" {
-		return d.Message
-	}
-	return d.Field + ": " + d.Message
-}
-
-// load reads and accepts a revision, records the fleet status and queues
-// the clusters of the revision in force: all of them when it changed or
-// when every asks (RunOnce). A daemon that starts on an invalid head takes
-// the revision the status branch says was in force, so it keeps enforcing
-// what it enforced before.
-func (d *Daemon) load(ctx context.Context, sha string, s *session, every bool) error {
-	tree, err := d.opts.Source.Tree(ctx, sha)
+	h, err := th(name)
 	if err != nil {
-		return fmt.Errorf("read revision %s: %w", sha, err)
-	}
-	before := d.r.current()
-	fleet := status.Fleet{SourceRevision: sha}
-	good := d.r.accept(sha, tree, &fleet)
-	if good == nil {
-		good = d.acceptInForce(ctx)
-	}
-	if good != nil {
-		fleet.AppliedRevision, fleet.DependsOn = good.sha, dependenciesOf(good.repo)
-		if good.sha == sha {
-			fleet.RefusedTenants = refusedTenants(good.repo)
+		if _, statErr := fs.Stat(tree, name); statErr != nil {
+			return "", true // absent in this tree
 		}
-		d.r.opts.Metrics.SetRevision(good.sha)
+		return "", false
 	}
-	d.store.setFleet(fleet)
-	if good == nil {
-		d.r.opts.Metrics.SetReady(true) // nothing to enforce yet; status says why
-		return nil
-	}
-	if good != before {
-		d.forgetRemoved(good.repo)
-		d.retainEventWatches(good.repo)
-		d.pruneRollouts(good.repo)
-	}
-	if good != before || every {
-		s.queueAll(false)
+	return h, true
+}
+
+// treeHasher uses Git tree hashes when the tree is a Git tree.
+func treeHasher(tree fs.FS) func(string) (string, error) {
+	if th, ok := tree.(interface{ TreeHash(string) (string, error) }); ok {
+		return th.TreeHash
 	}
 	return nil
-}
-
-// acceptInForce loads the revision the status branch recorded as in force
-// when the daemon started; nil when there is none or it does not load.
-func (d *Daemon) acceptInForce(ctx context.Context) *revision {
-	d.mu.Lock()
-	sha := d.inForce
-	d.inForce = "" // one try
-	d.mu.Unlock()
-	if sha == "" {
-		return nil
-	}
-	if err := d.opts.Source.EnsureCommit(ctx, sha); err != nil {
-		d.r.log.Error("cannot read the revision in force before the restart", "revision", sha, "error", err)
-		return nil
-	}
-	tree, err := d.opts.Source.Tree(ctx, sha)
-	if err != nil {
-		d.r.log.Error("cannot read the revision in force before the restart", "revision", sha, "error", err)
-		return nil
-	}
-	var ignored status.Fleet
-	good := d.r.accept(sha, tree, &ignored)
-	if good != nil {
-		d.r.log.Info("the newest revision is invalid; enforcing the revision in force before the restart", "revision", sha)
-	}
-	return good
-}
-
-// forgetRemoved drops clients, state and status records of clusters no
-// longer in the repository. Their objects stay: without its kubeconfig a
-// removed cluster cannot be reached.
-func (d *Daemon) forgetRemoved(repo *spec.Repository) {
-	names := map[string]bool{}
-	for _, c := range repo.Clusters {
-		names[c.Metadata.Name] = true
-	}
-	d.store.keepOnly(names)
-	d.r.forgetIdentities(names)
-	d.mu.Lock()
-	for name := range d.converged {
-		if !names[name] {
-			delete(d.converged, name)
-		}
-	}
-	d.mu.Unlock()
-	r := d.r
-	r.mu.Lock()
-	var gone []string
-	for name := range r.known {
-		if !names[name] {
-			gone = append(gone, name)
-			delete(r.known, name)
-		}
-	}
-	r.mu.Unlock()
-	sort.Strings(gone)
-	for _, name := range gone {
-		r.log.Info("cluster left the repository; its objects are left in place", "cluster", name)
-		r.opts.Apply.Forget(name)
-		r.opts.Credentials.Forget(name)
-	}
-}
-
-// restore reads, once, what an earlier daemon committed to the status
-// branch: its records (kept until recomputed), each cluster's last
-// Kubernetes version and classifier labels (used, marked stale, while a
-// cluster cannot be read), and the revision in force.
-func (d *Daemon) restore(ctx context.Context) {
-	d.mu.Lock()
-	done := d.restored || d.opts.StatusBranch == ""
-	d.restored = true
-	d.mu.Unlock()
-	if done {
-		return
-	}
-	rev, found, err := d.opts.Source.FetchBranch(ctx, d.opts.StatusBranch)
-	if err != nil || !found {
-		if err != nil {
-			d.r.log.Warn("cannot read the status branch; starting without what an earlier daemon knew", "error", err)
-		}
-		return
-	}
-	tree, err := d.opts.Source.Tree(ctx, rev)
-	var snap status.Snapshot
-	if err == nil {
-		snap, err = status.Read(tree)
-	}
-	if err != nil {
-		d.r.log.Warn("cannot read the status branch; starting without what an earlier daemon knew", "error", err)
-		return
-	}
-	d.store.seed(snap)
-	d.r.seedKnown(snap.Clusters)
-	d.r.rollouts.resumeFrom(snap.Fleet.Rollouts, snap.Clusters)
-	d.mu.Lock()
-	d.inForce = snap.Fleet.AppliedRevision
-	d.mu.Unlock()
-	d.r.log.Info("restored status", "clusters", len(snap.Clusters), "inForce", status.ShortRevision(snap.Fleet.AppliedRevision))
-}
-
-// seedKnown takes the last known facts of clusters from status records.
-func (r *Reconciler) seedKnown(records []status.ClusterStatus) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, c := range records {
-		if _, ok := r.known[c.Cluster]; ok {
-			continue
-		}
-		k := knownCluster{version: c.KubernetesVersion, classified: map[string]plan.Classified{}}
-		for name, labels := range c.ClassifierLabels {
-			k.classified[name] = plan.Classified{Classifier: name, Labels: labels}
-		}
-		r.known[c.Cluster] = k
-	}
-}
-
-func converged(cs []status.ClusterStatus) bool {
-	for _, c := range cs {
-		if !c.Reachable && !c.Paused {
-			return false
-		}
-		for _, p := range c.Profiles {
-			switch p.State {
-			case status.StateApplied, status.StateDryRun, status.StatePaused, status.StateWithdrawn:
-			default:
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// dependenciesOf lists the profiles with spec.dependsOn, in name order.
-func dependenciesOf(repo *spec.Repository) []status.ProfileDependency {
-	var out []status.ProfileDependency
-	for _, p := range repo.Profiles {
-		if len(p.Spec.DependsOn) > 0 {
-			out = append(out, status.ProfileDependency{Profile: p.Metadata.Name, DependsOn: slices.Clone(p.Spec.DependsOn)})
-		}
-	}
-	return out
 }

@@ -3,9 +3,9 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/rollout"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/render"
@@ -110,37 +110,12 @@ func (p *clusterPass) pinned(ctx context.Context, prof *spec.Profile, inv *apply
 	return rolloutPick{rev: old, prof: oldProf, rolling: true, pinned: true}
 }
 
-func (p *clusterPass) inventoryOf(profile string) (*apply.Inventory, bool) {
-	if p.inventories == nil {
-		return nil, false
-	}
-	return p.inventories[profile], true
-}
-
 // rendersSame reports whether the revision in force renders the pair as
 // it is applied: the rollout has nothing to bring to this cluster.
 func (p *clusterPass) rendersSame(ctx context.Context, prof *spec.Profile, inv *apply.Inventory) bool {
 	res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: p.rev.tree, Revision: p.rev.sha, Profile: prof,
 		Cluster: p.renderFacts(), TreeHash: treeHasher(p.rev.tree)})
 	return err == nil && inv.RenderHash != "" && res.Hash == inv.RenderHash
-}
-
-// loadRevision reads an older revision for pinned pairs.
-func (ro *rollouts) loadRevision(ctx context.Context, sha string) (*revision, error) {
-	if ro.load == nil {
-		return nil, fmt.Errorf("no repository to read revision %s from", status.ShortRevision(sha))
-	}
-	return ro.load(ctx, sha)
-}
-
-// markReached records that the rollout reached the cluster without an
-// admission: the cluster already renders as the revision wants.
-func (ro *rollouts) markReached(profile, fp, cluster string) {
-	ro.mu.Lock()
-	defer ro.mu.Unlock()
-	if pr := ro.profiles[profile]; pr != nil && pr.fp == fp {
-		pr.pair(cluster).state = rollout.Updating
-	}
 }
 
 // reportRollout records the pair's outcome in its profile's rollout and
@@ -161,48 +136,18 @@ func (p *clusterPass) reportRollout(prof *spec.Profile, pick rolloutPick, s stat
 	return s
 }
 
-func rolloutState(pairState string) rollout.State {
-	switch pairState {
-	case status.StateApplied, status.StateDryRun, status.StatePaused:
-		return rollout.Done
-	case status.StateFailed, status.StateConflict:
-		return rollout.Failed
-	}
-	return rollout.Updating
-}
-
-// report sets a pair's rollout state; a change re-decides the rollout and
-// wakes its waiting clusters. A pass of a rollout that a newer one
-// replaced while it ran (fp differs) reports nothing: its outcome is not
-// the newer revision's, and counting it would let the newer revision
-// skip its stages on that cluster.
-func (ro *rollouts) report(prof *spec.Profile, fp, cluster string, state rollout.State, members []rollout.Cluster, control *spec.RolloutControl) *status.PairRollout {
-	ro.mu.Lock()
-	defer ro.mu.Unlock()
-	pr := ro.profiles[prof.Metadata.Name]
-	if pr == nil || pr.fp != fp {
-		return nil
-	}
-	p := pr.pair(cluster)
-	changed := p.state != state
-	switch {
-	case state == rollout.Done && p.state != rollout.Done:
-		p.since = ro.now()
-	case state != rollout.Done:
-		p.since = time.Time{}
-	}
-	p.state = state
-	d := pr.last
-	if changed || len(d.Stages) == 0 {
-		d = ro.decide(pr, prof, members, control)
-	}
-	if changed {
-		in := pr.input(members)
-		ro.wakeAll(pendingOf(in))
-	}
-	out := &status.PairRollout{Revision: pr.target, Stage: stageOfCluster(d, cluster), State: string(state)}
-	if state == rollout.Pending || d.Halted {
-		out.Reason = d.Reason
+// members returns the clusters of rev that prof selects, with their last
+// known effective labels.
+func (r *Reconciler) members(rev *revision, prof *spec.Profile) []rollout.Cluster {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []rollout.Cluster
+	for _, c := range rev.repo.Clusters {
+		k := r.known[c.Metadata.Name]
+		labels, _ := plan.EffectiveLabels(c.Metadata.Labels, sortedClassified(k.classified))
+		if prof.Matches(c.Metadata.Name, labels) {
+			out = append(out, rollout.Cluster{Name: c.Metadata.Name, Labels: labels})
+		}
 	}
 	return out
 }

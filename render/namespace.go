@@ -15,7 +15,9 @@ import (
 const DefaultNamespace = "default"
 
 // clusterScoped lists the built-in kinds of Kubernetes 1.37 that are not
-// namespaced, by group ("" for core).
+// namespaced, by group ("" for core), and those older clusters served:
+// PodSecurityPolicy (policy/v1beta1 until 1.25; kube-prometheus still
+// renders them), ClusterCIDR (until 1.29) and ResourceClass (until 1.31).
 var clusterScoped = map[string][]string{
 	"":                             {"Namespace", "Node", "PersistentVolume", "ComponentStatus"},
 	"rbac.authorization.k8s.io":    {"ClusterRole", "ClusterRoleBinding"},
@@ -25,10 +27,11 @@ var clusterScoped = map[string][]string{
 	"storage.k8s.io":               {"StorageClass", "CSIDriver", "CSINode", "VolumeAttachment", "VolumeAttributesClass"},
 	"scheduling.k8s.io":            {"PriorityClass"},
 	"node.k8s.io":                  {"RuntimeClass"},
-	"networking.k8s.io":            {"IngressClass", "IPAddress", "ServiceCIDR"},
+	"networking.k8s.io":            {"IngressClass", "IPAddress", "ServiceCIDR", "ClusterCIDR"},
+	"policy":                       {"PodSecurityPolicy"},
 	"certificates.k8s.io":          {"CertificateSigningRequest", "ClusterTrustBundle"},
 	"flowcontrol.apiserver.k8s.io": {"FlowSchema", "PriorityLevelConfiguration"},
-	"resource.k8s.io":              {"DeviceClass", "ResourceSlice", "DeviceTaintRule"},
+	"resource.k8s.io":              {"DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClass"},
 	"storagemigration.k8s.io":      {"StorageVersionMigration"},
 	"internal.apiserver.k8s.io":    {"StorageVersion"},
 	"authentication.k8s.io":        {"TokenReview", "SelfSubjectReview"},

@@ -71,7 +71,9 @@ kind: Widget
 metadata:
   name: custom
 `,
-	"plain/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n",
+	"plain/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n" +
+		"---\napiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: restricted}\nspec: {}\n" +
+		"---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: pdb}\n",
 	"kust/kustomization.yaml": "resources: [cm.yaml]\n",
 	"kust/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kust}\n",
 }
@@ -86,7 +88,8 @@ func nsRepo(t *testing.T) fstest.MapFS {
 
 // TestNamespacesDefaulted: namespaced objects without a namespace land in
 // the Helm release namespace (as helm install and Flux put them) or in
-// "default" (as kubectl does); cluster-scoped objects, those of kinds a
+// "default" (as kubectl does); cluster-scoped objects (also kinds older
+// clusters served, as PodSecurityPolicy), those of kinds a
 // CRD in the render declares cluster-scoped, and objects with a namespace
 // of their own are left as they are. A custom kind without its CRD in the
 // render is left to the apply engine, with the step's Namespace.
@@ -131,6 +134,8 @@ func TestNamespacesDefaulted(t *testing.T) {
 		"nsless Widget custom":                                "",
 		"plain ConfigMap plain":                               "default",
 		"plain Namespace team-a":                              "",
+		"plain PodSecurityPolicy restricted":                  "",
+		"plain PodDisruptionBudget pdb":                       "default",
 		"kust ConfigMap kust":                                 "default",
 		"kust-target ConfigMap kust":                          "team-b",
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/regatta-dev/regatta/render/oci"
 	"github.com/regatta-dev/regatta/render/sops"
@@ -57,7 +58,8 @@ func (r *Renderer) ociDigest(ctx context.Context, ap *addonPlan, cr oci.Credenti
 		return "", errNoOCI
 	}
 	o := ap.addon.OCI
-	return r.opts.OCI.Resolve(ctx, o.URL, oci.Selector{Tag: o.Tag, Semver: o.Semver, Digest: o.Digest}, cr)
+	every, _ := time.ParseDuration(o.Interval) // validated when loading; empty is the default
+	return r.opts.OCI.Resolve(ctx, o.URL, oci.Selector{Tag: o.Tag, Semver: o.Semver, Digest: o.Digest, Interval: every}, cr)
 }
 
 // ociCredentials reads the registry login of an OCI source's secretRef:

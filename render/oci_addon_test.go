@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,99 @@ func TestOCIAddonVerifiesCosignSignature(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "spec.addons[0].oci.verify") || !errors.Is(err, oci.ErrNoSignature) {
 			t.Errorf("%s, unsigned 1.1.0: %v", p, err)
 		}
+	}
+}
+
+// TestOCIArtifactSymlinks pushes artifacts holding symlinks to the
+// in-process registry: links inside the artifact are followed as the
+// repository's own are (a file linked from another folder, a linked
+// folder), and a link out of the artifact, relative or absolute, fails
+// the add-on with an error naming the link.
+func TestOCIArtifactSymlinks(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	cm := func(name string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: default}\n"
+	}
+	push := func(tag string, links map[string]string) {
+		files := map[string]string{"app/cm.yaml": cm("app"), "shared/cm.yaml": cm("shared"), "shared/more/cm.yaml": cm("more")}
+		for k, v := range links {
+			files[k] = "->" + v
+		}
+		reg.PushArtifact(t, "fleet/links", tag, "application/vnd.cncf.flux.config.v1+json", oci.FluxContentType, chartserver.TarGz(t, files))
+	}
+	push("inside", map[string]string{"app/linked.yaml": "../shared/cm.yaml", "app/more": "../shared/more"})
+	push("outside", map[string]string{"app/evil.yaml": "../../etc/passwd"})
+	push("absolute", map[string]string{"app/evil.yaml": "/etc/passwd"})
+	url := "oci://" + reg.Host() + "/fleet/links"
+	files := map[string]string{}
+	for _, tag := range []string{"inside", "outside", "absolute"} {
+		files["profiles/"+tag+".yaml"] = "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + tag + "}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci: {url: '" + url + "', tag: " + tag + "}\n    manifests: {path: app}\n"
+	}
+	dir := tenantTree(t, files)
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true})})
+	var names []string
+	for _, o := range renderProfileTree(t, r, dir, "inside").Objects() {
+		names = append(names, o.GetName())
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"app", "more", "shared"}) {
+		t.Fatalf("objects through links inside the artifact: %v", names)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	repo, _ := spec.Load(root.FS())
+	for tag, target := range map[string]string{"outside": "../../etc/passwd", "absolute": "/etc/passwd"} {
+		_, err := r.Render(context.Background(), Request{FS: root.FS(), Profile: repo.Profile(tag), Cluster: prodCluster()})
+		want := "symlink app/evil.yaml points to " + target + ", outside the artifact"
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, oci.ErrUnsafePath) {
+			t.Errorf("%s: got %v\nwant %s", tag, err, want)
+		}
+	}
+}
+
+// TestOCIInterval: an add-on's oci.interval is how long its tag's
+// resolution is reused. With a client that sets no cap, a tag moved in
+// the registry is seen at once by an add-on whose interval is a
+// millisecond, and not by one with the default (a minute).
+func TestOCIInterval(t *testing.T) {
+	reg := chartserver.NewOCI(t)
+	push := func(repo, name string) string {
+		layer := chartserver.TarGz(t, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: default}\n"})
+		return reg.PushArtifact(t, repo, "stable", "application/vnd.cncf.flux.config.v1+json", oci.FluxContentType, layer)
+	}
+	profile := func(name, repo, extra string) string {
+		return "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: " + name + "}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: app\n" +
+			"    oci: {url: 'oci://" + reg.Host() + "/" + repo + "', tag: stable" + extra + "}\n    manifests: {path: app}\n"
+	}
+	dir := tenantTree(t, map[string]string{
+		"profiles/fast.yaml": profile("fast", "fleet/fast", ", interval: 1ms"),
+		"profiles/slow.yaml": profile("slow", "fleet/slow", ""),
+	})
+	r := New(Options{OCI: oci.New(oci.Options{PlainHTTP: true})})
+	digest := func(profile string) string {
+		t.Helper()
+		a := renderProfileTree(t, r, dir, profile).Artifacts
+		if len(a) != 1 {
+			t.Fatalf("%s: artifacts %v", profile, a)
+		}
+		return a[0].Digest
+	}
+	fast1, slow1 := push("fleet/fast", "one"), push("fleet/slow", "one")
+	if digest("fast") != fast1 || digest("slow") != slow1 {
+		t.Fatal("first resolution")
+	}
+	fast2, _ := push("fleet/fast", "two"), push("fleet/slow", "two")
+	resolvedAt := time.Now()
+	for digest("fast") != fast2 { // a millisecond has passed by the second try
+		if time.Since(resolvedAt) > 30*time.Second {
+			t.Fatal("the 1ms interval never resolved the moved tag")
+		}
+	}
+	if d := digest("slow"); d != slow1 && time.Since(resolvedAt) < oci.DefaultInterval {
+		t.Fatalf("the default interval resolved the tag again within %s", time.Since(resolvedAt))
 	}
 }

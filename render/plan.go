@@ -103,6 +103,14 @@ func (p *plan) templateFields(tpl *templater, ap *addonPlan) map[string]string {
 	case ad.Jsonnet != nil:
 		str(field+".jsonnet.path", ad.Jsonnet.Path)
 	}
+	if y := ad.Ytt; y != nil {
+		for i, f := range y.Paths {
+			str(fmt.Sprintf("%s.ytt.paths[%d]", field, i), f)
+		}
+		for i, f := range y.ValuesFiles {
+			str(fmt.Sprintf("%s.ytt.valuesFiles[%d]", field, i), f)
+		}
+	}
 	if h := ad.Helm; h != nil {
 		str(field+".helm.path", h.Path)
 		for i, f := range h.ValuesFiles {

@@ -29,15 +29,19 @@ var yttData = []dataRead{
 func (a *addonRender) renderYtt(ap *addonPlan, field string) ([]Object, error) {
 	y := ap.addon.Ytt
 	req := ytt.Request{}
+	first := ""
 	for i, p := range y.Paths {
-		g, err := a.yttFiles(fmt.Sprintf("%s.paths[%d]", field, i), p)
+		g, p, err := a.yttFiles(fmt.Sprintf("%s.paths[%d]", field, i), p)
 		if err != nil {
 			return nil, err
+		}
+		if i == 0 {
+			first = p
 		}
 		req.Groups = append(req.Groups, g)
 	}
 	for i, p := range y.ValuesFiles {
-		g, err := a.yttFiles(fmt.Sprintf("%s.valuesFiles[%d]", field, i), p)
+		g, _, err := a.yttFiles(fmt.Sprintf("%s.valuesFiles[%d]", field, i), p)
 		if err != nil {
 			return nil, err
 		}
@@ -51,9 +55,9 @@ func (a *addonRender) renderYtt(ap *addonPlan, field string) ([]Object, error) {
 	req.ValuesYAML = values
 	out, err := ytt.Run(a.ctx, a.r.opts.Sandbox, req)
 	if err != nil {
-		return nil, yttError(y.Paths[0], err)
+		return nil, yttError(first, err)
 	}
-	return decodeObjects(y.Paths[0], []byte(out))
+	return decodeObjects(first, []byte(out))
 }
 
 // yttValues are the --data-value-yaml flags: the add-on's values, one per
@@ -80,34 +84,38 @@ func (a *addonRender) yttValues(field string, values map[string]any) ([]string, 
 	return append(out, spec.YttDataValue+"="+jsonText(data)), nil
 }
 
-// yttFiles reads a -f path: one file (ytt sees its base name) or every
-// file below a folder (ytt sees paths relative to it), symlinks followed
-// inside the repository.
-func (a *addonRender) yttFiles(field, p string) (ytt.Group, error) {
+// yttFiles reads a -f path, templated: one file (ytt sees its base name)
+// or every file below a folder (ytt sees paths relative to it), symlinks
+// followed inside the repository. It returns the path it read.
+func (a *addonRender) yttFiles(field, text string) (ytt.Group, string, error) {
+	p, err := a.pathField(field, text)
+	if err != nil {
+		return nil, "", err
+	}
 	info, err := a.fs.Stat(p)
 	if err != nil {
-		return nil, a.fieldError(field, describePathError(p, err))
+		return nil, "", a.fieldError(field, describePathError(p, err))
 	}
 	if !info.IsDir() {
 		data, err := a.fs.ReadFile(p)
 		if err != nil {
-			return nil, a.fieldError(field, describePathError(p, err))
+			return nil, "", a.fieldError(field, describePathError(p, err))
 		}
-		return ytt.Group{{Path: p, Rel: path.Base(p), Data: data}}, nil
+		return ytt.Group{{Path: p, Rel: path.Base(p), Data: data}}, p, nil
 	}
 	var paths []string
 	if err := a.walk(p, func(string) bool { return true }, map[string]bool{}, &paths); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	g := make(ytt.Group, 0, len(paths))
 	for _, f := range paths {
 		data, err := a.fs.ReadFile(f)
 		if err != nil {
-			return nil, fileError(f, 0, describePathError(f, err))
+			return nil, "", fileError(f, 0, describePathError(f, err))
 		}
 		g = append(g, ytt.File{Path: f, Rel: strings.TrimPrefix(f, p+"/"), Data: data})
 	}
-	return g, nil
+	return g, p, nil
 }
 
 // yttError places a ytt failure at the file and line its message names.

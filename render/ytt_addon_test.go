@@ -109,3 +109,43 @@ func TestYttLoopFailsAlone(t *testing.T) {
 		t.Fatalf("the next render: %v", err)
 	}
 }
+
+// TestYttPathsTemplated: ytt paths and values files are templated per
+// cluster like other add-on paths: each cluster reads its own overlay and
+// values file, and a path a template leads out of the repository is
+// refused at its field.
+func TestYttPathsTemplated(t *testing.T) {
+	files := yttFiles(yttTemplate)
+	files["profiles/jp.yaml"] = "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: jp}\nspec:\n  clusterRefs: [prod-eu-1]\n  addons:\n  - name: cfg\n" +
+		"    ytt: {paths: [cfg/config, 'cfg/envs/{{ .Cluster.Labels.env }}'], valuesFiles: ['cfg/values-{{ .Cluster.Labels.env }}.yml']}\n"
+	for _, env := range []string{"prod", "staging"} {
+		files["cfg/values-"+env+".yml"] = "team: team-" + env + "\n"
+		files["cfg/envs/"+env+"/overlay.yml"] = "#@ load(\"@ytt:overlay\", \"overlay\")\n#@overlay/match by=overlay.all\n---\n" +
+			"metadata:\n  #@overlay/match missing_ok=True\n  annotations:\n    overlay: " + env + "\n"
+	}
+	dir := tenantTree(t, files)
+	r := New(Options{})
+	for _, env := range []string{"prod", "staging"} {
+		c := prodCluster()
+		c.Labels = map[string]string{"env": env}
+		res, err := renderJsonnetTree(t, r, dir, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs := res.Objects()
+		if len(objs) != 1 || objs[0].GetAnnotations()["overlay"] != env {
+			t.Fatalf("%s: objects %v", env, objs)
+		}
+		data, _, _ := unstructuredStrings(objs[0].Object, "data")
+		if data["team"] != "team-"+env || data["env"] != env {
+			t.Fatalf("%s: data %v", env, data)
+		}
+	}
+	c := prodCluster()
+	c.Labels = map[string]string{"env": "../../../outside"}
+	_, err := renderJsonnetTree(t, r, dir, c)
+	if err == nil || !strings.Contains(err.Error(), "profiles/jp.yaml:8: spec.addons[0].ytt.paths[1]") ||
+		!strings.Contains(err.Error(), "leaves the repository") {
+		t.Fatalf("escaping path: %v", err)
+	}
+}

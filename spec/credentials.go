@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -25,17 +26,23 @@ const AKSServerApplication = "6dae42f8-4368-4678-94ff-3960e28e3630"
 
 // CloudCredentials reaches a managed cluster (EKS, GKE, AKS) with
 // short-lived tokens of the workload identity of regatta's pod. The
-// endpoint and CA are given: regatta does not look them up.
+// endpoint and CA are given, or (both left out) looked up from the cloud's
+// management API by Cluster with the same identity.
 type CloudCredentials struct {
 	// Provider is aws, gcp or azure.
 	Provider string `yaml:"provider"`
-	// Server is the API server's https URL.
-	Server string `yaml:"server"`
+	// Server is the API server's https URL; with CertificateAuthorityData,
+	// or neither (looked up).
+	Server string `yaml:"server,omitempty"`
 	// CertificateAuthorityData is the API server's CA, base64 PEM as in a
 	// kubeconfig.
-	CertificateAuthorityData string `yaml:"certificateAuthorityData"`
-	// Cluster is, for aws, the EKS cluster's name or ARN: the token names
-	// it (x-k8s-aws-id). Unused by gcp and azure.
+	CertificateAuthorityData string `yaml:"certificateAuthorityData,omitempty"`
+	// Cluster names the cloud's cluster, as Flux's kubeConfig ConfigMap
+	// does: for aws the EKS cluster's name or ARN (the token names it,
+	// x-k8s-aws-id); for gcp projects/<project>/locations/<location>/clusters/<name>;
+	// for azure the AKS resource ID
+	// /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ContainerService/managedClusters/<name>.
+	// Required for aws, and for gcp and azure when the endpoint is looked up.
 	Cluster string `yaml:"cluster,omitempty"`
 	// Region is, for aws, the STS region; default: the ARN's, else
 	// AWS_REGION.
@@ -77,6 +84,19 @@ func (r *TokenRenewal) TokenExpiration() time.Duration {
 	return d
 }
 
+// LooksUp reports whether the endpoint and CA are looked up from the
+// cloud: neither is given.
+func (c *CloudCredentials) LooksUp() bool {
+	return c.Server == "" && c.CertificateAuthorityData == ""
+}
+
+// The forms of cloud.cluster for gcp and azure (ARM resource IDs are
+// case-insensitive).
+var (
+	gkeClusterRE = regexp.MustCompile(`^projects/[a-z0-9.:-]+/locations/[a-z0-9-]+/clusters/[a-z0-9-]+$`)
+	aksClusterRE = regexp.MustCompile(`(?i)^/subscriptions/[^/?#]+/resourceGroups/[^/?#]+/providers/Microsoft\.ContainerService/managedClusters/[^/?#]+$`)
+)
+
 // CAData returns the decoded certificateAuthorityData.
 func (c *CloudCredentials) CAData() []byte {
 	b, _ := base64.StdEncoding.DecodeString(c.CertificateAuthorityData)
@@ -105,20 +125,43 @@ func validateCredentials(rep report, k *KubeconfigSource, secretRefSet bool) {
 func validateCloud(rep report, c *CloudCredentials) {
 	const f = "spec.kubeconfig.cloud."
 	checkEnum(rep, f+"provider", c.Provider, ProviderAWS, ProviderGCP, ProviderAzure)
-	if u, err := url.Parse(c.Server); err != nil || u.Scheme != "https" || u.Host == "" {
-		rep.errorf(f+"server", "%q is not an https URL such as https://ABC.gr7.eu-west-1.eks.amazonaws.com", c.Server)
+	if !c.LooksUp() {
+		if u, err := url.Parse(c.Server); err != nil || u.Scheme != "https" || u.Host == "" {
+			rep.errorf(f+"server", "%q is not an https URL such as https://ABC.gr7.eu-west-1.eks.amazonaws.com (or leave server and certificateAuthorityData out to look them up by cluster)", c.Server)
+		}
+		if msg := checkCA(c.CertificateAuthorityData); msg != "" {
+			rep.errorf(f+"certificateAuthorityData", "%s", msg)
+		}
 	}
-	if msg := checkCA(c.CertificateAuthorityData); msg != "" {
-		rep.errorf(f+"certificateAuthorityData", "%s", msg)
-	}
-	if c.Provider == ProviderAWS && c.Cluster == "" {
-		rep.errorf(f+"cluster", "required for aws: the EKS cluster's name or ARN, which the token names")
-	}
-	if c.Provider != ProviderAWS && (c.Cluster != "" || c.Region != "") {
-		rep.errorf(f+"cluster", "cluster and region are read for aws only")
+	validateCloudCluster(rep, c)
+	if c.Provider != ProviderAWS && c.Region != "" {
+		rep.errorf(f+"region", "read for aws only (gcp and azure name the location in cluster)")
 	}
 	if c.Provider != ProviderAzure && c.Audience != "" {
 		rep.errorf(f+"audience", "read for azure only")
+	}
+}
+
+// validateCloudCluster checks cloud.cluster: required for aws (the token
+// names it) and, to look the endpoint up, for gcp and azure, in the form
+// of the provider's resource names.
+func validateCloudCluster(rep report, c *CloudCredentials) {
+	const f = "spec.kubeconfig.cloud.cluster"
+	forms := map[string]struct {
+		re   *regexp.Regexp
+		form string
+	}{
+		ProviderGCP:   {gkeClusterRE, "projects/<project>/locations/<location>/clusters/<name>"},
+		ProviderAzure: {aksClusterRE, "/subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.ContainerService/managedClusters/<name>"},
+	}
+	form, known := forms[c.Provider]
+	switch {
+	case c.Provider == ProviderAWS && c.Cluster == "":
+		rep.errorf(f, "required for aws: the EKS cluster's name or ARN, which the token names")
+	case known && c.Cluster == "" && c.LooksUp():
+		rep.errorf(f, "required to look the endpoint up: %s (or give server and certificateAuthorityData)", form.form)
+	case known && c.Cluster != "" && !form.re.MatchString(c.Cluster):
+		rep.errorf(f, "%q is not of the form %s", c.Cluster, form.form)
 	}
 }
 

@@ -278,6 +278,10 @@ type OCISource struct {
 	Tag    string `yaml:"tag,omitempty"`
 	Semver string `yaml:"semver,omitempty"`
 	Digest string `yaml:"digest,omitempty"`
+	// Interval is how often a tag or semver range is resolved again (a Go
+	// duration, as Flux's OCIRepository spec.interval); empty is one
+	// minute. A digest never moves.
+	Interval string `yaml:"interval,omitempty"`
 	// SecretRef names a kubernetes.io/dockerconfigjson Secret manifest
 	// of the repository (SOPS-encrypted as a rule) whose
 	// .dockerconfigjson logs in to the registry.

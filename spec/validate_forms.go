@@ -66,8 +66,8 @@ func sortedNames(m map[string]string) []string { return slices.Sorted(maps.Keys(
 // add-on; a profile cannot set it.
 const YttDataValue = "regatta"
 
-// checkYtt checks a ytt add-on's paths (not templated: ytt's own data
-// values parameterize it) and the reserved data value.
+// checkYtt checks a ytt add-on's paths (a templated one when rendering,
+// like other add-on paths) and the reserved data value.
 func checkYtt(fsys fs.FS, rep report, field string, y *YttSource) {
 	if len(y.Paths) == 0 {
 		rep.errorf(field+".paths", "required: the files and folders ytt renders")
@@ -78,10 +78,6 @@ func checkYtt(fsys fs.FS, rep report, field string, y *YttSource) {
 	}{{"paths", y.Paths}, {"valuesFiles", y.ValuesFiles}} {
 		for i, p := range set.list {
 			f := fmt.Sprintf("%s.%s[%d]", field, set.name, i)
-			if IsTemplated(p) {
-				rep.errorf(f, "%q: ytt paths are not templated (the templates see the cluster as data.values.%s)", p, YttDataValue)
-				continue
-			}
 			if resolved, ok := checkRepoPath(fsys, rep, f, p, pathAny); ok {
 				checkLinksInside(fsys, rep, f, resolved)
 			}
@@ -116,6 +112,7 @@ func checkOCI(rep report, field string, a Addon) {
 			rep.errorf(field+".semver", "%q: %v", o.Semver, err)
 		}
 	}
+	checkDuration(rep, field+".interval", o.Interval)
 	if o.Digest != "" && !digestForm.MatchString(o.Digest) {
 		rep.errorf(field+".digest", "%q is not a sha256:<64 hex digits> digest", o.Digest)
 	}

@@ -355,7 +355,8 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// TarGz packs files (name -> content) as a tar.gz artifact layer.
+// TarGz packs files (name -> content) as a tar.gz artifact layer; a
+// content "->target" is a symlink to target.
 func TarGz(t testing.TB, files map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -363,7 +364,12 @@ func TarGz(t testing.TB, files map[string]string) []byte {
 	tw := tar.NewWriter(zw)
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		body := files[name]
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+		h := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}
+		if target, ok := strings.CutPrefix(body, "->"); ok {
+			h = &tar.Header{Name: name, Mode: 0o777, Linkname: target, Typeflag: tar.TypeSymlink}
+			body = ""
+		}
+		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tw.Write([]byte(body)); err != nil {

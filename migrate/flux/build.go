@@ -268,9 +268,9 @@ func (im *importer) postBuild(s *scan, ks object) (*spec.PostBuild, map[string]s
 	return pb, vars
 }
 
-// ociSource carries a Kustomization's OCIRepository: its URL and its
-// ref's digest, semver or tag (in Flux's order of precedence); the other
-// fields are reported.
+// ociSource carries a Kustomization's OCIRepository: its URL, its ref's
+// digest, semver or tag (in Flux's order of precedence) and its interval
+// (how often the tag is resolved again); the other fields are reported.
 func (im *importer) ociSource(s *scan, ks object) *spec.OCISource {
 	ns := migrate.Str(ks.obj, "spec", "sourceRef", "namespace")
 	if ns == "" {
@@ -278,7 +278,7 @@ func (im *importer) ociSource(s *scan, ks object) *spec.OCISource {
 	}
 	repo := s.objects[refKey("OCIRepository", ns, migrate.Str(ks.obj, "spec", "sourceRef", "name"))]
 	ref := migrate.Map(repo.obj, "spec", "ref")
-	o := &spec.OCISource{URL: migrate.Str(repo.obj, "spec", "url")}
+	o := &spec.OCISource{URL: migrate.Str(repo.obj, "spec", "url"), Interval: migrate.Str(repo.obj, "spec", "interval")}
 	switch {
 	case migrate.Str(ref, "digest") != "":
 		o.Digest = migrate.Str(ref, "digest")

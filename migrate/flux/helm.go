@@ -18,18 +18,14 @@ import (
 var handledHelmRelease = map[string]bool{
 	"chart": true, "chartRef": true, "releaseName": true, "targetNamespace": true, "values": true,
 	"valuesFrom": true, "dependsOn": true, "test": true, "install": true, "upgrade": true, "postRenderers": true,
+	"kubeConfig": true, // carried into cluster.yaml by kubeConfig
 }
 
 // helmReleases converts the HelmReleases of a build, ordered by their
 // dependsOn (then build order).
 func (im *importer) helmReleases(s *scan, b *build) []helmUnit {
 	var out []helmUnit
-	var objs []object
-	for _, o := range b.objects {
-		if o.GetKind() == "HelmRelease" && strings.HasPrefix(o.GetAPIVersion(), groupHelm+"/") {
-			objs = append(objs, object{obj: o.Object, doc: im.locate(o.Source, o.GetKind(), o.GetName())})
-		}
-	}
+	objs := im.releasesOf(b)
 	inBuild := map[string]bool{}
 	for _, o := range objs {
 		inBuild[o.key()] = true
@@ -59,6 +55,17 @@ func (im *importer) helmReleases(s *scan, b *build) []helmUnit {
 		}
 	}
 	return out
+}
+
+// releasesOf lists the HelmReleases of a build, in build order.
+func (im *importer) releasesOf(b *build) []object {
+	var objs []object
+	for _, o := range b.objects {
+		if o.GetKind() == "HelmRelease" && strings.HasPrefix(o.GetAPIVersion(), groupHelm+"/") {
+			objs = append(objs, object{obj: o.Object, doc: im.locate(o.Source, o.GetKind(), o.GetName())})
+		}
+	}
+	return objs
 }
 
 // orderReleases sorts releases so that each comes after those it depends

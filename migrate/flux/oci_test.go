@@ -11,8 +11,8 @@ import (
 )
 
 // TestOCIRepositoryKustomization: a Kustomization whose source is an
-// OCIRepository becomes a kustomize add-on with an oci source (its URL and
-// semver), built from the artifact; the fields regatta does not carry are
+// OCIRepository becomes a kustomize add-on with an oci source (its URL,
+// semver and interval), built from the artifact; the fields regatta does not carry are
 // reported.
 func TestOCIRepositoryKustomization(t *testing.T) {
 	reg := chartserver.NewOCI(t)
@@ -26,6 +26,7 @@ metadata: {name: app, namespace: flux-system}
 spec:
   url: ` + url + `
   ref: {semver: ">=1.0.0"}
+  interval: 5m
   secretRef: {name: registry-creds}
 ---
 apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -46,7 +47,7 @@ spec:
 	for _, p := range fleet.Profiles {
 		for _, a := range p.Spec.Addons {
 			if a.OCI != nil && a.Kustomize != nil {
-				found = a.OCI.URL == url && a.OCI.Semver == ">=1.0.0" && a.Kustomize.Path == "deploy"
+				found = a.OCI.URL == url && a.OCI.Semver == ">=1.0.0" && a.OCI.Interval == "5m" && a.Kustomize.Path == "deploy"
 			}
 		}
 	}
@@ -56,7 +57,7 @@ spec:
 	}
 	all := strings.Join(findings, "\n")
 	if !found {
-		t.Fatalf("no kustomize add-on from %s >=1.0.0 path deploy: %+v\n%s", url, fleet.Profiles, all)
+		t.Fatalf("no kustomize add-on from %s >=1.0.0 every 5m, path deploy: %+v\n%s", url, fleet.Profiles, all)
 	}
 	if !strings.Contains(all, "spec.secretRef: not carried over") {
 		t.Errorf("report:\n%s", all)

@@ -94,15 +94,40 @@
 // With Request.Async (the daemon's mode) Apply never waits for health: a
 // step applied but not healthy yet ends the pass as Progressing with
 // Result.Waiting naming what it waits for and until when, and nothing after
-// it is applied or pruned. Manager.PollHealth reads the waited-for objects
-// once per call (off the caller's workers) and names the clusters where one
-// turned healthy or degraded or passed its deadline; the next Apply of the
+// it is applied or pruned. The waited-for objects are watched (see
+// "Health watches"); Manager.PollHealth, called every HealthPollInterval
+// off the caller's workers, names the clusters where one turned healthy or
+// degraded or passed its deadline, from the watches' verdicts (reading only
+// the objects of kinds that cannot be watched), and remembers its ready
+// function: a watch calls it as soon as its step turns healthy or
+// degraded, without waiting for the next call. The next Apply of the
 // same render resumes at that step without re-applying those before it,
 // and, while its deadline has not passed, re-checks that step's health
 // instead of applying it again (see manager_recheck.go for when; an edit made
 // meanwhile is corrected by drift detection, or by the first pass after the
 // deadline). The health timeout is a deadline counted from the step's first
 // apply (again when an apply changes its objects); past it the pass is Failed.
+//
+// # Health watches
+//
+// Every wait for health (a step's, an Async step's between passes, the CRDs
+// and Namespaces staged before the rest of a step) watches its objects
+// instead of reading each one every HealthPollInterval (health_watch.go):
+// one list and watch per (kind, namespace), narrowed by metadata.name when
+// one object is alone there and by the profile's label otherwise, started
+// from the list's resourceVersion so that no change is missed. Every event
+// is judged as a poll would judge the object (kstatus, or the
+// HealthChecker's override; the same verdicts and messages); an object
+// older than the generation the apply returned is stale and not judged. A
+// watch that closes or expires (410 Gone) is listed and watched again; a
+// kind that cannot be listed or watched (Forbidden for a namespace-scoped
+// entry, an aggregated API without watch) falls back to a GET per object
+// every HealthPollInterval. A blocking wait keeps ssa's timeout, fail-fast
+// and messages ("timeout waiting for: [...]", "failed early due to stalled
+// resources: [...]") and stops its watches before it returns; an Async
+// step's watch ends when the step is resumed, replaced or forgotten. A
+// CRD's kind is waited for in discovery after the CRD is Established, as the
+// watch sees it Established before discovery serves the kind.
 //
 // # Tiers and conflicts
 //

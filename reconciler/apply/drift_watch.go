@@ -148,7 +148,7 @@ func newDriftWatcher(parent context.Context, cluster string, namespaces []string
 	ctx, cancel := context.WithCancel(parent)
 	w := &DriftWatcher{cluster: cluster, fleet: opts.Fleet, namespaces: namespaces, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
 		log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
-		rm: resourceManager(cl.Kube, nil, opts.Concurrency),
+		rm: resourceManager(cl.Kube, opts.Concurrency),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[driftKey](
 			100*time.Millisecond, time.Minute)),
 		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind][]*Informer{},
@@ -872,7 +872,7 @@ func (w *DriftWatcher) writer(user string) (*ssa.ResourceManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return resourceManager(c.Kube, nil, 1), nil // a correction is a few objects
+	return resourceManager(c.Kube, 1), nil // a correction is a few objects
 }
 
 func driftApplyOptions(rules []jsondiff.IgnoreRule) ssa.ApplyOptions {

@@ -37,7 +37,8 @@ type HealthChecker interface {
 
 // healthReader computes status with the default kstatus readers, lets the
 // HealthChecker override it, and records the last status of every object
-// for the Result's health summary.
+// for the Result's health summary. Health watches (health_watch.go) judge
+// each event with ReadStatusForObject; polls read with ReadStatus.
 type healthReader struct {
 	def engine.StatusReader
 	// generic reads an object alone (see reader).
@@ -59,9 +60,6 @@ func newHealthReader(mapper meta.RESTMapper, checker HealthChecker, log *slog.Lo
 		last: map[object.ObjMetadata]*event.ResourceStatus{}, suspended: map[object.ObjMetadata]bool{},
 		scriptFailed: map[object.ObjMetadata]bool{}}
 }
-
-// Supports every kind: unknown kinds go to the default reader.
-func (h *healthReader) Supports(schema.GroupKind) bool { return true }
 
 func (h *healthReader) ReadStatus(ctx context.Context, r engine.ClusterReader, id object.ObjMetadata) (*event.ResourceStatus, error) {
 	rs, err := h.reader(id.GroupKind).ReadStatus(ctx, r, id)

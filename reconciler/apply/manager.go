@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
@@ -23,7 +22,9 @@ type Options struct {
 	// HealthTimeout bounds the health wait of each step unless the request
 	// sets its own (--health-timeout).
 	HealthTimeout time.Duration
-	// HealthPollInterval is how often health is polled during a wait.
+	// HealthPollInterval is how often, during a wait, the objects of kinds
+	// that cannot be watched are read (the others are watched, see
+	// health_watch.go), and how often PollHealth should be called.
 	HealthPollInterval time.Duration
 	// StageTimeout bounds the wait for CRDs, Namespaces and ClusterRoles
 	// (and class definitions) before the rest of a step is applied.
@@ -40,7 +41,8 @@ type Options struct {
 }
 
 // DefaultOptions returns DefaultClientOptions, 16 objects in flight, a 5 m
-// health timeout polled every 2 s, and a 1 m stage timeout.
+// health timeout (kinds that cannot be watched polled every 2 s), and a 1 m
+// stage timeout.
 func DefaultOptions() Options {
 	return Options{Client: DefaultClientOptions(), Concurrency: 16, HealthTimeout: 5 * time.Minute,
 		HealthPollInterval: 2 * time.Second, StageTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)}
@@ -57,6 +59,11 @@ type Manager struct {
 
 	mu       sync.Mutex
 	clusters map[string]*Cluster
+
+	// ready is the function PollHealth was last given: health watches call
+	// it as soon as an awaiting step turns healthy or degraded.
+	readyMu sync.Mutex
+	ready   func(cluster string)
 }
 
 // NewManager returns a Manager. ctx bounds its background work (drift
@@ -126,6 +133,9 @@ func (m *Manager) Forget(name string) {
 	m.mu.Unlock()
 	if c != nil {
 		c.stopDrift()
+		c.mu.Lock()
+		c.dropAllAwaiting()
+		c.mu.Unlock()
 	}
 	m.clients.Delete(name)
 }
@@ -294,7 +304,7 @@ func (c *Cluster) Pause() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.profiles)
-	clear(c.awaiting)
+	c.dropAllAwaiting()
 }
 
 func (c *Cluster) stopDrift() {
@@ -390,10 +400,11 @@ func (c *Cluster) ensureInventoryNamespace(ctx context.Context, kube client.Clie
 }
 
 // resourceManager returns an ssa ResourceManager that writes as regatta's
-// field manager through kube, polling health with poller (nil: none), with
-// concurrency requests in flight.
-func resourceManager(kube client.Client, poller *polling.StatusPoller, concurrency int) *ssa.ResourceManager {
-	rm := ssa.NewResourceManager(kube, poller, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
+// field manager through kube, with concurrency requests in flight. It has
+// no status poller: regatta never calls ssa's waits, health is watched
+// (health_watch.go).
+func resourceManager(kube client.Client, concurrency int) *ssa.ResourceManager {
+	rm := ssa.NewResourceManager(kube, nil, ssa.Owner{Field: FieldManager, Group: "regatta.dev"})
 	rm.SetConcurrency(concurrency)
 	return rm
 }

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
@@ -127,13 +125,13 @@ type pass struct {
 	// (see manager_recheck.go).
 	awaited *awaiting
 	current sync.Map // object.ObjMetadata -> true: healthy as applied
+	gens    sync.Map // object.ObjMetadata -> int64: generation as applied
 }
 
 func (c *Cluster) newPass(req Request, res *Result) *pass {
 	cl := c.currentClient()
 	h := newHealthReader(cl.Mapper, req.Health, c.log().With("profile", req.Profile))
-	poller := polling.NewStatusPoller(cl.Kube, cl.Mapper, polling.Options{CustomStatusReaders: []engine.StatusReader{h}})
-	rm := resourceManager(cl.Kube, poller, c.m.opts.Concurrency)
+	rm := resourceManager(cl.Kube, c.m.opts.Concurrency)
 	return &pass{c: c, cl: cl, writer: cl, req: req, res: res, rm: rm, health: h,
 		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}, labelled: map[ObjectRef]bool{}}
 }
@@ -422,8 +420,7 @@ func (p *pass) recordChanges(addon string, cs *ssa.ChangeSet) {
 func (p *pass) wait(ctx context.Context, objs []*unstructured.Unstructured) error {
 	ids := object.UnstructuredSetToObjMetadataSet(objs)
 	timeout := p.healthTimeout()
-	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: timeout, FailFast: true}
-	err := p.rm.WaitForSetWithContext(ctx, p.notCurrent(ids), opts)
+	err := p.waitHealth(ctx, p.notCurrent(ids), timeout)
 	hs, degraded := p.health.summary(ids)
 	p.res.Health.merge(hs)
 	if err != nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/clusterreader"
@@ -42,6 +44,8 @@ type awaiting struct {
 	// expired is set once the deadline passed and was reported (the pair is
 	// Failed); PollHealth then reports only a recovery.
 	expired bool
+	// watch follows the health of ids between passes (see watchAwaiting).
+	watch *healthWatch
 }
 
 func (a *awaiting) deadline() time.Time { return a.since.Add(a.timeout) }
@@ -56,29 +60,70 @@ func (c *Cluster) resumeAt(req Request) int {
 	if a != nil && a.renderHash == req.RenderHash && a.step < len(req.Steps) {
 		return a.step
 	}
-	delete(c.awaiting, req.Profile)
+	c.dropAwaiting(req.Profile)
 	return 0
 }
 
 // await records that step i of the request waits for the health of ids
 // and returns the record. The deadline starts with the step's first wait,
-// and again when this apply changed the step's objects (changed).
-func (c *Cluster) await(req Request, i int, ids object.ObjMetadataSet, objects int, timeout time.Duration, changed bool) *awaiting {
+// and again when this apply changed the step's objects (changed). The
+// step's objects are watched through cl until the record is dropped; gens
+// are the generations the apply returned.
+func (c *Cluster) await(req Request, cl *Client, i int, ids object.ObjMetadataSet, gens map[object.ObjMetadata]int64, objects int, timeout time.Duration, changed bool) *awaiting {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a := c.awaiting[req.Profile]
 	if a == nil || a.renderHash != req.RenderHash || a.step != i || changed {
+		c.dropAwaiting(req.Profile)
 		a = &awaiting{renderHash: req.RenderHash, step: i, addon: req.Steps[i].Addon, since: time.Now()}
 		c.awaiting[req.Profile] = a
 	}
+	if a.watch != nil && (a.watch.cl != cl || !slices.Equal(a.ids, ids)) {
+		a.watch.cancel()
+		a.watch = nil
+	}
 	a.timeout, a.ids, a.checker, a.objects = timeout, ids, req.Health, objects
+	if a.watch == nil {
+		a.watch = c.watchAwaiting(req.Profile, cl, ids, req.Health, gens)
+	}
 	return a
+}
+
+// watchAwaiting watches the objects of an awaiting step and queues the
+// cluster (the ready function PollHealth was last given) as soon as they
+// are all healthy or one is degraded, without waiting for a poll.
+func (c *Cluster) watchAwaiting(profile string, cl *Client, ids object.ObjMetadataSet, checker HealthChecker, gens map[object.ObjMetadata]int64) *healthWatch {
+	h := newHealthReader(cl.Mapper, checker, nil) // the pass logs script errors
+	var told atomic.Bool
+	onChange := func() {
+		if hs, degraded := h.summary(ids); (hs.Progressing == 0 || degraded) && told.CompareAndSwap(false, true) {
+			c.m.notifyReady(c.name)
+		}
+	}
+	return startHealthWatch(c.m.ctx, cl, h, ids, healthWatchOptions{profile: profile, gens: gens,
+		interval: c.m.opts.HealthPollInterval, log: c.log(), onChange: onChange})
 }
 
 func (c *Cluster) stopAwaiting(profile string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.dropAwaiting(profile)
+}
+
+// dropAwaiting forgets a profile's awaiting step and ends its watch; c.mu
+// is held.
+func (c *Cluster) dropAwaiting(profile string) {
+	if a := c.awaiting[profile]; a != nil && a.watch != nil {
+		a.watch.cancel()
+	}
 	delete(c.awaiting, profile)
+}
+
+// dropAllAwaiting forgets every awaiting step; c.mu is held.
+func (c *Cluster) dropAllAwaiting() {
+	for profile := range c.awaiting {
+		c.dropAwaiting(profile)
+	}
 }
 
 // Awaiting reports whether some profile of the cluster waits for health
@@ -114,7 +159,7 @@ func (m *Manager) Awaiting() bool {
 func (p *pass) observe(ctx context.Context, i int, objs []*unstructured.Unstructured, changed bool) error {
 	ids := object.UnstructuredSetToObjMetadataSet(objs)
 	timeout := p.healthTimeout()
-	if err := readHealth(ctx, p.cl, p.health, p.notCurrent(ids)); err != nil {
+	if err := readHealth(ctx, p.cl, p.health, p.watched(i, p.notCurrent(ids))); err != nil {
 		return &HealthError{Timeout: timeout, Err: err}
 	}
 	hs, degraded := p.health.summary(ids)
@@ -128,7 +173,8 @@ func (p *pass) observe(ctx context.Context, i int, objs []*unstructured.Unstruct
 	}
 	// The poll between passes reads only what is not healthy yet: a
 	// Deployment, not the ConfigMaps and Services beside it.
-	a := p.c.await(p.req, i, p.health.pending(ids), len(objs), timeout, changed)
+	pending := p.health.pending(ids)
+	a := p.c.await(p.req, p.cl, i, pending, p.generations(pending), len(objs), timeout, changed)
 	p.res.Health.merge(hs)
 	if !time.Now().Before(a.deadline()) {
 		p.c.mu.Lock()
@@ -169,6 +215,42 @@ func readHealth(ctx context.Context, cl *Client, h *healthReader, ids object.Obj
 	return g.Wait()
 }
 
+// watched takes the statuses of ids that the watch of the step the pass
+// re-checks (step i, same client) has seen, and returns the others, which
+// are to be read.
+func (p *pass) watched(i int, ids object.ObjMetadataSet) object.ObjMetadataSet {
+	if p.awaited == nil || p.awaited.step != i || p.awaited.watch == nil || p.awaited.watch.cl != p.cl {
+		return ids
+	}
+	w := p.awaited.watch
+	polled := w.Polled()
+	var rest object.ObjMetadataSet
+	for _, id := range ids {
+		w.h.mu.Lock()
+		rs := w.h.last[id]
+		suspended := w.h.suspended[id]
+		w.h.mu.Unlock()
+		if rs == nil || polled.Contains(id) {
+			rest = append(rest, id)
+			continue
+		}
+		p.health.mu.Lock()
+		p.health.last[id], p.health.suspended[id] = rs, suspended
+		p.health.mu.Unlock()
+	}
+	return rest
+}
+
+// notifyReady calls the ready function PollHealth was last given.
+func (m *Manager) notifyReady(cluster string) {
+	m.readyMu.Lock()
+	ready := m.ready
+	m.readyMu.Unlock()
+	if ready != nil {
+		ready(cluster)
+	}
+}
+
 // HealthPollInterval is how often PollHealth should be called.
 func (m *Manager) HealthPollInterval() time.Duration { return m.opts.HealthPollInterval }
 
@@ -177,6 +259,9 @@ func (m *Manager) HealthPollInterval() time.Duration { return m.opts.HealthPollI
 // each cluster where such a step turned healthy or degraded or its deadline
 // passed: the cluster's next reconciliation resumes it. It never writes.
 func (m *Manager) PollHealth(ctx context.Context, ready func(cluster string)) {
+	m.readyMu.Lock()
+	m.ready = ready
+	m.readyMu.Unlock()
 	m.mu.Lock()
 	var waiting []*Cluster
 	for _, c := range m.clusters {
@@ -222,8 +307,11 @@ func (c *Cluster) healthChanged(ctx context.Context) bool {
 		return true
 	}
 	for _, a := range steps {
-		h := newHealthReader(cl.Mapper, a.checker, nil) // the pass logs script errors
-		if err := readHealth(ctx, cl, h, a.ids); err != nil {
+		h, read := newHealthReader(cl.Mapper, a.checker, nil), a.ids // the pass logs script errors
+		if a.watch != nil && a.watch.cl == cl {
+			h, read = a.watch.h, a.watch.h.pending(a.watch.Polled())
+		}
+		if err := readHealth(ctx, cl, h, read); err != nil {
 			c.log().Debug("health poll failed", "error", err)
 			continue
 		}

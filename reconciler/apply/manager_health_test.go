@@ -3,6 +3,7 @@ package apply_test
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,8 +37,9 @@ func asyncRequest(t *testing.T, ns, profile string, timeout time.Duration) apply
 // TestAsyncHealthHoldsNothing: with Request.Async, an add-on that is not
 // healthy yet ends the Apply at once as Progressing, without applying the
 // next add-on; PollHealth says nothing until the Deployment is ready, then
-// names the cluster; the next Apply resumes at that add-on without
-// re-applying the ones before, and goes on to the next.
+// names the cluster (once its health watch saw the status); the next Apply
+// resumes at that add-on without re-applying the ones before, and goes on
+// to the next.
 func TestAsyncHealthHoldsNothing(t *testing.T) {
 	opts, counter := countedOptions()
 	m := newManager(t, opts)
@@ -64,14 +66,14 @@ func TestAsyncHealthHoldsNothing(t *testing.T) {
 	if err := markReady(t.Context(), k, "async-health", "web"); err != nil {
 		t.Fatal(err)
 	}
-	m.PollHealth(t.Context(), func(cluster string) {
-		if cluster == mainCluster {
-			ready.Add(1)
-		}
+	testenv.WaitFor(t, 10*time.Second, "PollHealth to report the ready Deployment", func() bool {
+		m.PollHealth(t.Context(), func(cluster string) {
+			if cluster == mainCluster {
+				ready.Add(1)
+			}
+		})
+		return ready.Load() > 0
 	})
-	if ready.Load() != 1 {
-		t.Fatal("PollHealth did not report the ready Deployment")
-	}
 	counter.reset()
 	res = c.Apply(t.Context(), req)
 	mustApplied(t, res)
@@ -87,9 +89,9 @@ func TestAsyncHealthHoldsNothing(t *testing.T) {
 }
 
 // TestAsyncHealthPollReadsOnlyWhatIsNotHealthy: between passes, the
-// health poll of an awaiting add-on reads the objects that were not healthy
-// (the Deployment, by itself), not the ConfigMaps beside it that were
-// healthy as applied.
+// health of an awaiting add-on follows the objects that were not healthy
+// (the Deployment, watched), not the ConfigMaps beside it that were
+// healthy as applied: a poll reads none of them.
 func TestAsyncHealthPollReadsOnlyWhatIsNotHealthy(t *testing.T) {
 	opts, counter := countedOptions()
 	m := newManager(t, opts)
@@ -107,20 +109,20 @@ func TestAsyncHealthPollReadsOnlyWhatIsNotHealthy(t *testing.T) {
 	}
 	counter.reset()
 	m.PollHealth(t.Context(), func(string) {})
-	// The Deployment's status read is one GET of the Deployment: not of
-	// the five ConfigMaps, nor a list of its ReplicaSets (kstatus's reader
-	// lists them, and their Pods).
+	// The Deployment is watched (at most its list, when the watch starts
+	// late, shows here): no GET of the five ConfigMaps, nor a list of its
+	// ReplicaSets (kstatus's reader lists them, and their Pods).
 	if n := counter.reset(); n["GET"] > 1 {
-		t.Errorf("the poll made %d GETs, want 1 (the Deployment), none for the healthy ConfigMaps or ReplicaSets: %v", n["GET"], n)
+		t.Errorf("the poll made %d GETs, want none (the Deployment is watched), none for the healthy ConfigMaps or ReplicaSets: %v", n["GET"], n)
 	}
 	if err := markReady(t.Context(), k, ns, "web"); err != nil {
 		t.Fatal(err)
 	}
 	var ready atomic.Int32
-	m.PollHealth(t.Context(), func(string) { ready.Add(1) })
-	if ready.Load() != 1 {
-		t.Fatal("PollHealth did not report the ready Deployment")
-	}
+	testenv.WaitFor(t, 10*time.Second, "PollHealth to report the ready Deployment", func() bool {
+		m.PollHealth(t.Context(), func(string) { ready.Add(1) })
+		return ready.Load() > 0
+	})
 	mustApplied(t, c.Apply(t.Context(), req))
 }
 
@@ -158,11 +160,12 @@ func TestAsyncHealthDeadline(t *testing.T) {
 }
 
 // TestAsyncHealthOfAScriptedKindReadsTheObjectAlone: when a health script
-// judges a kind (a StatefulSet here, as regatta's built-in one does), the
-// health poll reads the object alone: kstatus's StatefulSet reader would
-// also list its Pods, for a verdict the script replaces.
+// judges a kind (a StatefulSet here, as regatta's built-in one does), its
+// health is judged from the object alone: kstatus's StatefulSet reader
+// would also list its Pods, for a verdict the script replaces. The
+// StatefulSet is watched, so a poll does not read it either.
 func TestAsyncHealthOfAScriptedKindReadsTheObjectAlone(t *testing.T) {
-	opts, counter := countedOptions()
+	opts, log := loggedOptions(nil)
 	m := newManager(t, opts)
 	c := target(t, m, mainCluster)
 	const ns = "async-scripted-reads"
@@ -184,9 +187,12 @@ func TestAsyncHealthOfAScriptedKindReadsTheObjectAlone(t *testing.T) {
 	if res := c.Apply(t.Context(), req); res.State != apply.StateProgressing || !strings.Contains(res.Waiting, "from the script") {
 		t.Fatalf("first apply: %s %q %v", res.State, res.Waiting, res.Err)
 	}
-	counter.reset()
 	m.PollHealth(t.Context(), func(string) {})
-	if n := counter.reset(); n["GET"] != 1 {
-		t.Errorf("the poll made %d GETs, want 1 (the StatefulSet), no list of its Pods: %v", n["GET"], n)
+	pods := log.count(func(r loggedRequest) bool { return strings.HasSuffix(r.path, "/pods") })
+	gets := log.count(func(r loggedRequest) bool {
+		return r.method == http.MethodGet && r.path == "/apis/apps/v1/namespaces/"+ns+"/statefulsets/db"
+	})
+	if pods != 0 || gets > 1 {
+		t.Errorf("%d reads of Pods and %d GETs of the StatefulSet; want none (the object alone, watched; one GET as applied)", pods, gets)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/event"
 	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
@@ -16,6 +17,8 @@ import (
 	"github.com/fluxcd/pkg/ssa/utils"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // applyStaged applies CRDs, Namespaces and ClusterRoles first and waits for
@@ -67,12 +70,37 @@ func (p *pass) applyAndSettle(ctx context.Context, stage []*unstructured.Unstruc
 		return err
 	}
 	cs.Append(s.Entries)
-	opts := ssa.WaitOptions{Interval: p.c.m.opts.HealthPollInterval, Timeout: p.c.m.opts.StageTimeout, FailFast: true}
-	if err := p.rm.WaitForSetWithContext(ctx, p.notCurrent(s.ToObjMetadataSet()), opts); err != nil {
+	if err := p.waitHealth(ctx, p.notCurrent(s.ToObjMetadataSet()), p.c.m.opts.StageTimeout); err != nil {
 		return fmt.Errorf("waiting for definitions: %w", err)
+	}
+	return p.waitServed(ctx, stage)
+}
+
+// waitServed waits until the kinds the CRDs among objs define are served
+// (the RESTMapper finds them). A CRD is Established a moment before
+// discovery lists its kind; the health watch sees it at once, where a poll
+// used to be late enough.
+func (p *pass) waitServed(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() != crdKind {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		gk := schema.GroupKind{Group: group, Kind: kind}
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, p.c.m.opts.StageTimeout, true,
+			func(context.Context) (bool, error) {
+				_, err := p.cl.Mapper.RESTMapping(gk)
+				return err == nil, nil
+			})
+		if err != nil {
+			return fmt.Errorf("waiting for definitions: kind %s not served: %w", gk, err)
+		}
 	}
 	return nil
 }
+
+var crdKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 
 // applySet applies objects that carry regatta's labels already through
 // ssa's ApplyAll (GET, dry-run, apply when drifted) and the others — new
@@ -116,7 +144,7 @@ func (p *pass) applyChunks(ctx context.Context, objs []*unstructured.Unstructure
 	errs := make([]error, chunks)
 	var wg sync.WaitGroup
 	for i := range chunks {
-		rm := resourceManager(p.writer.Kube, nil, max(1, conc/chunks))
+		rm := resourceManager(p.writer.Kube, max(1, conc/chunks))
 		wg.Go(func() { sets[i], errs[i] = rm.ApplyAll(ctx, chunk(objs, i, chunks), p.stepOpts) })
 	}
 	wg.Wait()
@@ -201,6 +229,7 @@ func (p *pass) applyAndNote(ctx context.Context, o *unstructured.Unstructured) (
 	if err := applyObject(ctx, p.writer.Kube, obj); err != nil {
 		return false, err
 	}
+	p.gens.Store(object.UnstructuredToObjMetadata(obj), obj.GetGeneration())
 	p.noteCurrent(ctx, obj)
 	return adoptedFields(obj.GetManagedFields()), nil
 }

@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/regatta-dev/regatta/reconciler/kubeconfig/cloud"
-	"github.com/regatta-dev/regatta/reconciler/kubeconfig/token"
 	"github.com/regatta-dev/regatta/render/sops"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -33,13 +32,21 @@ type Credentials struct {
 	cloud cloud.Options
 
 	mu      sync.Mutex
-	renewed map[string]Access // by cluster
+	renewed map[string]Access       // by cluster
+	clouds  map[string]cloudCluster // by cluster
+}
+
+// cloudCluster is a cloud entry's Cluster and the digest of the
+// configuration it was made of.
+type cloudCluster struct {
+	key string
+	cl  *cloud.Cluster
 }
 
 // NewCredentials returns Credentials whose token fetches are bounded by
 // ctx (the daemon's lifetime).
 func NewCredentials(ctx context.Context, opts cloud.Options) *Credentials {
-	return &Credentials{ctx: ctx, cloud: opts, renewed: map[string]Access{}}
+	return &Credentials{ctx: ctx, cloud: opts, renewed: map[string]Access{}, clouds: map[string]cloudCluster{}}
 }
 
 // Resolve returns how to reach c: a cloud provider's renewing tokens, a
@@ -49,14 +56,7 @@ func NewCredentials(ctx context.Context, opts cloud.Options) *Credentials {
 func (cr *Credentials) Resolve(ctx context.Context, tree fs.FS, keys *sops.Keyring, mgmt SecretGetter, c *spec.Cluster) (Access, error) {
 	name := c.Metadata.Name
 	if cc := c.Spec.Kubeconfig.Cloud; cc != nil {
-		key := digest(cc.Provider, cc.Server, cc.CertificateAuthorityData, cc.Cluster, cc.Region, cc.Audience)
-		return cr.cached(name, key, func() (*rest.Config, error) {
-			f, err := cloud.NewFetcher(name, cc, cr.cloud)
-			if err != nil {
-				return nil, err
-			}
-			return token.Config(cc.Server, cc.CAData(), token.NewSource(cr.ctx, f, nil)), nil
-		})
+		return cr.resolveCloud(ctx, name, cc)
 	}
 	kc, err := Find(ctx, tree, keys, mgmt, c)
 	if err != nil || c.Spec.Kubeconfig.RenewToken == nil {
@@ -67,6 +67,31 @@ func (cr *Credentials) Resolve(ctx context.Context, tree fs.FS, keys *sops.Keyri
 	return cr.cached(name, key, func() (*rest.Config, error) {
 		return renewingConfig(cr.ctx, name, kc, r)
 	})
+}
+
+// resolveCloud returns the Access of a cloud cluster: its endpoint (given,
+// or looked up and kept until the cluster seems to have moved) with
+// renewing tokens. The Key changes with the configuration and the
+// endpoint.
+func (cr *Credentials) resolveCloud(ctx context.Context, name string, cc *spec.CloudCredentials) (Access, error) {
+	key := digest(cc.Provider, cc.Server, cc.CertificateAuthorityData, cc.Cluster, cc.Region, cc.Audience)
+	cr.mu.Lock()
+	entry, ok := cr.clouds[name]
+	if !ok || entry.key != key {
+		cl, err := cloud.NewCluster(cr.ctx, name, cc, cr.cloud)
+		if err != nil {
+			cr.mu.Unlock()
+			return Access{}, err
+		}
+		entry = cloudCluster{key: key, cl: cl}
+		cr.clouds[name] = entry
+	}
+	cr.mu.Unlock()
+	cfg, ep, err := entry.cl.Config(ctx)
+	if err != nil {
+		return Access{}, err
+	}
+	return Access{Config: cfg, Key: digest(key, ep.Server, string(ep.CAData))}, nil
 }
 
 // cached returns the cluster's Access of this key, building it when the
@@ -91,6 +116,7 @@ func (cr *Credentials) Forget(name string) {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
 	delete(cr.renewed, name)
+	delete(cr.clouds, name)
 }
 
 func digest(parts ...string) string {

@@ -2,10 +2,15 @@ package kubeconfig
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"strings"
+	"time"
 
 	"golang.org/x/oauth2"
 	authnv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -82,10 +87,45 @@ func (t *tokenRequester) Fetch(ctx context.Context, current *oauth2.Token) (*oau
 	tr := &authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{ExpirationSeconds: &t.seconds}}
 	out, err := cs.CoreV1().ServiceAccounts(t.sa.Namespace).CreateToken(ctx, t.sa.Name, tr, metav1.CreateOptions{})
 	if err != nil {
-		return nil, &RenewError{Cluster: t.cluster, ServiceAccount: t.saName, Err: err,
-			Reason: "TokenRequest refused (the token in use must be this ServiceAccount's, or may create serviceaccounts/token for it)"}
+		return nil, &RenewError{Cluster: t.cluster, ServiceAccount: t.saName, Err: err, Reason: t.refused(current == nil, err)}
 	}
 	return &oauth2.Token{AccessToken: out.Status.Token, Expiry: out.Status.ExpirationTimestamp.Time}, nil
+}
+
+// refused says why a TokenRequest was refused. When the kubeconfig's own
+// token is not accepted (401), only a new token in the Secret helps:
+// regatta does not write renewed tokens back (docs/operations.md says
+// why), so the Secret's token must be valid whenever regatta starts.
+func (t *tokenRequester) refused(bootstrap bool, err error) string {
+	if !bootstrap || !apierrors.IsUnauthorized(err) {
+		return "TokenRequest refused (the token in use must be this ServiceAccount's, or may create serviceaccounts/token for it)"
+	}
+	why := "the kubeconfig's token is not accepted (revoked, its bound object deleted, or expired)"
+	if exp, ok := jwtExpiry(t.bootstrap); ok && time.Now().After(exp) {
+		why = "the kubeconfig's token expired at " + exp.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("%s: put a fresh token of the ServiceAccount in the kubeconfig Secret (kubectl create token %s -n %s --duration=168h); "+
+		"regatta does not write the tokens it renews back", why, t.sa.Name, t.sa.Namespace)
+}
+
+// jwtExpiry reads the exp claim of a JWT, unverified (only to explain a
+// refusal; the API server verified it).
+func jwtExpiry(tok string) (time.Time, bool) {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return time.Time{}, false
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return time.Time{}, false
+	}
+	var claims struct {
+		Exp int64 `json:"exp"`
+	}
+	if json.Unmarshal(payload, &claims) != nil || claims.Exp == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(claims.Exp, 0), true
 }
 
 // Forget is a no-op: after a refused token the next Fetch starts again

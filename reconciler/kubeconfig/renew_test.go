@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -202,5 +203,62 @@ func TestRenewRefusedNamesServiceAccount(t *testing.T) {
 	cfg, _ := clientcmd.RESTConfigFromKubeConfig(kc)
 	if strings.Contains(err.Error(), cfg.BearerToken) {
 		t.Fatal("the error shows the token")
+	}
+}
+
+// TestRenewBootstrapTokenRefusedSaysWhat: when the kubeconfig Secret's own
+// token is no longer accepted (its bound object deleted; or expired),
+// the cluster's error says so and what to do (a fresh token in the
+// Secret: regatta does not write renewed tokens back), never the token.
+func TestRenewBootstrapTokenRefusedSaysWhat(t *testing.T) {
+	kc, bound := serviceAccount(t, "renew-c", "regatta")
+	admin := kubernetes.NewForConfigOrDie(env.Cluster("renew").RESTConfig())
+	if err := admin.CoreV1().Secrets("renew-c").Delete(t.Context(), bound.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expired := "eyJhbGciOiJSUzI1NiJ9." + base64.RawURLEncoding.EncodeToString([]byte(`{"exp":1577836800,"sub":"system:serviceaccount:renew-c:regatta"}`)) + ".c2ln"
+	plain, err := clientcmd.Load(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.AuthInfos["c"].Token = expired
+	kcExpired, err := clientcmd.Write(*plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, want string
+		kc         []byte
+	}{
+		{"revoked", "the kubeconfig's token is not accepted (revoked, its bound object deleted, or expired)", kc},
+		{"expired", "the kubeconfig's token expired at 2020-01-01T00:00:00Z", kcExpired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &spec.Cluster{Metadata: spec.ObjectMeta{Name: tc.name}, Spec: spec.ClusterSpec{Kubeconfig: spec.KubeconfigSource{
+				SecretRef:  spec.SecretKeyRef{Name: "k", Namespace: "fleet", Key: "value"},
+				RenewToken: &spec.TokenRenewal{ServiceAccount: spec.ServiceAccountRef{Namespace: "renew-c", Name: "regatta"}}}},
+				Files: []string{"clusters/" + tc.name + "/k.yaml"}}
+			tree := fstest.MapFS{"clusters/" + tc.name + "/k.yaml": {Data: []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: k, namespace: fleet}\nstringData:\n  value: |\n" + indent(string(tc.kc), "    "))}}
+			want := "cluster " + tc.name + ": renewing the token of ServiceAccount renew-c/regatta: " + tc.want +
+				": put a fresh token of the ServiceAccount in the kubeconfig Secret (kubectl create token regatta -n renew-c --duration=168h)"
+			var last error
+			testenv.Eventually(t, 30*time.Second, func(ctx context.Context) error {
+				// A new Credentials each time: a fresh source starts from
+				// the kubeconfig's token.
+				a, err := NewCredentials(ctx, cloud.Options{}).Resolve(ctx, tree, nil, nil, c)
+				if err != nil {
+					return err
+				}
+				_, last = kubernetes.NewForConfigOrDie(a.Config).CoreV1().Namespaces().Get(ctx, "renew-c", metav1.GetOptions{})
+				if last == nil || !strings.Contains(last.Error(), want) {
+					return fmt.Errorf("error %v, want %q", last, want)
+				}
+				return nil
+			})
+			cfg, _ := clientcmd.RESTConfigFromKubeConfig(tc.kc)
+			if strings.Contains(last.Error(), cfg.BearerToken) {
+				t.Fatal("the error shows the token")
+			}
+		})
 	}
 }

@@ -38,11 +38,19 @@ const (
 	LayerTarGzip    = "application/vnd.oci.image.layer.v1.tar+gzip"
 )
 
-// Selector picks an artifact version: exactly one field is set.
+// DefaultInterval is how long a tag or semver resolution is reused when
+// the Selector does not say.
+const DefaultInterval = time.Minute
+
+// Selector picks an artifact version: exactly one of Tag, Semver and
+// Digest is set.
 type Selector struct {
 	Tag    string `yaml:"tag,omitempty"`
 	Semver string `yaml:"semver,omitempty"`
 	Digest string `yaml:"digest,omitempty"`
+	// Interval is how long a tag or semver resolution is reused; 0 is
+	// DefaultInterval.
+	Interval time.Duration `yaml:"-"`
 }
 
 // Options configure a Client.
@@ -55,7 +63,8 @@ type Options struct {
 	// MaxSize bounds an artifact's compressed layer and its extracted
 	// files; default 64 MiB.
 	MaxSize int64
-	// TTL is how long a tag or semver resolution is reused; default 1m.
+	// TTL caps how long a tag or semver resolution is reused, whatever
+	// the Selector's Interval (tests set it low); 0 is no cap.
 	TTL time.Duration
 }
 
@@ -76,9 +85,6 @@ type resolution struct {
 func New(o Options) *Client {
 	if o.MaxSize <= 0 {
 		o.MaxSize = 64 << 20
-	}
-	if o.TTL <= 0 {
-		o.TTL = time.Minute
 	}
 	return &Client{opts: o, resolved: map[string]resolution{}, artifacts: map[string]fs.FS{}}
 }
@@ -162,7 +168,7 @@ func (c *Client) Resolve(ctx context.Context, url string, sel Selector, cr Crede
 	c.mu.Lock()
 	r, ok := c.resolved[key]
 	c.mu.Unlock()
-	if ok && time.Since(r.at) < c.opts.TTL {
+	if ok && time.Since(r.at) < c.reuse(sel) {
 		return r.digest, nil
 	}
 	repo, err := c.repository(url, cr)
@@ -184,6 +190,19 @@ func (c *Client) Resolve(ctx context.Context, url string, sel Selector, cr Crede
 	c.resolved[key] = resolution{digest: d, at: time.Now()}
 	c.mu.Unlock()
 	return d, nil
+}
+
+// reuse is how long sel's resolution is reused: its Interval (or
+// DefaultInterval), capped by Options.TTL.
+func (c *Client) reuse(sel Selector) time.Duration {
+	d := sel.Interval
+	if d <= 0 {
+		d = DefaultInterval
+	}
+	if c.opts.TTL > 0 {
+		d = min(d, c.opts.TTL)
+	}
+	return d
 }
 
 // highestTag is the highest tag satisfying the range.
@@ -283,8 +302,11 @@ func (c *Client) layer(ctx context.Context, repo *remote.Repository, url, digest
 // ErrUnsafePath is an archive entry leaving the artifact's root.
 var ErrUnsafePath = errors.New("leaves the artifact")
 
-// extract reads a tar.gz into memory: regular files and folders; other
-// entries (symlinks, devices) are skipped; paths must stay inside.
+// extract reads a tar.gz into memory: regular files, folders, and
+// symlinks that stay inside the artifact (followed when read, as the
+// repository's are); a symlink out of it is an error naming the link.
+// Hard links become copies of the file they name; other entries
+// (devices, fifos) are skipped. Paths must stay inside.
 func extract(layer []byte, max int64) (fs.FS, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(layer))
 	if err != nil {
@@ -317,6 +339,27 @@ func extract(layer []byte, max int64) (fs.FS, error) {
 				return nil, err
 			}
 			out[name] = &fstest.MapFile{Data: data, Mode: 0o644}
+		case tar.TypeSymlink:
+			if err := linkInside(name, h.Linkname); err != nil {
+				return nil, err
+			}
+			out[name] = &fstest.MapFile{Data: []byte(h.Linkname), Mode: fs.ModeSymlink | 0o777}
+		case tar.TypeLink:
+			f, ok := out[path.Clean(strings.TrimPrefix(h.Linkname, "./"))]
+			if !ok || !f.Mode.IsRegular() {
+				return nil, fmt.Errorf("hard link %s names %s, not a file of the artifact before it: %w", name, h.Linkname, ErrUnsafePath)
+			}
+			out[name] = &fstest.MapFile{Data: f.Data, Mode: 0o644}
 		}
 	}
+}
+
+// linkInside refuses a symlink whose target leaves the artifact: an
+// absolute target, or one climbing above the root from the link's folder.
+func linkInside(name, target string) error {
+	joined := path.Join(path.Dir(name), target)
+	if path.IsAbs(target) || joined == ".." || strings.HasPrefix(joined, "../") {
+		return fmt.Errorf("symlink %s points to %s, outside the artifact: %w", name, target, ErrUnsafePath)
+	}
+	return nil
 }

@@ -1,6 +1,9 @@
 package oci
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io/fs"
@@ -115,5 +118,39 @@ func TestCredentials(t *testing.T) {
 	}
 	if _, err := c.Pull(ctx, url, d, Credentials{}); err == nil {
 		t.Fatal("an anonymous pull of the digest was served from the cache")
+	}
+}
+
+// TestExtractHardLinks: a hard link to a file earlier in the archive
+// reads as that file; one to anything else fails the pull naming it.
+func TestExtractHardLinks(t *testing.T) {
+	archive := func(link string) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		must := func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(tw.WriteHeader(&tar.Header{Name: "a/cm.yaml", Mode: 0o644, Size: 2, Typeflag: tar.TypeReg}))
+		_, err := tw.Write([]byte("x\n"))
+		must(err)
+		must(tw.WriteHeader(&tar.Header{Name: "b/cm.yaml", Linkname: link, Typeflag: tar.TypeLink}))
+		must(tw.Close())
+		must(zw.Close())
+		return buf.Bytes()
+	}
+	files, err := extract(archive("a/cm.yaml"), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := fs.ReadFile(files, "b/cm.yaml"); err != nil || string(b) != "x\n" {
+		t.Fatalf("hard link: %q %v", b, err)
+	}
+	for _, link := range []string{"../etc/passwd", "a", "a/missing.yaml"} {
+		if _, err := extract(archive(link), 1<<20); !errors.Is(err, ErrUnsafePath) || !strings.Contains(err.Error(), "hard link b/cm.yaml names "+link) {
+			t.Errorf("%s: %v", link, err)
+		}
 	}
 }

@@ -18,9 +18,10 @@ import (
 // Azure Workload Identity: the pod's projected ServiceAccount token is
 // exchanged for an access token (federated credential).
 type azureFetcher struct {
-	cluster string
-	scope   string
-	opts    Options
+	cluster  string
+	scope    string
+	resource string // the AKS cluster's resource ID
+	opts     Options
 
 	mu   sync.Mutex
 	cred azcore.TokenCredential
@@ -31,7 +32,7 @@ func newAzure(cluster string, c *spec.CloudCredentials, opts Options) *azureFetc
 	if audience == "" {
 		audience = spec.AKSServerApplication
 	}
-	return &azureFetcher{cluster: cluster, scope: audience + "/.default", opts: opts}
+	return &azureFetcher{cluster: cluster, scope: audience + "/.default", resource: c.Cluster, opts: opts}
 }
 
 // Fetch returns a new access token (MSAL may answer from its cache while

@@ -21,13 +21,27 @@ import (
 // Options configures the fetchers.
 type Options struct {
 	// HTTPClient reaches the clouds' token services (STS, Entra ID; the
-	// GCP metadata server is reached by its own client). Default: each
+	// GCP metadata server is reached by its own client) and management
+	// APIs (EKS, GKE, ARM). Default: each
 	// SDK's own, which honours its CA bundle and proxy settings.
 	HTTPClient *http.Client
 	// AWSTokenLifetime is how long an EKS token is used: EKS accepts a
 	// presigned request for 15 minutes. Default: 14m.
 	AWSTokenLifetime time.Duration
+	// GKEEndpoint and ARMEndpoint are the base URLs of the GKE and Azure
+	// Resource Manager APIs that look a cluster's endpoint up. Default:
+	// the clouds' own; the ARM token's scope is <ARMEndpoint>/.default.
+	// (EKS's is the SDK's: AWS_ENDPOINT_URL_EKS, else
+	// https://eks.<region>.amazonaws.com.)
+	GKEEndpoint string
+	ARMEndpoint string
 }
+
+// The management APIs' public endpoints.
+const (
+	DefaultGKEEndpoint = "https://container.googleapis.com"
+	DefaultARMEndpoint = "https://management.azure.com"
+)
 
 // DefaultAWSTokenLifetime is the lifetime aws-iam-authenticator gives its
 // tokens: a minute less than EKS accepts them.
@@ -37,18 +51,27 @@ func (o Options) withDefaults() Options {
 	if o.AWSTokenLifetime <= 0 {
 		o.AWSTokenLifetime = DefaultAWSTokenLifetime
 	}
+	if o.GKEEndpoint == "" {
+		o.GKEEndpoint = DefaultGKEEndpoint
+	}
+	if o.ARMEndpoint == "" {
+		o.ARMEndpoint = DefaultARMEndpoint
+	}
 	return o
 }
 
 // NewFetcher returns the token fetcher of a cloud cluster. Nothing is
 // fetched yet.
 func NewFetcher(cluster string, c *spec.CloudCredentials, opts Options) (token.Fetcher, error) {
-	opts = opts.withDefaults()
+	return newProvider(cluster, c, opts.withDefaults())
+}
+
+func newProvider(cluster string, c *spec.CloudCredentials, opts Options) (provider, error) {
 	switch c.Provider {
 	case spec.ProviderAWS:
 		return newAWS(cluster, c, opts)
 	case spec.ProviderGCP:
-		return &gcpFetcher{cluster: cluster}, nil
+		return &gcpFetcher{cluster: cluster, resource: c.Cluster, opts: opts}, nil
 	case spec.ProviderAzure:
 		return newAzure(cluster, c, opts), nil
 	}

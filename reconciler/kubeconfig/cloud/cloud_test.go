@@ -96,6 +96,7 @@ func workloadIdentityEnv(dir string) error {
 	}
 	vars := map[string]string{
 		"AWS_ROLE_ARN": roleARN, "AWS_WEB_IDENTITY_TOKEN_FILE": tokenFile, "AWS_ENDPOINT_URL_STS": sts.srv.URL,
+		"AWS_ENDPOINT_URL_EKS": sts.srv.URL, "AWS_ENDPOINT_URL": "",
 		"AWS_CONFIG_FILE": filepath.Join(dir, "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "none"),
 		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CA_BUNDLE": "", "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "",
 		"GCE_METADATA_HOST": strings.TrimPrefix(gcp.srv.URL, "http://"), "GOOGLE_APPLICATION_CREDENTIALS": "",
@@ -129,13 +130,20 @@ func grantView() error {
 	return nil
 }
 
+// options are the fetchers' options of every test: the stand-ins' TLS
+// client and management APIs (EKS's is AWS_ENDPOINT_URL_EKS).
+func options() cloud.Options {
+	return cloud.Options{HTTPClient: entra.srv.Client(), AWSTokenLifetime: awsClientLifeime,
+		GKEEndpoint: gcp.srv.URL, ARMEndpoint: entra.srv.URL}
+}
+
 // clientFor builds what the daemon builds for a cloud cluster: a fetcher
 // of the provider and a renewing token source in a REST config.
 func clientFor(t *testing.T, name, cluster string, c *spec.CloudCredentials) kubernetes.Interface {
 	t.Helper()
 	cl := env.Cluster(cluster)
 	c.Server = cl.URL()
-	f, err := cloud.NewFetcher(name, c, cloud.Options{HTTPClient: entra.srv.Client(), AWSTokenLifetime: awsClientLifeime})
+	f, err := cloud.NewFetcher(name, c, options())
 	if err != nil {
 		t.Fatal(err)
 	}

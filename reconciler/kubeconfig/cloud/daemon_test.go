@@ -17,7 +17,6 @@ import (
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
-	"github.com/regatta-dev/regatta/reconciler/kubeconfig/cloud"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/repo"
@@ -30,16 +29,21 @@ func fleetFiles(data string) map[string]string {
 	for _, p := range providers {
 		ca := base64.StdEncoding.EncodeToString(env.Cluster(p.cluster).CAData())
 		server := env.Cluster(p.cluster).URL()
-		name := "cloud-" + p.name
 		cloudSpec := fmt.Sprintf("{provider: %s, server: %q, certificateAuthorityData: %s", p.name, server, ca)
 		if p.name == "aws" {
 			cloudSpec += ", cluster: " + eksARN
 		}
-		files["clusters/"+name+"/cluster.yaml"] = fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata: {name: %s}\nspec:\n  kubeconfig:\n    cloud: %s}\n", name, cloudSpec)
-		files["profiles/"+name+".yaml"] = fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: %s}\nspec:\n  clusterRefs: [%s]\n  addons:\n  - name: cm\n    manifests: {path: manifests/%s}\n", name, name, name)
-		files["manifests/"+name+"/cm.yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: data, namespace: %s}\ndata: {value: %q}\n", name, name, data)
+		addEntry(files, "cloud-"+p.name, cloudSpec+"}", data)
 	}
 	return files
+}
+
+// addEntry adds a cluster entry reached by cloudSpec, and its profile
+// writing data into the ConfigMap data of the namespace named after it.
+func addEntry(files map[string]string, name, cloudSpec, data string) {
+	files["clusters/"+name+"/cluster.yaml"] = fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata: {name: %s}\nspec:\n  kubeconfig:\n    cloud: %s\n", name, cloudSpec)
+	files["profiles/"+name+".yaml"] = fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: %s}\nspec:\n  clusterRefs: [%s]\n  addons:\n  - name: cm\n    manifests: {path: manifests/%s}\n", name, name, name)
+	files["manifests/"+name+"/cm.yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: data, namespace: %s}\ndata: {value: %q}\n", name, name, data)
 }
 
 func newDaemon(t *testing.T, url string) *reconciler.Daemon {
@@ -55,7 +59,7 @@ func newDaemon(t *testing.T, url string) *reconciler.Daemon {
 			StatusAuthor: repo.Signature{Name: "regatta", Email: "regatta@example.com"}, ShutdownGrace: 10 * time.Second},
 		Apply: ao,
 		Reconciler: reconciler.Options{Renderer: render.New(render.Options{}), Log: slog.New(slog.NewTextHandler(testLog{t}, nil)), ClusterTimeout: 5 * time.Second, HealthTimeout: 20 * time.Second,
-			Credentials: kubeconfig.NewCredentials(t.Context(), cloud.Options{HTTPClient: entra.srv.Client(), AWSTokenLifetime: awsClientLifeime})},
+			Credentials: kubeconfig.NewCredentials(t.Context(), options())},
 	})
 	t.Cleanup(d.Close)
 	return d

@@ -18,7 +18,9 @@ var gcpScopes = []string{"https://www.googleapis.com/auth/cloud-platform", "http
 // Credentials: on GKE with Workload Identity, the metadata server's token
 // of the Kubernetes ServiceAccount's Google service account.
 type gcpFetcher struct {
-	cluster string
+	cluster  string
+	resource string // projects/<p>/locations/<l>/clusters/<n>
+	opts     Options
 
 	mu sync.Mutex
 	ts oauth2.TokenSource

@@ -7,7 +7,6 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/diff"
 	"github.com/regatta-dev/regatta/reconciler/kubeconfig"
-	"github.com/regatta-dev/regatta/reconciler/kubeconfig/cloud"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -42,7 +41,7 @@ func TestPlanLiveReachesCloudClusters(t *testing.T) {
 	defer m.Close()
 	lr, err := diff.Live(t.Context(), head, rep, diff.LiveOptions{Renderer: r, Manager: m,
 		Kubeconfig:  diff.KubeconfigFromRepository(head.Fleet.FS, nil),
-		Credentials: kubeconfig.NewCredentials(t.Context(), cloud.Options{HTTPClient: entra.srv.Client(), AWSTokenLifetime: awsClientLifeime})})
+		Credentials: kubeconfig.NewCredentials(t.Context(), options())})
 	if err != nil {
 		t.Fatal(err)
 	}

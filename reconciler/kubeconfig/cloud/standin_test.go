@@ -104,6 +104,8 @@ type stsStandIn struct {
 	// is accepted (EKS: 15 minutes).
 	tokenLifetime time.Duration
 
+	eks *directory // by <region>/<name>
+
 	mu      sync.Mutex
 	secrets map[string]aws.Credentials
 	tokens  map[string]bool // signatures of the tokens verified
@@ -119,13 +121,17 @@ func (s *stsStandIn) Tokens() int {
 
 func newSTS(roleARN, webIdentity, clusterID string, lifetime time.Duration) *stsStandIn {
 	s := &stsStandIn{identity: newIdentity(time.Hour), roleARN: roleARN, webIdentity: webIdentity,
-		clusterID: clusterID, secrets: map[string]aws.Credentials{}, tokens: map[string]bool{}}
+		clusterID: clusterID, eks: newDirectory(), secrets: map[string]aws.Credentials{}, tokens: map[string]bool{}}
 	s.tokenLifetime = lifetime
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
 
 func (s *stsStandIn) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/clusters/") {
+		s.describeCluster(w, r)
+		return
+	}
 	_ = r.ParseForm()
 	switch r.Form.Get("Action") {
 	case "AssumeRoleWithWebIdentity":
@@ -206,7 +212,6 @@ func signatureMatches(r *http.Request, creds aws.Credentials, signed time.Time) 
 	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, u.String(), nil)
 	req.Header.Set("x-k8s-aws-id", r.Header.Get("x-k8s-aws-id"))
 	region := strings.Split(q.Get("X-Amz-Credential"), "/")[2]
-	const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 	uri, _, err := v4.NewSigner().PresignHTTP(r.Context(), creds, req, emptySHA256, "sts", region, signed)
 	if err != nil {
 		return false
@@ -221,10 +226,11 @@ type metadataStandIn struct {
 	*identity
 	srv   *httptest.Server
 	email string
+	gke   *directory // by projects/<p>/locations/<l>/clusters/<n>
 }
 
 func newMetadata(email string, lifetime time.Duration) *metadataStandIn {
-	m := &metadataStandIn{identity: newIdentity(lifetime), email: email}
+	m := &metadataStandIn{identity: newIdentity(lifetime), email: email, gke: newDirectory()}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	return m
 }
@@ -232,6 +238,10 @@ func newMetadata(email string, lifetime time.Duration) *metadataStandIn {
 func (m *metadataStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/computeMetadata/") && r.Header.Get("Metadata-Flavor") != "Google" {
 		http.Error(w, "missing Metadata-Flavor", http.StatusForbidden)
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/v1/projects/") {
+		m.clustersGet(w, r)
 		return
 	}
 	w.Header().Set("Metadata-Flavor", "Google")
@@ -267,15 +277,20 @@ type entraStandIn struct {
 	tenant    string
 	clientID  string
 	assertion string
+	aks       *directory // by lowercase resource ID
 }
 
 func newEntra(tenant, clientID, assertion string, lifetime time.Duration) *entraStandIn {
-	e := &entraStandIn{identity: newIdentity(lifetime), tenant: tenant, clientID: clientID, assertion: assertion}
+	e := &entraStandIn{identity: newIdentity(lifetime), tenant: tenant, clientID: clientID, assertion: assertion, aks: newDirectory()}
 	e.srv = httptest.NewTLSServer(http.HandlerFunc(e.serve))
 	return e
 }
 
 func (e *entraStandIn) serve(w http.ResponseWriter, r *http.Request) {
+	if armPath(r.URL.Path) {
+		e.managedCluster(w, r)
+		return
+	}
 	base := e.srv.URL + "/" + e.tenant
 	switch r.URL.Path {
 	case "/" + e.tenant + "/v2.0/.well-known/openid-configuration":
@@ -306,11 +321,15 @@ func (e *entraStandIn) token(w http.ResponseWriter, r *http.Request) {
 		aadError("invalid_client", "AADSTS700213: No matching federated identity record found")
 		return
 	}
-	if !slices.Contains(strings.Fields(r.Form.Get("scope")), "6dae42f8-4368-4678-94ff-3960e28e3630/.default") {
-		aadError("invalid_scope", "AADSTS70011: the scope is not the AKS server application")
+	prefix := "aad."
+	switch scopes := strings.Fields(r.Form.Get("scope")); {
+	case slices.Contains(scopes, e.armScope()):
+		prefix = "arm." // not accepted by the API server's webhook
+	case !slices.Contains(scopes, "6dae42f8-4368-4678-94ff-3960e28e3630/.default"):
+		aadError("invalid_scope", "AADSTS70011: the scope is neither the AKS server application nor ARM")
 		return
 	}
-	tok := randomID("aad.")
+	tok := randomID(prefix)
 	life, ok := e.issue(tok)
 	if !ok {
 		aadError("unauthorized_client", "AADSTS700016: Application not found in the directory")

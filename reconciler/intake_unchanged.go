@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"context"
-	"io/fs"
 	"path"
 
 	"github.com/regatta-dev/regatta/reconciler/plan"
@@ -83,27 +82,4 @@ func (d *Daemon) unchanged(ctx context.Context, rev *revision, c *spec.Cluster) 
 		out.Profiles = append(out.Profiles, p)
 	}
 	return out, true
-}
-
-// sameTree reports whether a path is the same Git object (or absent) in
-// two trees; false when the trees cannot say.
-func sameTree(a, b fs.FS, name string) bool {
-	ha, okA := treeHash(a, name)
-	hb, okB := treeHash(b, name)
-	return okA && okB && ha == hb
-}
-
-func treeHash(tree fs.FS, name string) (string, bool) {
-	th := treeHasher(tree)
-	if th == nil {
-		return "", false
-	}
-	h, err := th(name)
-	if err != nil {
-		if _, statErr := fs.Stat(tree, name); statErr != nil {
-			return "", true // absent in this tree
-		}
-		return "", false
-	}
-	return h, true
 }

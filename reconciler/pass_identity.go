@@ -27,18 +27,6 @@ import (
 // maxRegisterAttempts bounds the re-reads after a registration race.
 const maxRegisterAttempts = 3
 
-// identityRecord is what the pass of another entry, or a look-up for it,
-// found the entry reaches: its cluster identity, or failed.
-type identityRecord struct {
-	uid    string
-	failed string // the revision a look-up failed at: not tried again on it
-	// registered is the client and revision the entry's own pass found
-	// its registration with: passes on both (drift checks, retries) do not
-	// read it again.
-	registered *apply.Client
-	rev        string
-}
-
 // register makes sure the entry may manage what it reaches, registering it
 // where no entry of the repository is. It reports false when the pass must
 // stop: the entry is refused (its status says by which entry) or the

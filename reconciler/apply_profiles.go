@@ -2,10 +2,7 @@ package reconciler
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -42,46 +39,6 @@ func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment, gone []
 		}
 		wg.Wait()
 	}
-}
-
-// driftDetected returns the names of the assignment's profiles that
-// correct drift (event profiles' instances join the watches as they apply).
-func driftDetected(a plan.Assignment) []string {
-	var out []string
-	for _, wave := range a.Waves {
-		for _, prof := range wave {
-			if prof.Spec.SyncMode == spec.SyncModeContinuousWithDriftDetection && !prof.IsEventProfile() {
-				out = append(out, prof.Metadata.Name)
-			}
-		}
-	}
-	return out
-}
-
-func matchedProfiles(repo *spec.Repository, labels map[string]string, cluster string) []*spec.Profile {
-	var out []*spec.Profile
-	for _, prof := range repo.Profiles {
-		if prof.Matches(cluster, labels) {
-			out = append(out, prof)
-		}
-	}
-	return out
-}
-
-func (p *clusterPass) setResult(s status.Profile) {
-	if prof := p.rev.repo.Profile(s.Name); prof != nil && prof.Tenant() != nil {
-		s.Tenant = prof.Tenant().Name()
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.results[s.Name] = s
-}
-
-func (p *clusterPass) result(name string) (status.Profile, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s, ok := p.results[name]
-	return s, ok
 }
 
 // runProfile renders and applies one profile, unless a dependency is not
@@ -160,15 +117,6 @@ func (p *clusterPass) applyProfile(ctx context.Context, rev *revision, prof *spe
 	return s
 }
 
-// artifactsOf lists the OCI artifacts a rendering read, for its record.
-func artifactsOf(res *render.Result) []status.Artifact {
-	var out []status.Artifact
-	for _, a := range res.Artifacts {
-		out = append(out, status.Artifact{Addon: a.Addon, URL: a.URL, Digest: a.Digest})
-	}
-	return out
-}
-
 // render renders a profile for the cluster at rev; an event profile
 // renders every instance (renderEvents).
 func (p *clusterPass) render(ctx context.Context, rev *revision, prof *spec.Profile) (*render.Result, []status.EventInstance, error) {
@@ -179,40 +127,6 @@ func (p *clusterPass) render(ctx context.Context, rev *revision, prof *spec.Prof
 	res, err := p.r.opts.Renderer.Render(ctx, render.Request{FS: rev.tree, Revision: rev.sha, Profile: prof,
 		Cluster: p.renderFacts(), TreeHash: treeHasher(rev.tree)})
 	return res, nil, err
-}
-
-// refusedTenant is the record of a profile whose tenant's folder does not
-// load: nothing is applied or deleted; its objects stay as they are.
-func refusedTenant(name string, rt *spec.RefusedTenant) status.Profile {
-	d := rt.Errors[0]
-	msg := fmt.Sprintf("tenant %s: its folder does not load, so its profiles keep their last good state: %s", rt.Name, fieldMessage(d))
-	if n := len(rt.Errors); n > 1 {
-		msg += fmt.Sprintf(" (and %d more errors)", n-1)
-	}
-	return status.Profile{Name: name, State: status.StateFailed, Error: &status.Error{File: d.File, Line: d.Line, Message: msg}}
-}
-
-func waiting(name, msg string) status.Profile {
-	return status.Profile{Name: name, State: status.StateWaitingForDependency, Message: msg}
-}
-
-func orPending(s string) string {
-	if s == "" {
-		return "not applied"
-	}
-	return s
-}
-
-func (p *clusterPass) renderFacts() render.ClusterFacts {
-	return render.FactsOf(p.spec, p.st.Labels, p.st.KubernetesVersion)
-}
-
-// treeHasher uses Git tree hashes when the tree is a Git tree.
-func treeHasher(tree fs.FS) func(string) (string, error) {
-	if th, ok := tree.(interface{ TreeHash(string) (string, error) }); ok {
-		return th.TreeHash
-	}
-	return nil
 }
 
 // request builds the apply request of a rendered profile. Its objects are
@@ -298,117 +212,4 @@ func (p *clusterPass) withdraw(ctx context.Context, gone []*apply.Inventory) {
 		p.r.countApply(res)
 		p.setResult(toStatus(res))
 	}
-}
-
-// withdrawOrder returns the inventories to withdraw: profiles deleted from
-// the repository first, then the others with dependents before their
-// dependencies.
-func withdrawOrder(repo *spec.Repository, invs []*apply.Inventory, matched map[string]bool) []*apply.Inventory {
-	var deleted, known []*apply.Inventory
-	var profiles []*spec.Profile
-	byName := map[string]*apply.Inventory{}
-	for _, inv := range invs {
-		if matched[inv.Profile] {
-			continue
-		}
-		if prof := repo.Profile(inv.Profile); prof != nil {
-			profiles = append(profiles, prof)
-			byName[inv.Profile] = inv
-		} else {
-			deleted = append(deleted, inv)
-		}
-	}
-	sort.Slice(deleted, func(i, j int) bool { return deleted[i].Profile < deleted[j].Profile })
-	waves, _ := plan.Waves(profiles) // acyclic: the revision validated
-	for i := len(waves) - 1; i >= 0; i-- {
-		for _, prof := range waves[i] {
-			known = append(known, byName[prof.Metadata.Name])
-		}
-	}
-	return append(deleted, known...)
-}
-
-// toStatus turns an apply result into the pair's status record.
-func toStatus(r apply.Result) status.Profile {
-	s := status.Profile{Name: r.Profile, State: string(r.State), Revision: r.Revision, RenderHash: r.RenderHash,
-		DriftCorrections: int64(r.DriftCorrections), Message: r.Waiting}
-	if r.Health.Healthy+r.Health.Progressing+r.Health.Degraded+r.Health.Suspended > 0 {
-		s.Health = healthSummary(r.Health)
-	}
-	if r.Err != nil {
-		s.Error = objectError(r.Err)
-	}
-	if len(r.Conflicts) > 0 {
-		c := r.Conflicts[0]
-		s.Message = c.Describe()
-	}
-	for _, ch := range r.Changes {
-		if s.Message == "" && ch.Action == apply.ActionSkipped && strings.HasPrefix(ch.Message, apply.MsgKeptNotEmpty) {
-			s.Message = ch.Object.String() + " " + ch.Message
-		}
-	}
-	if r.State == apply.StateDryRun {
-		for _, ch := range r.Changes {
-			if ch.Action != apply.ActionUnchanged {
-				s.Changes = append(s.Changes, status.Change{Action: string(ch.Action), Object: ch.Object.String()})
-			}
-		}
-	}
-	return s
-}
-
-func healthSummary(h apply.Health) string {
-	parts := []string{fmt.Sprintf("%d healthy", h.Healthy)}
-	for _, x := range []struct {
-		n    int
-		word string
-	}{{h.Progressing, "progressing"}, {h.Degraded, "degraded"}, {h.Suspended, "suspended"}} {
-		if x.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", x.n, x.word))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// objectError places an apply error at its object when it has one.
-func objectError(err error) *status.Error {
-	var oe *apply.ObjectError
-	if errors.As(err, &oe) {
-		return &status.Error{Object: oe.Object.String(), Message: err.Error()}
-	}
-	return &status.Error{Message: err.Error()}
-}
-
-// renderError places a render error at its file and line: the innermost
-// render.Error that names a file, with the add-on for context.
-func renderError(err error) *status.Error {
-	found, addon := render.Innermost(err)
-	if found == nil {
-		return &status.Error{Message: err.Error()}
-	}
-	msg := found.Err.Error()
-	if addon != "" {
-		msg = "add-on " + addon + ": " + msg
-	}
-	return &status.Error{File: found.File, Line: found.Line, Message: msg}
-}
-
-func (p *clusterPass) sortedResults() []status.Profile {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]status.Profile, 0, len(p.results))
-	for _, s := range p.results {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-func sortedClassified(m map[string]plan.Classified) []plan.Classified {
-	out := make([]plan.Classified, 0, len(m))
-	for _, c := range m {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Classifier < out[j].Classifier })
-	return out
 }

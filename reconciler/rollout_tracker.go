@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"sync"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/regatta-dev/regatta/reconciler/metrics"
-	"github.com/regatta-dev/regatta/reconciler/plan"
 	"github.com/regatta-dev/regatta/reconciler/rollout"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
@@ -236,18 +236,55 @@ func stageOfCluster(d rollout.Decision, cluster string) string {
 	return ""
 }
 
-// members returns the clusters of rev that prof selects, with their last
-// known effective labels.
-func (r *Reconciler) members(rev *revision, prof *spec.Profile) []rollout.Cluster {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []rollout.Cluster
-	for _, c := range rev.repo.Clusters {
-		k := r.known[c.Metadata.Name]
-		labels, _ := plan.EffectiveLabels(c.Metadata.Labels, sortedClassified(k.classified))
-		if prof.Matches(c.Metadata.Name, labels) {
-			out = append(out, rollout.Cluster{Name: c.Metadata.Name, Labels: labels})
-		}
+// loadRevision reads an older revision for pinned pairs.
+func (ro *rollouts) loadRevision(ctx context.Context, sha string) (*revision, error) {
+	if ro.load == nil {
+		return nil, fmt.Errorf("no repository to read revision %s from", status.ShortRevision(sha))
+	}
+	return ro.load(ctx, sha)
+}
+
+func rolloutState(pairState string) rollout.State {
+	switch pairState {
+	case status.StateApplied, status.StateDryRun, status.StatePaused:
+		return rollout.Done
+	case status.StateFailed, status.StateConflict:
+		return rollout.Failed
+	}
+	return rollout.Updating
+}
+
+// rolloutStatus is the status record of a decision.
+func rolloutStatus(profile, revision string, d rollout.Decision) status.RolloutStatus {
+	out := status.RolloutStatus{
+		Profile:  profile,
+		Revision: revision,
+		Stage:    d.Stage,
+		Halted:   d.Halted,
+		Complete: d.Complete,
+		Reason:   d.Reason,
+	}
+	for _, st := range d.Stages {
+		out.Stages = append(out.Stages, status.StageStatus{
+			Name:     st.Name,
+			Progress: st.Progress,
+			Done:     st.Done,
+			Updating: st.Updating,
+			Waiting:  st.Waiting,
+			Failed:   st.Failed,
+		})
 	}
 	return out
+}
+
+// keepOnly forgets the rollouts of the profiles keep does not name.
+func (ro *rollouts) keepOnly(keep map[string]bool) {
+	ro.mu.Lock()
+	defer ro.mu.Unlock()
+	for name, pr := range ro.profiles {
+		if !keep[name] {
+			pr.stopTimer()
+			delete(ro.profiles, name)
+		}
+	}
 }

@@ -44,3 +44,16 @@ func (d *Daemon) loadRevision(ctx context.Context, sha string) (*revision, error
 	ro.old[sha] = rev
 	return rev, nil
 }
+
+// pruneRollouts forgets the rollouts of profiles that are gone from the
+// repository or no longer have spec.rollout.
+func (d *Daemon) pruneRollouts(repo *spec.Repository) {
+	keep := map[string]bool{}
+	for _, p := range repo.Profiles {
+		if p.Spec.Rollout != nil {
+			keep[p.Metadata.Name] = true
+		}
+	}
+	d.store.keepRollouts(keep)
+	d.r.rollouts.keepOnly(keep)
+}

@@ -22,18 +22,6 @@ type session struct {
 	since time.Time // of the first work queued since the fleet last settled
 }
 
-// startSession starts Concurrency workers and the health poll on ctx.
-func (d *Daemon) startSession(ctx, parent context.Context, once bool) *session {
-	s := &session{d: d, q: newClusterQueue(), once: once, parent: parent, stopCh: make(chan struct{})}
-	d.r.events.SetNotify(d.onClusterEvent(s))
-	d.r.rollouts.setWake(func(cluster string) { s.q.add(cluster, false) })
-	for range d.r.opts.Concurrency {
-		s.wg.Go(func() { s.work(ctx) })
-	}
-	s.wg.Go(func() { s.pollHealth(ctx) })
-	return s
-}
-
 // stop shuts the queue down and waits for the workers: a cluster being
 // reconciled finishes (or is cancelled with the workers' context).
 func (s *session) stop() {

@@ -81,3 +81,25 @@ func (r *Reconciler) record(res PassResult) {
 		"applied", res.Snapshot.Fleet.AppliedRevision, "outcome", outcome,
 		"clusters", len(res.Snapshot.Clusters), "duration", res.Duration.Round(1e6))
 }
+
+// clusterOutcome is the result of one cluster's reconciliation.
+type clusterOutcome struct {
+	status status.ClusterStatus
+	// superseded: a newer revision came in force mid-way; the status is
+	// partial and the cluster must be reconciled again at once.
+	superseded bool
+	// retry: reconcile again after a backoff.
+	retry bool
+}
+
+// PassResult is the state of the fleet when it settled.
+type PassResult struct {
+	// Snapshot is the status of every cluster and of the fleet.
+	Snapshot status.Snapshot
+	// Converged is true when the newest revision is in force and every
+	// pair is Applied (or DryRun, Paused, Withdrawn), with no cluster
+	// unreachable.
+	Converged bool
+	// Duration is the time from the first work queued to the settling.
+	Duration time.Duration
+}

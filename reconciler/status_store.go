@@ -123,3 +123,32 @@ func dropAbsent[V any](m map[string]V, keep map[string]bool) uint64 {
 	}
 	return n
 }
+
+// setRollout records where a profile's rollout stands.
+func (s *statusStore) setRollout(r status.RolloutStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.rollouts[r.Profile]; !ok || !reflect.DeepEqual(old, r) {
+		s.rollouts[r.Profile] = r
+		s.version++
+	}
+}
+
+// rolloutList returns the rollouts by profile; s.mu is held.
+func (s *statusStore) rolloutList() []status.RolloutStatus {
+	if len(s.rollouts) == 0 {
+		return nil
+	}
+	out := make([]status.RolloutStatus, 0, len(s.rollouts))
+	for _, r := range s.rollouts {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Profile < out[j].Profile })
+	return out
+}
+
+func (s *statusStore) keepRollouts(keep map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.version += dropAbsent(s.rollouts, keep)
+}

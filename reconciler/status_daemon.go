@@ -1,0 +1,70 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/repo"
+)
+
+// commitStatus writes the status files as one commit, when records
+// changed since the last one. It is never cut short by a cancelled
+// context.
+func (d *Daemon) commitStatus() error {
+	if d.opts.StatusBranch == "" {
+		return nil
+	}
+	d.commitMu.Lock()
+	defer d.commitMu.Unlock()
+	snap, version := d.store.snapshot()
+	if version == d.committed || snap.Fleet.SourceRevision == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	files, del, prune, err := d.statusFiles(ctx, snap)
+	if err != nil {
+		return err
+	}
+	rev := snap.Fleet.SourceRevision
+	out, err := d.opts.Source.CommitAndPush(ctx, repo.CommitRequest{
+		Branch:   d.opts.StatusBranch,
+		Prefix:   status.Dir,
+		Files:    files,
+		Delete:   del,
+		Prune:    prune,
+		Author:   d.opts.StatusAuthor,
+		Message:  "regatta: status of " + status.ShortRevision(rev),
+		Trailers: []repo.Trailer{{Key: repo.TrailerSourceRevision, Value: rev}},
+		Rewrite:  d.writeRecord,
+	})
+	if err != nil {
+		return fmt.Errorf("commit status: %w", err)
+	}
+	d.committed = version
+	if out.Committed {
+		d.r.opts.Metrics.StatusCommits.Inc()
+		d.r.log.Info("status committed", "branch", d.opts.StatusBranch, "commit", status.ShortRevision(out.SHA), "attempts", out.Attempts)
+	}
+	return nil
+}
+
+// settled reports a settled fleet: metrics, readiness, OnPass.
+func (d *Daemon) settled(res PassResult) {
+	d.r.record(res)
+	d.r.opts.Metrics.SetReady(true)
+	if d.opts.OnPass != nil {
+		d.opts.OnPass(res)
+	}
+}
+
+// result is the fleet's state now.
+func (d *Daemon) result(start time.Time) PassResult {
+	snap, _ := d.store.snapshot()
+	res := PassResult{Snapshot: snap, Duration: time.Since(start)}
+	res.Converged = len(snap.Fleet.Errors) == 0 && snap.Fleet.AppliedRevision != "" &&
+		snap.Fleet.AppliedRevision == snap.Fleet.SourceRevision && converged(snap.Clusters)
+	return res
+}
