@@ -188,7 +188,7 @@ func reportFleet(b *strings.Builder, r *Results) {
 		"Times are from the push to the bench's watch (as the servers' admin) seeing a cluster's marker ConfigMaps at the new generation. " +
 		"Idle requests are the fleet API servers' `apiserver_request_total` over the idle window, less what the servers did on their own " +
 		"before regatta started, per cluster per minute; WATCH counts watches (re)opened. The machine is shared with other sessions " +
-		"(2 cores): times are noisy. A row with flags beside its size is an experiment (`-daemon-args`), kept out of the targets and curves; "+
+		"(2 cores): times are noisy. A row with flags beside its size is an experiment (`-daemon-args`), kept out of the targets and curves; " +
 		"an idle window shorter than the drift interval may hold no drift pass.\n\n")
 	if len(f.Calibration) > 0 {
 		reportCalibration(b, f)
