@@ -20,6 +20,7 @@ func Report(r *Results) string {
 	reportMemory(&b, r)
 	reportGoBench(&b, r)
 	reportShard(&b, r)
+	reportFleet(&b, r)
 	reportProfiles(&b, r)
 	reportErrors(&b, r)
 	b.WriteString(reproduce)
@@ -40,6 +41,7 @@ go run ./internal/bench/cmd/regatta-bench -phases gobench -bench-count 10   # §
 go run ./internal/bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive rollout (issue 14)
 go run ./internal/bench/cmd/regatta-bench -phases health -rounds 3 -flux-kustomize-controller /work/flux-kc/kustomize-controller   # real health (issue 28); Flux built outside the repository
 go run ./internal/bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
+go run ./internal/bench/cmd/regatta-bench -phases fleet -fleet 100,500,1000,2000 -fleet-idle 5m   # §7 (logical clusters, 250 per API server; calibration at 10)
 go run ./internal/bench/cmd/regatta-bench -report-only                # rewrite this file from internal/bench/results/results.json
 benchstat internal/bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
 go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta -rollout-profile   # then:
@@ -128,6 +130,12 @@ func phaseCommand(r *Results, phase string) string {
 		cmd += " -flux-kustomize-controller PATH"
 	case "scale":
 		cmd += " -scale 10000"
+	case "fleet":
+		for _, k := range []string{"fleet", "fleetIdle", "fleetCalibrate"} {
+			if v := r.Options[k]; v != "" {
+				cmd += " -" + map[string]string{"fleet": "fleet", "fleetIdle": "fleet-idle", "fleetCalibrate": "fleet-calibrate"}[k] + " " + v
+			}
+		}
 	}
 	return cmd
 }
@@ -138,6 +146,7 @@ func targets(r *Results) []target {
 	out = append(out, scaleTargets(r)...)
 	out = append(out, shardTargets(r)...)
 	out = append(out, healthTargets(r)...)
+	out = append(out, fleetTargets(r)...)
 	return append(out, memoryTargets(r)...)
 }
 

@@ -27,9 +27,11 @@ type Results struct {
 	// Progressive are the rounds of the progressive phase (issue 14).
 	Progressive []ProgressiveResult `json:"progressive,omitempty"`
 	// Health is the health phase (issue 28): real controllers, Deployments.
-	Health   *HealthResult `json:"health,omitempty"`
-	Profiles []ProfileTop  `json:"profiles,omitempty"`
-	Errors   []string      `json:"errors,omitempty"`
+	Health *HealthResult `json:"health,omitempty"`
+	// Fleet is the fleet phase (issue 37): logical clusters at scale.
+	Fleet    *FleetResult `json:"fleet,omitempty"`
+	Profiles []ProfileTop `json:"profiles,omitempty"`
+	Errors   []string     `json:"errors,omitempty"`
 	// PhaseRuns name the commit and date each phase's figures were
 	// measured at; a phase missing here was measured by this run
 	// (Machine.Commit, Started).
@@ -166,4 +168,5 @@ func (r *Results) KeepPhases(old *Results, ran func(phase string) bool) {
 	keep("progressive", func() { r.Progressive = old.Progressive })
 	keep("health", func() { r.Health = old.Health })
 	keep("shard", func() { r.Shard = old.Shard })
+	keep("fleet", func() { r.Fleet = old.Fleet })
 }

@@ -25,10 +25,12 @@ rules:
 // AuditEvent is an entry of a cluster's audit log (the fields of
 // audit.k8s.io/v1 Event that tests read).
 type AuditEvent struct {
-	Stage     string `json:"stage"`
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	User      struct {
+	Stage string `json:"stage"`
+	Verb  string `json:"verb"`
+	// RequestURI tells dry runs (dryRun=All) from writes.
+	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
+	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
 	ObjectRef struct {

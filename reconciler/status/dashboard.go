@@ -30,30 +30,79 @@ var stateMarks = map[string]string{
 	StateWaitingForRollout:    "🚦",
 }
 
-// RenderDashboard renders the fleet as Markdown: a clusters × profiles table
-// with state and revision, then every problem with its first error.
+// maxDashboardRows bounds the dashboard's cluster rows and problem lines,
+// so that it stays readable for a fleet of thousands: beyond it, clusters
+// whose pairs are all Applied are counted rather than drawn, and further
+// problems are counted (every cluster's file under status/clusters/ has
+// them all).
+const maxDashboardRows = 50
+
+// RenderDashboard renders the fleet as Markdown: the summary, every problem
+// with its first error, then a clusters × profiles table with state and
+// revision (in a fleet of more than maxDashboardRows clusters, only the
+// clusters that need a look).
 func RenderDashboard(s Snapshot) string {
 	var b strings.Builder
 	b.WriteString("# Fleet status\n\n")
 	b.WriteString("_Written by regatta. Do not edit: regatta overwrites it._\n\n")
 	writeSummary(&b, s)
-	profiles := profileNames(s.Clusters)
 	if len(s.Clusters) == 0 {
 		b.WriteString("No clusters.\n")
 		return b.String()
 	}
-	b.WriteString("| cluster | reachable | Kubernetes |")
-	for _, p := range profiles {
-		fmt.Fprintf(&b, " %s |", text(p))
-	}
-	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(profiles)) + "\n")
-	for _, c := range s.Clusters {
-		writeClusterRow(&b, c, profiles)
-	}
 	writeProblems(&b, s.Clusters)
+	writeClusterTable(&b, s.Clusters)
 	writeRollouts(&b, s.Fleet.Rollouts)
 	writeDependencies(&b, s.Fleet.DependsOn)
 	return b.String()
+}
+
+// writeClusterTable draws the clusters × profiles table: every cluster of
+// a small fleet; in a large one the clusters that need a look, the others
+// counted.
+func writeClusterTable(b *strings.Builder, clusters []ClusterStatus) {
+	profiles := profileNames(clusters)
+	rows, fine := clusters, 0
+	if len(clusters) > maxDashboardRows {
+		rows = nil
+		for _, c := range clusters {
+			if allApplied(c) {
+				fine++
+			} else {
+				rows = append(rows, c)
+			}
+		}
+	}
+	b.WriteString("| cluster | reachable | Kubernetes |")
+	for _, p := range profiles {
+		fmt.Fprintf(b, " %s |", text(p))
+	}
+	b.WriteString("\n|---|---|---|" + strings.Repeat("---|", len(profiles)) + "\n")
+	for i, c := range rows {
+		if i == maxDashboardRows {
+			fmt.Fprintf(b, "\n… and %d more clusters that need a look: see `%s/`.\n", len(rows)-i, ClustersDir)
+			break
+		}
+		writeClusterRow(b, c, profiles)
+	}
+	if fine > 0 {
+		fmt.Fprintf(b, "\n%d clusters with every pair Applied are counted, not drawn: see `%s/`.\n", fine, ClustersDir)
+	}
+	b.WriteString("\n")
+}
+
+// allApplied reports whether a cluster is reachable, not paused and each
+// of its pairs Applied: nothing to look at.
+func allApplied(c ClusterStatus) bool {
+	if !c.Reachable || c.Paused || c.Error != "" || len(c.ClassifierErrors) > 0 || len(c.LabelNotes) > 0 {
+		return false
+	}
+	for _, p := range c.Profiles {
+		if p.State != StateApplied {
+			return false
+		}
+	}
+	return true
 }
 
 func writeSummary(b *strings.Builder, s Snapshot) {
@@ -182,9 +231,13 @@ func writeProblems(b *strings.Builder, clusters []ClusterStatus) {
 	if len(lines) == 0 {
 		return
 	}
-	b.WriteString("\n## Problems\n\n")
+	b.WriteString("## Problems\n\n")
+	if len(lines) > maxDashboardRows {
+		more := len(lines) - maxDashboardRows
+		lines = append(lines[:maxDashboardRows], fmt.Sprintf("- … and %d more problems: see `%s/`", more, ClustersDir))
+	}
 	b.WriteString(strings.Join(lines, "\n"))
-	b.WriteString("\n")
+	b.WriteString("\n\n")
 }
 
 func formatError(e Error) string {

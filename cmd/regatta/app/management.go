@@ -1,12 +1,8 @@
 package app
 
 import (
-	"context"
 	"os"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -39,23 +35,5 @@ func managementConfig(path string) (*rest.Config, error) {
 
 // managementSecrets reads kubeconfig Secrets from the management cluster.
 func managementSecrets(cfg *rest.Config) (kubeconfig.SecretGetter, error) {
-	if cfg == nil {
-		return nil, nil
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return func(ctx context.Context, namespace, name string) (map[string]any, error) {
-		s, err := cs.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return nil, err
-		}
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
-		if err != nil {
-			return nil, err
-		}
-		obj["kind"], obj["apiVersion"] = "Secret", "v1"
-		return obj, nil
-	}, nil
+	return kubeconfig.ManagementSecrets(cfg)
 }

@@ -22,7 +22,9 @@ func newResults(o *options) *bench.Results {
 			"clusters": fmt.Sprint(o.clusters), "profiles": fmt.Sprint(o.profiles),
 			"scale": o.scaleSizes, "benchCount": fmt.Sprint(o.benchCount), "daemonArgs": o.daemonArgs,
 			"rolloutProfile": fmt.Sprint(o.profile), "healthClusters": fmt.Sprint(o.health.clusters),
-			"fluxKustomizeController": o.health.fluxController, "fluxConcurrent": fmt.Sprint(o.health.fluxConcurrent)}}
+			"fluxKustomizeController": o.health.fluxController, "fluxConcurrent": fmt.Sprint(o.health.fluxConcurrent),
+			"fleet": o.fleet.sizes, "fleetIdle": o.fleet.idle.String(), "fleetCalibrate": fmt.Sprint(o.fleet.calibrate),
+			"fleetPerServer": fmt.Sprint(o.fleet.perServer), "fleetDriftInterval": o.fleet.driftInterval.String()}}
 }
 
 func machine() bench.Machine {
