@@ -131,10 +131,15 @@ func phaseCommand(r *Results, phase string) string {
 	case "scale":
 		cmd += " -scale 10000"
 	case "fleet":
-		for _, k := range []string{"fleet", "fleetIdle", "fleetCalibrate"} {
+		flags := map[string]string{"fleet": "fleet", "fleetIdle": "fleet-idle", "fleetDriftInterval": "fleet-drift-interval",
+			"fleetCalibrate": "fleet-calibrate", "fleetFlux": "fleet-flux"}
+		for _, k := range []string{"fleet", "fleetIdle", "fleetDriftInterval", "fleetCalibrate", "fleetFlux"} {
 			if v := r.Options[k]; v != "" {
-				cmd += " -" + map[string]string{"fleet": "fleet", "fleetIdle": "fleet-idle", "fleetCalibrate": "fleet-calibrate"}[k] + " " + v
+				cmd += " -" + flags[k] + " " + v
 			}
+		}
+		if r.Options["fleetFlux"] != "" {
+			cmd += " -flux-kustomize-controller PATH"
 		}
 	}
 	return cmd
