@@ -175,10 +175,49 @@ func TestFleetKeepFrom(t *testing.T) {
 	if len(f.Calibration) != 2 || f.Calibration[1].Measured == nil || f.Shard == nil || f.Shard.Measured == nil || old.Shard.Measured != nil {
 		t.Errorf("calibration %+v, shard %+v (old %+v)", f.Calibration, f.Shard, old.Shard)
 	}
+	idle := func(rs ...FleetRun) []FleetRun {
+		for i := range rs {
+			rs[i].Idle.RSS = int64(rs[i].Clusters) << 20
+		}
+		return rs
+	}
+	curves := &FleetResult{Runs: idle(FleetRun{Clusters: 100}, FleetRun{Clusters: 500}, FleetRun{Clusters: 1000}, FleetRun{Clusters: 2000})}
+	part := &FleetResult{Runs: idle(FleetRun{Clusters: 100}, FleetRun{Clusters: 500})}
+	part.keepFrom(curves, at)
+	if c := part.complete(); len(part.Runs) != 6 || len(c) != 4 || c[0].Measured == nil || part.at(100).Measured != nil {
+		t.Errorf("a run of 2 sizes beside curves of 4: %d rows, curves of %d", len(part.Runs), len(c))
+	}
+	full := &FleetResult{Runs: idle(FleetRun{Clusters: 100}, FleetRun{Clusters: 500}, FleetRun{Clusters: 1000}, FleetRun{Clusters: 2000})}
+	full.keepFrom(part, at)
+	if len(full.Runs) != 4 || full.complete()[0].Measured != nil {
+		t.Errorf("a run of 4 sizes kept %d rows", len(full.Runs))
+	}
 	mine := &FleetShard{Clusters: 300}
 	f2 := &FleetResult{Shard: mine, Calibration: []FleetRun{{Clusters: 5}}}
 	f2.keepFrom(old, at)
 	if f2.Shard != mine || len(f2.Calibration) != 1 || f2.Calibration[0].Measured != nil {
 		t.Errorf("this run's shard or calibration replaced: %+v %+v", f2.Shard, f2.Calibration)
+	}
+}
+
+// TestFleetCurvesOneMeasurement: the curves and the targets read from them
+// use the runs of one measurement, the one with the most sizes, never a
+// mix of this run's sizes and an earlier run's.
+func TestFleetCurvesOneMeasurement(t *testing.T) {
+	old := &PhaseRun{Commit: "0c2ba38"}
+	run := func(n int, m *PhaseRun) FleetRun {
+		return FleetRun{Clusters: n, Idle: ProcSample{RSS: int64(n) << 20}, Measured: m}
+	}
+	f := &FleetResult{Runs: []FleetRun{run(100, nil), run(100, old), run(500, nil), run(500, old), run(1000, old), run(2000, old)}}
+	c := f.complete()
+	if len(c) != 4 || c[0].Measured != old || c[3].Clusters != 2000 {
+		t.Errorf("curves of %d runs from %v, want the earlier run's 4", len(c), c[0].Measured)
+	}
+	if note := f.curvesNote(); !strings.Contains(note, "0c2ba38") {
+		t.Errorf("curves note %q", note)
+	}
+	f.Runs = f.Runs[:4]
+	if c := f.complete(); len(c) != 2 || c[0].Measured != nil || f.curvesNote() != "" {
+		t.Errorf("a tie must prefer this run: %+v", c)
 	}
 }

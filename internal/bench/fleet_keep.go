@@ -9,8 +9,17 @@ import (
 // measured at at, what this run did not measure: the sizes it did not run
 // (regatta's, Flux's), the calibration and the shard run, each marked with
 // the commit and date it was measured at. A run of -fleet 100,500 then
-// leaves the rows of 1,000 and 2,000 in the report, marked as older.
+// leaves the rows of 1,000 and 2,000 in the report, marked as older. When
+// this run has fewer sizes than the earlier run's curves, those curves are
+// kept whole (their 100 and 500 beside this run's), so the curves and
+// their targets keep reading one measurement (complete); a run of as many
+// sizes replaces them, so nothing piles up.
 func (f *FleetResult) keepFrom(old *FleetResult, at PhaseRun) {
+	curve := old.complete()
+	keepCurve := len(f.complete()) < len(curve)
+	sameRun := func(a FleetRun) func(FleetRun) bool {
+		return func(b FleetRun) bool { return a.Clusters == b.Clusters && slices.Equal(a.Args, b.Args) }
+	}
 	mark := func(m *PhaseRun) *PhaseRun {
 		if m != nil {
 			return m
@@ -18,7 +27,8 @@ func (f *FleetResult) keepFrom(old *FleetResult, at PhaseRun) {
 		return &at
 	}
 	for _, r := range old.Runs {
-		if !slices.ContainsFunc(f.Runs, func(n FleetRun) bool { return n.Clusters == r.Clusters && slices.Equal(n.Args, r.Args) }) {
+		inCurve := slices.ContainsFunc(curve, func(c FleetRun) bool { return sameRun(r)(c) && c.Measured == r.Measured })
+		if !slices.ContainsFunc(f.Runs, sameRun(r)) || (keepCurve && inCurve) {
 			r.Measured = mark(r.Measured)
 			f.Runs = append(f.Runs, r)
 		}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -52,9 +53,9 @@ func fleetTargets(r *Results) []target {
 		ts[1].figure += measuredNote(run.Measured)
 		ts[3].figure += measuredNote(run.Measured)
 	}
-	if f.carried() {
-		for _, i := range []int{0, 4} {
-			ts[i].figure += " (with rows measured earlier: §7)"
+	for _, i := range []int{0, 2, 4} {
+		if ts[i].figure != "–" {
+			ts[i].figure += f.curvesNote()
 		}
 	}
 	if len(f.Calibration) > 0 {
@@ -63,10 +64,13 @@ func fleetTargets(r *Results) []target {
 	return append(ts, fluxTarget(f))
 }
 
-// carried reports whether a run the curves use was carried over from an
-// earlier results.json.
-func (f *FleetResult) carried() bool {
-	return slices.ContainsFunc(f.complete(), func(r FleetRun) bool { return r.Measured != nil })
+// curvesNote marks the curves' figures when their runs were carried over
+// from an earlier results.json.
+func (f *FleetResult) curvesNote() string {
+	if c := f.complete(); len(c) > 0 {
+		return measuredNote(c[0].Measured)
+	}
+	return ""
 }
 
 func kib(b float64) string { return fmt.Sprintf("%.0f KiB", b/1024) }
@@ -90,15 +94,24 @@ func (f *FleetResult) at(n int) *FleetRun {
 }
 
 // complete are the runs with regatta's defaults that measured the idle
-// window, smallest first.
+// window, smallest first, of one measurement: the one with the most such
+// runs (this run on a tie), so the curves never mix runs of different
+// commits, machine loads and idle windows.
 func (f *FleetResult) complete() []FleetRun {
-	var out []FleetRun
+	groups := map[string][]FleetRun{}
 	for _, r := range f.Runs {
 		if r.Idle.RSS > 0 && len(r.Args) == 0 {
-			out = append(out, r)
+			k := measuredNote(r.Measured) // "" for this run: first in order
+			groups[k] = append(groups[k], r)
 		}
 	}
-	return out
+	var best []FleetRun
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
+		if len(groups[k]) > len(best) {
+			best = groups[k]
+		}
+	}
+	return best
 }
 
 // largestIdle is the largest run that measured the idle window.
@@ -282,7 +295,7 @@ func fleetSlopes(b *strings.Builder, f *FleetResult) {
 	if len(c) < 2 {
 		return
 	}
-	b.WriteString("Per added cluster between consecutive sizes (the curves):\n\n| from → to | RSS | heap | goroutines | change, last cluster | restart |\n|---|---|---|---|---|---|\n")
+	b.WriteString("Per added cluster between consecutive sizes (the curves" + f.curvesNote() + "):\n\n| from → to | RSS | heap | goroutines | change, last cluster | restart |\n|---|---|---|---|---|---|\n")
 	for i := 1; i < len(c); i++ {
 		a, z := c[i-1], c[i]
 		d := float64(z.Clusters - a.Clusters)
