@@ -60,7 +60,7 @@ lint: deps-check ## gofmt check, go vet, go.mod tidy, dependency direction
 deps-check: ## leaves (spec, render, lua, repo) import no regatta package above them
 	hack/check-deps.sh
 
-bench: test-env build ## run the benchmark suite (~45-55 min, ~35 min more with the fleet phase at 100,500,1000 logical clusters: -phases and -fleet choose; BENCH_FLAGS=-h lists options, e.g. -flux-kustomize-controller PATH for the health phase) and write internal/bench/REPORT.md
+bench: test-env build ## run the benchmark suite (~45-55 min, ~35 min more with the fleet phase at 100,500,1000 logical clusters: -phases and -fleet choose; BENCH_FLAGS=-h lists options, e.g. -flux-kustomize-controller PATH for the health phase, with -fleet-flux 100,500 also Flux in the fleet phase) and write internal/bench/REPORT.md
 	GO=$(GO) $(GO) run ./internal/bench/cmd/regatta-bench -bin $(BIN) $(BENCH_FLAGS)
 
 # The demo's clusters run v1.35, v1.36 and v1.37, each with its own

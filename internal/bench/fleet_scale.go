@@ -13,6 +13,8 @@ type FleetResult struct {
 	Runs        []FleetRun `json:"runs"`
 	// Shard is the shard run: replicas sharing the fleet, one killed.
 	Shard *FleetShard `json:"shard,omitempty"`
+	// Flux are Flux's kustomize-controller's runs on the same fleets.
+	Flux []FleetFluxRun `json:"flux,omitempty"`
 }
 
 // FleetOptions configures one run of the fleet phase (one fleet size).
@@ -57,6 +59,9 @@ type FleetRun struct {
 	// Change a one-line change of profile fa → each cluster has it.
 	First  Latency `json:"firstRollout"`
 	Change Latency `json:"change"`
+	// ChangeRequests are the fleet API servers' requests from the change's
+	// push to regatta's converged pass after it, per cluster.
+	ChangeRequests float64 `json:"changeRequestsPerCluster,omitempty"`
 	// Converged is regatta after the change converged; Idle after the
 	// idle window.
 	Converged ProcSample `json:"converged"`
@@ -83,6 +88,9 @@ type FleetRun struct {
 	Restart       *FleetRestart `json:"restart,omitempty"`
 	Status        *StatusCommit `json:"status,omitempty"`
 	Err           string        `json:"error,omitempty"`
+	// Measured is the commit and date of a run carried over from an
+	// earlier results.json (nil: this run).
+	Measured *PhaseRun `json:"measured,omitempty"`
 }
 
 // FleetRestart is a fresh `regatta run` on the converged fleet.
@@ -136,7 +144,7 @@ func RunFleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	}
 	defer le.Stop()
 	o.Logf("fleet %d: %d API servers in %.1fs", o.Clusters, servers, res.ServersSecs)
-	if res.UsersSecs, err = timed(func() error { return le.setupUsers(ctx, o.SetupWorkers) }); err != nil {
+	if res.UsersSecs, err = timed(func() error { return le.setupUsers(ctx, o.SetupWorkers, regattaNamespace) }); err != nil {
 		return res, err
 	}
 	o.Logf("fleet %d: namespace users and kubeconfig Secrets in %.1fs", o.Clusters, res.UsersSecs)

@@ -100,17 +100,22 @@ func (le *logicalEnv) RSS() (apiservers, etcd int64) {
 	return apiservers, etcd
 }
 
+// regattaNamespace holds regatta's kubeconfig Secrets in the management
+// cluster.
+const regattaNamespace = "regatta-system"
+
 // setupUsers gives every logical cluster its namespace and a ServiceAccount
 // RBAC limits to it (testenv's NamespaceUser, through the cluster's own
 // loopback address) and stores its kubeconfig as the Secret
-// <name>-kubeconfig in the management cluster's regatta-system, with
-// workers requests in flight.
-func (le *logicalEnv) setupUsers(ctx context.Context, workers int) error {
+// <name>-kubeconfig in the management cluster's namespace secretsNS
+// (regatta-system for regatta, flux-system for Flux), with workers
+// requests in flight.
+func (le *logicalEnv) setupUsers(ctx context.Context, workers int, secretsNS string) error {
 	mgmt, err := kubernetes.NewForConfig(le.Mgmt.RESTConfig())
 	if err != nil {
 		return err
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "regatta-system"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretsNS}}
 	if _, err := mgmt.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -125,13 +130,79 @@ func (le *logicalEnv) setupUsers(ctx context.Context, workers int) error {
 		if err != nil {
 			return fmt.Errorf("cluster %s: %w", name, err)
 		}
-		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-kubeconfig", Namespace: "regatta-system"},
+		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-kubeconfig", Namespace: secretsNS},
 			Data: map[string][]byte{"value": kc}}
-		if _, err := mgmt.CoreV1().Secrets("regatta-system").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		if _, err := mgmt.CoreV1().Secrets(secretsNS).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("cluster %s: kubeconfig Secret: %w", name, err)
 		}
 		return nil
 	})
+}
+
+// scrape sums the fleet API servers' request counts.
+func (le *logicalEnv) scrape(ctx context.Context) (RequestCounts, error) {
+	sum := RequestCounts{}
+	for _, s := range le.Servers {
+		rc, err := ScrapeRequests(ctx, s.RESTConfig())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		sum.Add(rc)
+	}
+	return sum, nil
+}
+
+// requestsSince is the fleet API servers' requests since before, per
+// cluster.
+func (le *logicalEnv) requestsSince(ctx context.Context, before RequestCounts) (float64, error) {
+	after, err := le.scrape(ctx)
+	if err != nil {
+		return 0, err
+	}
+	writes, reads := after.Sub(before).Totals()
+	return (writes + reads) / float64(len(le.Names)), nil
+}
+
+// background counts the fleet API servers' own requests over window, per
+// minute, before a method starts (subtracted from its idle figures).
+func (le *logicalEnv) background(ctx context.Context, window time.Duration) (RequestCounts, error) {
+	before, err := le.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := sleepCtx(ctx, window); err != nil {
+		return nil, err
+	}
+	after, err := le.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return after.Sub(before).Scale(time.Minute.Seconds() / window.Seconds()), nil
+}
+
+// IdleLoad is a method's requests to the fleet API servers over an idle
+// window, per cluster per minute, the servers' own subtracted: by verb
+// and resource, and split into WATCH requests (a watch re-opened) and the
+// rest.
+type IdleLoad struct {
+	Rows    []RequestRow
+	Watches float64
+	Other   float64
+}
+
+// newIdleLoad is the load of the counts before and after an idle window
+// of minutes, less bg (per minute), over clusters.
+func newIdleLoad(before, after, bg RequestCounts, minutes float64, clusters int) IdleLoad {
+	per := after.Sub(before).Scale(1 / minutes).Sub(bg).Scale(1 / float64(clusters))
+	l := IdleLoad{Rows: per.Rows()}
+	for k, v := range per {
+		if k.Verb == "WATCH" {
+			l.Watches += v
+		} else {
+			l.Other += v
+		}
+	}
+	return l
 }
 
 // forEach runs fn(0..n-1) with at most workers at once; it returns the

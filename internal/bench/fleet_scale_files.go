@@ -91,6 +91,28 @@ func (f ScaleFleet) Files(generation int, withProfiles bool) map[string]string {
 	return files
 }
 
+// fluxFleetPath is the folder of the Flux method's artifact that every
+// cluster's Kustomization builds.
+const fluxFleetPath = "fleet"
+
+// FluxFiles is the Flux method's artifact at a generation of profile fa:
+// one Kustomize folder holding both profiles' objects with the namespace
+// left to each cluster's Kustomization (postBuild substitutes ${ns}, as
+// regatta's fb profile does; fa's template {{ .Cluster.Name }} becomes the
+// same substitution). Every cluster builds the same folder, so the
+// artifact does not grow with the fleet. withProfiles false is the folder
+// building nothing (the Kustomizations connect before the first rollout).
+func (f ScaleFleet) FluxFiles(generation int, withProfiles bool) map[string]string {
+	if !withProfiles {
+		return map[string]string{fluxFleetPath + "/kustomization.yaml": "resources: []\n"}
+	}
+	return map[string]string{
+		fluxFleetPath + "/kustomization.yaml":                 "resources: [" + FleetDriftProfile + ".yaml, " + FleetKustomizeProfile + ".yaml]\n",
+		fluxFleetPath + "/" + FleetDriftProfile + ".yaml":     fleetObjects(FleetDriftProfile, "${ns}", generation, f.Objects),
+		fluxFleetPath + "/" + FleetKustomizeProfile + ".yaml": fleetObjects(FleetKustomizeProfile, "${ns}", 0, f.Objects),
+	}
+}
+
 func profileDoc(name, mode, addons string) string {
 	return fmt.Sprintf("apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: %s}\nspec:\n"+
 		"  clusterSelector: {matchLabels: {bench: fleet}}\n  syncMode: %s\n  addons:\n%s", name, mode, addons)

@@ -48,18 +48,9 @@ func (fr *fleetRun) start(ctx context.Context) error {
 	if _, err := fr.git.Commit(ctx, "clusters", fr.fleet.Files(0, false)); err != nil {
 		return err
 	}
-	before, err := fr.scrape(ctx)
-	if err != nil {
+	if fr.bg, err = fr.le.background(ctx, fr.o.Background); err != nil {
 		return err
 	}
-	if err := sleepCtx(ctx, fr.o.Background); err != nil {
-		return err
-	}
-	after, err := fr.scrape(ctx)
-	if err != nil {
-		return err
-	}
-	fr.bg = after.Sub(before).Scale(time.Minute.Seconds() / fr.o.Background.Seconds())
 	wctx, cancel := context.WithCancel(ctx)
 	fr.cancel = cancel
 	if fr.watch, err = watchMarkers(wctx, fr.le.Servers); err != nil {
@@ -178,6 +169,10 @@ func (fr *fleetRun) waitConverged(ctx context.Context) error {
 // change commits a one-line change of profile fa and times each cluster
 // getting it.
 func (fr *fleetRun) change(ctx context.Context) error {
+	before, err := fr.le.scrape(ctx)
+	if err != nil {
+		return err
+	}
 	rev, at, err := fr.push(ctx, "one-line change", fr.fleet.Files(1, true))
 	if err != nil {
 		return err
@@ -193,6 +188,9 @@ func (fr *fleetRun) change(ctx context.Context) error {
 	if err := fr.waitConverged(ctx); err != nil {
 		return err
 	}
+	if fr.res.ChangeRequests, err = fr.le.requestsSince(ctx, before); err != nil {
+		return err
+	}
 	fr.res.Converged, err = sampleProc(ctx, fr.child, fr.le.Ports())
 	return err
 }
@@ -200,7 +198,7 @@ func (fr *fleetRun) change(ctx context.Context) error {
 // idle counts the API servers' requests and regatta's CPU over the idle
 // window.
 func (fr *fleetRun) idle(ctx context.Context) error {
-	before, err := fr.scrape(ctx)
+	before, err := fr.le.scrape(ctx)
 	if err != nil {
 		return err
 	}
@@ -227,7 +225,7 @@ func (fr *fleetRun) idle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	after, err := fr.scrape(ctx)
+	after, err := fr.le.scrape(ctx)
 	if err != nil {
 		return err
 	}
@@ -237,34 +235,14 @@ func (fr *fleetRun) idle(ctx context.Context) error {
 	}
 	minutes := fr.o.Idle.Minutes()
 	fr.res.IdleMgmt = mgmt1.Sub(mgmt0).Scale(1 / minutes / float64(fr.o.Clusters)).Rows()
-	per := after.Sub(before).Scale(1 / minutes).Sub(fr.bg).Scale(1 / float64(fr.o.Clusters))
-	fr.res.IdleRequests = per.Rows()
-	for k, v := range per {
-		if k.Verb == "WATCH" {
-			fr.res.IdleWatches += v
-		} else {
-			fr.res.IdleOther += v
-		}
-	}
+	load := newIdleLoad(before, after, fr.bg, minutes, fr.o.Clusters)
+	fr.res.IdleRequests, fr.res.IdleWatches, fr.res.IdleOther = load.Rows, load.Watches, load.Other
 	fr.res.IdleCPUPerDrift = (cpu1 - cpu0).Seconds() / (fr.o.Idle.Seconds() / fr.o.DriftInterval.Seconds())
 	fr.res.IdlePasses = passes1 - passes0
 	fr.res.Idle, err = sampleProc(ctx, fr.child, fr.le.Ports())
 	fr.o.Logf("fleet %d: idle %s: %.2f requests per cluster per minute (%.2f watches), CPU %.2fs per drift interval, RSS %s",
 		fr.o.Clusters, fr.o.Idle, fr.res.IdleOther+fr.res.IdleWatches, fr.res.IdleWatches, fr.res.IdleCPUPerDrift, mib(fr.res.Idle.RSS))
 	return err
-}
-
-// scrape sums the fleet API servers' request counts.
-func (fr *fleetRun) scrape(ctx context.Context) (RequestCounts, error) {
-	sum := RequestCounts{}
-	for _, s := range fr.le.Servers {
-		rc, err := ScrapeRequests(ctx, s.RESTConfig())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Name(), err)
-		}
-		sum.Add(rc)
-	}
-	return sum, nil
 }
 
 // restart stops regatta and starts a fresh one on the converged fleet:

@@ -38,6 +38,9 @@ type FleetShard struct {
 	Twice int `json:"appliedTwice"`
 	// RSS are the surviving replicas' resident memory at the end.
 	RSS []int64 `json:"rssBytes"`
+	// Measured is the commit and date of a run carried over from an
+	// earlier results.json (nil: this run).
+	Measured *PhaseRun `json:"measured,omitempty"`
 }
 
 // RunFleetShard sets up Clusters logical clusters and runs replicas
@@ -50,7 +53,7 @@ func RunFleetShard(ctx context.Context, o FleetOptions, replicas int, lease time
 		return res, err
 	}
 	defer le.Stop()
-	if err := le.setupUsers(ctx, o.SetupWorkers); err != nil {
+	if err := le.setupUsers(ctx, o.SetupWorkers, regattaNamespace); err != nil {
 		return res, err
 	}
 	fr := &fleetRun{o: o, le: le, res: &FleetRun{}, fleet: ScaleFleet{Clusters: le.Names, Objects: o.Objects}}

@@ -51,12 +51,16 @@ var (
 // fluxEnv is one Flux turn's management cluster, artifact server and
 // controller.
 type fluxEnv struct {
+	// env is the management cluster's environment when the turn started
+	// it (the health phase); nil when the caller owns it (the fleet phase).
 	env   *testenv.Env
 	k     client.Client
 	srv   *httptest.Server
 	dir   string
 	ctrl  *Child
 	names []string // Kustomizations
+	// poll is how often waitReady lists the Kustomizations.
+	poll time.Duration
 }
 
 // flux times Flux's kustomize-controller: one Kustomization per cluster and
@@ -75,7 +79,7 @@ func (r *healthRound) flux(ctx context.Context) (HealthSample, error) {
 	if err != nil {
 		return HealthSample{}, err
 	}
-	if err := fx.createKustomizations(ctx, f); err != nil {
+	if err := fx.createKustomizations(ctx, healthKustomizations(f)); err != nil {
 		return HealthSample{}, err
 	}
 	if _, err := fx.waitReady(ctx, empty, time.Now()); err != nil {
@@ -114,52 +118,68 @@ func emptyPaths(f Fleet) map[string]string {
 	return files
 }
 
-// startFlux starts a management cluster, installs the CRDs, the namespace,
-// the clusters' kubeconfig Secrets and the GitRepository, serves artifacts
-// and starts the controller.
+// startFlux starts a management cluster with the clusters' kubeconfig
+// Secrets, then Flux on it.
 func startFlux(ctx context.Context, o HealthOptions, dir string, f Fleet) (*fluxEnv, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {
-		return nil, err
-	}
 	env, err := testenv.Start(ctx, testenv.Options{BinDir: o.Bins.Dir, EtcdBinary: o.Bins.Etcd,
 		Clusters: []testenv.ClusterOptions{{Name: "flux-mgmt"}}})
 	if err != nil {
 		return nil, fmt.Errorf("management cluster: %w", err)
 	}
-	fx := &fluxEnv{env: env, dir: dir, srv: httptest.NewServer(http.FileServer(http.Dir(filepath.Join(dir, "artifacts"))))}
-	if err := fx.setup(ctx, o, f); err != nil {
+	var secrets []*unstructured.Unstructured
+	for _, c := range f.Clusters {
+		secrets = append(secrets, kubeconfigSecretObject(c.Name, c.Kubeconfig))
+	}
+	fx, err := newFluxEnv(ctx, env.Cluster("flux-mgmt"), dir, o.Flux, o.Flux.concurrent(len(f.Clusters), f.Profiles), secrets...)
+	if err != nil {
+		env.Stop()
+		return nil, err
+	}
+	fx.env = env
+	return fx, nil
+}
+
+// newFluxEnv serves artifacts from dir/artifacts, installs Flux's CRDs, the
+// namespace flux-system, objs and the GitRepository on the management
+// cluster mgmt, and starts kustomize-controller with concurrent workers.
+func newFluxEnv(ctx context.Context, mgmt *testenv.Cluster, dir string, o FluxOptions, concurrent int, objs ...*unstructured.Unstructured) (*fluxEnv, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "artifacts"), 0o755); err != nil {
+		return nil, err
+	}
+	fx := &fluxEnv{dir: dir, poll: 100 * time.Millisecond,
+		srv: httptest.NewServer(http.FileServer(http.Dir(filepath.Join(dir, "artifacts"))))}
+	if err := fx.setup(ctx, mgmt, o, concurrent, objs); err != nil {
 		fx.stop()
 		return nil, err
 	}
 	return fx, nil
 }
 
-func (fx *fluxEnv) setup(ctx context.Context, o HealthOptions, f Fleet) error {
-	mgmt := fx.env.Cluster("flux-mgmt")
+func (fx *fluxEnv) setup(ctx context.Context, mgmt *testenv.Cluster, o FluxOptions, concurrent int, objs []*unstructured.Unstructured) error {
 	var err error
 	if fx.k, err = client.New(mgmt.RESTConfig(), client.Options{}); err != nil {
 		return err
 	}
-	if err := installCRDs(ctx, fx.k, o.Flux.CRDDirs); err != nil {
+	if err := installCRDs(ctx, fx.k, o.CRDDirs); err != nil {
 		return err
 	}
-	objs := []*unstructured.Unstructured{namespaceObject(fluxNamespace), gitRepository()}
-	for _, c := range f.Clusters {
-		objs = append(objs, kubeconfigSecretObject(c))
+	if err := applyAll(ctx, fx.k, []*unstructured.Unstructured{namespaceObject(fluxNamespace)}); err != nil {
+		return err
 	}
-	if err := applyAll(ctx, fx.k, objs); err != nil {
+	if err := applyAll(ctx, fx.k, append(objs, gitRepository())); err != nil {
 		return err
 	}
 	kubeconfig := filepath.Join(fx.dir, "mgmt.kubeconfig")
 	if err := os.WriteFile(kubeconfig, mgmt.Kubeconfig(), 0o600); err != nil {
 		return err
 	}
-	return fx.startController(o, kubeconfig, len(f.Clusters), f.Profiles)
+	return fx.startController(o.Controller, kubeconfig, concurrent)
 }
 
 // startController runs kustomize-controller on the management cluster,
-// with every namespace watched, no events receiver and no remote bases.
-func (fx *fluxEnv) startController(o HealthOptions, kubeconfig string, clusters, profiles int) error {
+// with every namespace watched, no events receiver and no remote bases;
+// its metrics are the Child's.
+func (fx *fluxEnv) startController(controller, kubeconfig string, concurrent int) error {
 	metrics, err := freeAddr()
 	if err != nil {
 		return err
@@ -168,17 +188,20 @@ func (fx *fluxEnv) startController(o HealthOptions, kubeconfig string, clusters,
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(o.Flux.Controller,
+	cmd := exec.Command(controller,
 		"--watch-all-namespaces=true",
 		"--events-addr=",
 		"--metrics-addr="+metrics,
 		"--health-addr="+health,
-		fmt.Sprintf("--concurrent=%d", o.Flux.concurrent(clusters, profiles)),
+		fmt.Sprintf("--concurrent=%d", concurrent),
 		"--no-remote-bases=true",
 		"--log-encoding=json")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "RUNTIME_NAMESPACE="+fluxNamespace)
-	fx.ctrl, err = startCommand(cmd, filepath.Join(fx.dir, "kustomize-controller.log"))
-	return err
+	if fx.ctrl, err = startCommand(cmd, filepath.Join(fx.dir, "kustomize-controller.log")); err != nil {
+		return err
+	}
+	fx.ctrl.metrics = "http://" + metrics + "/metrics"
+	return nil
 }
 
 func (fx *fluxEnv) stop() {
@@ -186,7 +209,9 @@ func (fx *fluxEnv) stop() {
 		fx.ctrl.Stop()
 	}
 	fx.srv.Close()
-	fx.env.Stop()
+	if fx.env != nil {
+		fx.env.Stop()
+	}
 }
 
 func namespaceObject(name string) *unstructured.Unstructured {
@@ -194,11 +219,12 @@ func namespaceObject(name string) *unstructured.Unstructured {
 		"metadata": map[string]any{"name": name}}}
 }
 
-// kubeconfigSecretObject is a cluster's kubeconfig Secret, key "value".
-func kubeconfigSecretObject(c FleetCluster) *unstructured.Unstructured {
+// kubeconfigSecretObject is a cluster's kubeconfig Secret in
+// flux-system, key "value".
+func kubeconfigSecretObject(cluster string, kubeconfig []byte) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata":   map[string]any{"name": c.Name + "-kubeconfig", "namespace": fluxNamespace},
-		"stringData": map[string]any{"value": string(c.Kubeconfig)}}}
+		"metadata":   map[string]any{"name": cluster + "-kubeconfig", "namespace": fluxNamespace},
+		"stringData": map[string]any{"value": string(kubeconfig)}}}
 }
 
 func gitRepository() *unstructured.Unstructured {
@@ -211,19 +237,21 @@ func gitRepository() *unstructured.Unstructured {
 	return u
 }
 
-// kustomization is a cluster's Kustomization of a profile.
-func kustomization(profile string, c FleetCluster) *unstructured.Unstructured {
+// fluxKustomization is a Kustomization of the GitRepository's path for
+// the cluster whose kubeconfig Secret is <cluster>-kubeconfig: interval
+// 1h (only a new artifact starts a reconcile), wait and prune.
+func fluxKustomization(name, path, cluster string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"name": c.Name + "-" + profile, "namespace": fluxNamespace},
+		"metadata": map[string]any{"name": name, "namespace": fluxNamespace},
 		"spec": map[string]any{
 			"interval":  "1h",
 			"timeout":   "5m",
-			"path":      fluxPath(profile, c),
+			"path":      path,
 			"prune":     true,
 			"wait":      true,
 			"sourceRef": map[string]any{"kind": "GitRepository", "name": "fleet"},
 			"kubeConfig": map[string]any{
-				"secretRef": map[string]any{"name": c.Name + "-kubeconfig"},
+				"secretRef": map[string]any{"name": cluster + "-kubeconfig"},
 			},
 		},
 	}}
@@ -231,14 +259,23 @@ func kustomization(profile string, c FleetCluster) *unstructured.Unstructured {
 	return u
 }
 
-func (fx *fluxEnv) createKustomizations(ctx context.Context, f Fleet) error {
+// healthKustomizations are the health phase's: one per cluster and
+// profile.
+func healthKustomizations(f Fleet) []*unstructured.Unstructured {
 	var objs []*unstructured.Unstructured
 	for _, c := range f.Clusters {
 		for i := range f.Profiles {
-			k := kustomization(ProfileName(i), c)
-			objs = append(objs, k)
-			fx.names = append(fx.names, k.GetName())
+			p := ProfileName(i)
+			objs = append(objs, fluxKustomization(c.Name+"-"+p, fluxPath(p, c), c.Name))
 		}
+	}
+	return objs
+}
+
+// createKustomizations creates objs and waits for them by name.
+func (fx *fluxEnv) createKustomizations(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, k := range objs {
+		fx.names = append(fx.names, k.GetName())
 	}
 	return applyAll(ctx, fx.k, objs)
 }
@@ -275,10 +312,10 @@ func (fx *fluxEnv) publish(ctx context.Context, files map[string]string) (string
 	return a.Revision, nil
 }
 
-// waitReady polls the Kustomizations every 100 ms until every one is Ready
-// with rev applied; it returns when, from start.
+// waitReady polls the Kustomizations every fx.poll until every one is
+// Ready with rev applied; it returns when, from start.
 func (fx *fluxEnv) waitReady(ctx context.Context, rev string, start time.Time) (time.Duration, error) {
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(fx.poll)
 	defer tick.Stop()
 	last := "no list yet"
 	for {

@@ -42,6 +42,7 @@ go run ./internal/bench/cmd/regatta-bench -phases progressive -rounds 1    # pro
 go run ./internal/bench/cmd/regatta-bench -phases health -rounds 3 -flux-kustomize-controller /work/flux-kc/kustomize-controller   # real health (issue 28); Flux built outside the repository
 go run ./internal/bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
 go run ./internal/bench/cmd/regatta-bench -phases fleet -fleet 100,500,1000,2000 -fleet-idle 5m   # §7 (logical clusters, 250 per API server; calibration at 10)
+go run ./internal/bench/cmd/regatta-bench -phases fleet -fleet 100,500 -fleet-flux 100,500 -fleet-calibrate 0 -fleet-idle 3m -flux-kustomize-controller /work/flux-kc/kustomize-controller   # §7 with Flux side by side (~25 min)
 go run ./internal/bench/cmd/regatta-bench -report-only                # rewrite this file from internal/bench/results/results.json
 benchstat internal/bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
 go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta -rollout-profile   # then:
@@ -131,10 +132,15 @@ func phaseCommand(r *Results, phase string) string {
 	case "scale":
 		cmd += " -scale 10000"
 	case "fleet":
-		for _, k := range []string{"fleet", "fleetIdle", "fleetCalibrate"} {
+		flags := map[string]string{"fleet": "fleet", "fleetIdle": "fleet-idle", "fleetDriftInterval": "fleet-drift-interval",
+			"fleetCalibrate": "fleet-calibrate", "fleetFlux": "fleet-flux"}
+		for _, k := range []string{"fleet", "fleetIdle", "fleetDriftInterval", "fleetCalibrate", "fleetFlux"} {
 			if v := r.Options[k]; v != "" {
-				cmd += " -" + map[string]string{"fleet": "fleet", "fleetIdle": "fleet-idle", "fleetCalibrate": "fleet-calibrate"}[k] + " " + v
+				cmd += " -" + flags[k] + " " + v
 			}
+		}
+		if r.Options["fleetFlux"] != "" {
+			cmd += " -flux-kustomize-controller PATH"
 		}
 	}
 	return cmd

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -21,7 +23,7 @@ func fleetTargets(r *Results) []target {
 	}
 	f := r.Fleet
 	if f == nil {
-		return ts
+		return append(ts, fluxTarget(f))
 	}
 	if slope, from, to, ok := f.rssSlope(100, 1000); ok {
 		ts[0].figure = fmt.Sprintf("%s per cluster (idle RSS, least squares over %d → %d clusters)", kib(slope), from, to)
@@ -47,7 +49,28 @@ func fleetTargets(r *Results) []target {
 	if fig, ok, measured := f.calibration(); measured {
 		ts[5].figure, ts[5].met = fig, met(ok)
 	}
-	return ts
+	if run := f.at(1000); run != nil {
+		ts[1].figure += measuredNote(run.Measured)
+		ts[3].figure += measuredNote(run.Measured)
+	}
+	for _, i := range []int{0, 2, 4} {
+		if ts[i].figure != "–" {
+			ts[i].figure += f.curvesNote()
+		}
+	}
+	if len(f.Calibration) > 0 {
+		ts[5].figure += measuredNote(f.Calibration[0].Measured)
+	}
+	return append(ts, fluxTarget(f))
+}
+
+// curvesNote marks the curves' figures when their runs were carried over
+// from an earlier results.json.
+func (f *FleetResult) curvesNote() string {
+	if c := f.complete(); len(c) > 0 {
+		return measuredNote(c[0].Measured)
+	}
+	return ""
 }
 
 func kib(b float64) string { return fmt.Sprintf("%.0f KiB", b/1024) }
@@ -71,15 +94,24 @@ func (f *FleetResult) at(n int) *FleetRun {
 }
 
 // complete are the runs with regatta's defaults that measured the idle
-// window, smallest first.
+// window, smallest first, of one measurement: the one with the most such
+// runs (this run on a tie), so the curves never mix runs of different
+// commits, machine loads and idle windows.
 func (f *FleetResult) complete() []FleetRun {
-	var out []FleetRun
+	groups := map[string][]FleetRun{}
 	for _, r := range f.Runs {
 		if r.Idle.RSS > 0 && len(r.Args) == 0 {
-			out = append(out, r)
+			k := measuredNote(r.Measured) // "" for this run: first in order
+			groups[k] = append(groups[k], r)
 		}
 	}
-	return out
+	var best []FleetRun
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
+		if len(groups[k]) > len(best) {
+			best = groups[k]
+		}
+	}
+	return best
 }
 
 // largestIdle is the largest run that measured the idle window.
@@ -203,6 +235,7 @@ func reportFleet(b *strings.Builder, r *Results) {
 	}
 	b.WriteString("\n")
 	fleetSlopes(b, f)
+	reportFleetFlux(b, f)
 	reportFleetShard(b, f.Shard)
 	for _, run := range f.Runs {
 		if run.Err != "" {
@@ -242,6 +275,7 @@ func fleetRow(b *strings.Builder, run FleetRun) {
 	if len(run.Args) > 0 {
 		clusters += " (`" + strings.Join(run.Args, " ") + "`)"
 	}
+	clusters += measuredNote(run.Measured)
 	fmt.Fprintf(b, "| %s | %d | %s, %s | %s | %s | %s | %s / %s | %s | %d | %d | %.2f (%.2f) | %.2f | %s | %s | %s | %s | %s |\n",
 		clusters, run.Servers, secs(run.ServersSecs), secs(run.UsersSecs), secs(run.StartSecs), lat(run.First), lat(run.Change),
 		mib(run.Converged.RSS), mib(run.Idle.RSS), mib(run.Idle.HeapInuse), run.Idle.Goroutines, run.Idle.Conns,
@@ -261,7 +295,7 @@ func fleetSlopes(b *strings.Builder, f *FleetResult) {
 	if len(c) < 2 {
 		return
 	}
-	b.WriteString("Per added cluster between consecutive sizes (the curves):\n\n| from → to | RSS | heap | goroutines | change, last cluster | restart |\n|---|---|---|---|---|---|\n")
+	b.WriteString("Per added cluster between consecutive sizes (the curves" + f.curvesNote() + "):\n\n| from → to | RSS | heap | goroutines | change, last cluster | restart |\n|---|---|---|---|---|---|\n")
 	for i := 1; i < len(c); i++ {
 		a, z := c[i-1], c[i]
 		d := float64(z.Clusters - a.Clusters)
@@ -293,8 +327,8 @@ func reportCalibration(b *strings.Builder, f *FleetResult) {
 		fmt.Fprintf(b, "| %s | %.2f | %.2f | %+.0f %% |\n", name, x, y, 100*(y-x)/x)
 	}
 	cs := f.Calibration
-	fmt.Fprintf(b, "\nIdle window %s, drift interval %s. Runs with errors: %s.\n\n", secs(cs[0].IdleSecs), secs(cs[0].DriftSecs),
-		orDashStr(strings.TrimSpace(cs[0].Err+" "+cs[1].Err)))
+	fmt.Fprintf(b, "\nIdle window %s, drift interval %s. Runs with errors: %s.%s\n\n", secs(cs[0].IdleSecs), secs(cs[0].DriftSecs),
+		orDashStr(strings.TrimSpace(cs[0].Err+" "+cs[1].Err)), measuredNote(cs[0].Measured))
 	for _, run := range cs {
 		fleetRowNote(b, run)
 	}
@@ -327,9 +361,9 @@ func reportFleetShard(b *strings.Builder, s *FleetShard) {
 	}
 	fmt.Fprintf(b, "**Shards.** %d `regatta run --replicas-mode shard` (lease %s) share %d logical clusters: the whole fleet converged %s after they started; "+
 		"a fleet-wide change, during which %s (owner of %d clusters, %d of them without the change yet) was SIGKILLed: the last of its clusters had the change %s after the kill; "+
-		"the change reached every cluster at %s; clusters whose changed object was written more than once (audit logs): %d. Surviving replicas' RSS: %s.\n\n",
+		"the change reached every cluster at %s; clusters whose changed object was written more than once (audit logs): %d. Surviving replicas' RSS: %s.%s\n\n",
 		s.Replicas, secs(s.LeaseSecs), s.Clusters, secs(s.ConvergeSecs), s.Victim, s.VictimOwned, s.Pending, secs(s.TakeoverSecs),
-		lat(s.Change), s.Twice, rssList(s.RSS))
+		lat(s.Change), s.Twice, rssList(s.RSS), measuredNote(s.Measured))
 }
 
 func rssList(xs []int64) string {
@@ -347,5 +381,4 @@ const fleetAnchors = "Anchors from other projects (their setups, not this machin
 	"to 19 minutes. Flux, fluxcd/flux-benchmark (2026): 1,000 Kustomizations in 4 m 13 s, 223 MiB, on a 16-core runner with " +
 	"kustomize-controller at 2 CPU and concurrency 20. Karmada (2022): 100 member clusters, a resource placed on members in 1.3 s at p99. " +
 	"Users' complaints: Argo CD out of memory on restart with 300 clusters; OCM out of memory at 3,000 clusters; Fleet re-listing " +
-	"everything every 5 minutes at 300 clusters. Flux's kustomize-controller side by side at 100 and 500 clusters (one Kustomization " +
-	"per cluster with `spec.kubeConfig.secretRef`) is not measured yet: the phase has no Flux method.\n\n"
+	"everything every 5 minutes at 300 clusters. Flux's kustomize-controller is measured here, side by side (below the curves).\n\n"

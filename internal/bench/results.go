@@ -169,4 +169,7 @@ func (r *Results) KeepPhases(old *Results, ran func(phase string) bool) {
 	keep("health", func() { r.Health = old.Health })
 	keep("shard", func() { r.Shard = old.Shard })
 	keep("fleet", func() { r.Fleet = old.Fleet })
+	if ran("fleet") && r.Fleet != nil && old.Fleet != nil {
+		r.Fleet.keepFrom(old.Fleet, old.Run("fleet"))
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +29,8 @@ type fleetFlags struct {
 	shard         int
 	shardReplicas int
 	shardLease    time.Duration
+	flux          string
+	fluxConc      int
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -43,6 +47,24 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.shardReplicas, "fleet-shard-replicas", 3, "replicas of the fleet phase's shard run")
 	fs.DurationVar(&f.shardLease, "fleet-shard-lease", 15*time.Second, "membership lease duration of the fleet phase's shard run")
 	fs.BoolVar(&f.restart, "fleet-restart", true, "measure a restart of regatta at every fleet size")
+	fs.StringVar(&f.flux, "fleet-flux", "", "fleet sizes at which Flux's kustomize-controller (-flux-kustomize-controller) also runs, on API servers of its own, right after regatta's run of that size: one Kustomization per cluster with spec.kubeConfig.secretRef, comma-separated (\"\": none)")
+	fs.IntVar(&f.fluxConc, "fleet-flux-concurrent", 20, "kustomize-controller's --concurrent in the fleet phase (20: as fluxcd/flux-benchmark; regatta runs with its default --concurrency 10)")
+}
+
+// fleetSizes parses a comma-separated list of fleet sizes.
+func fleetSizes(flag, list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s: %q is not a fleet size", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // runFleet runs the calibration, then each fleet size; a size that fails
@@ -67,14 +89,15 @@ func runFleet(ctx context.Context, o *options, res *bench.Results, sh *shared) e
 			res.Fleet.Calibration = append(res.Fleet.Calibration, *run)
 		}
 	}
-	for _, s := range strings.Split(o.fleet.sizes, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Errorf("-fleet: %w", err)
-		}
+	sizes, err := fleetSizes("-fleet", o.fleet.sizes)
+	if err != nil {
+		return err
+	}
+	fluxSizes, err := o.fluxSizes()
+	if err != nil {
+		return err
+	}
+	for _, n := range sizes {
 		fo := base
 		fo.Clusters, fo.PerServer = n, o.fleet.perServer
 		fo.Dir = abs(filepath.Join(o.raw, "fleet", strconv.Itoa(n)))
@@ -87,6 +110,14 @@ func runFleet(ctx context.Context, o *options, res *bench.Results, sh *shared) e
 		res.Fleet.Runs = append(res.Fleet.Runs, *run)
 		if ctx.Err() != nil {
 			break
+		}
+		if slices.Contains(fluxSizes, n) {
+			errs = append(errs, runFleetFlux(ctx, o, base, n, res.Fleet)...)
+		}
+	}
+	for _, n := range fluxSizes {
+		if !slices.Contains(sizes, n) && ctx.Err() == nil {
+			errs = append(errs, runFleetFlux(ctx, o, base, n, res.Fleet)...)
 		}
 	}
 	if n := o.fleet.shard; n > 0 && ctx.Err() == nil {
@@ -102,6 +133,40 @@ func runFleet(ctx context.Context, o *options, res *bench.Results, sh *shared) e
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// fluxSizes are the sizes at which Flux runs, none without its controller.
+func (o *options) fluxSizes() ([]int, error) {
+	sizes, err := fleetSizes("-fleet-flux", o.fleet.flux)
+	if err != nil || len(sizes) == 0 {
+		return nil, err
+	}
+	if o.health.fluxController == "" {
+		return nil, fmt.Errorf("-fleet-flux needs -flux-kustomize-controller")
+	}
+	if _, err := os.Stat(o.health.fluxController); err != nil {
+		return nil, fmt.Errorf("-fleet-flux: %w", err)
+	}
+	return sizes, nil
+}
+
+// runFleetFlux runs Flux's kustomize-controller on n clusters; it returns
+// the error to record, if any.
+func runFleetFlux(ctx context.Context, o *options, base bench.FleetOptions, n int, res *bench.FleetResult) []string {
+	fo := base
+	fo.Clusters, fo.PerServer = n, o.fleet.perServer
+	fo.Dir = abs(filepath.Join(o.raw, "fleet", fmt.Sprintf("flux-%d", n)))
+	flux := bench.FluxOptions{Controller: abs(o.health.fluxController), CRDDirs: o.health.crdDirs(), Concurrent: o.fleet.fluxConc}
+	run, err := bench.RunFleetFlux(ctx, fo, flux)
+	if err != nil {
+		run.Err = err.Error()
+		logf("fleet flux %d: %v", n, err)
+	}
+	res.Flux = append(res.Flux, *run)
+	if err != nil {
+		return []string{fmt.Sprintf("Flux, %d clusters: %v", n, err)}
 	}
 	return nil
 }

@@ -24,7 +24,8 @@ func newResults(o *options) *bench.Results {
 			"rolloutProfile": fmt.Sprint(o.profile), "healthClusters": fmt.Sprint(o.health.clusters),
 			"fluxKustomizeController": o.health.fluxController, "fluxConcurrent": fmt.Sprint(o.health.fluxConcurrent),
 			"fleet": o.fleet.sizes, "fleetIdle": o.fleet.idle.String(), "fleetCalibrate": fmt.Sprint(o.fleet.calibrate),
-			"fleetPerServer": fmt.Sprint(o.fleet.perServer), "fleetDriftInterval": o.fleet.driftInterval.String()}}
+			"fleetPerServer": fmt.Sprint(o.fleet.perServer), "fleetDriftInterval": o.fleet.driftInterval.String(),
+			"fleetFlux": o.fleet.flux, "fleetFluxConcurrent": fmt.Sprint(o.fleet.fluxConc)}}
 }
 
 func machine() bench.Machine {

@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+)
+
+// fluxSizes are the sizes issue 37 compares regatta and Flux at.
+var fluxSizes = []int{100, 500}
+
+// fluxAt is Flux's run of n clusters, or nil.
+func (f *FleetResult) fluxAt(n int) *FleetFluxRun {
+	for i := range f.Flux {
+		if f.Flux[i].Clusters == n {
+			return &f.Flux[i]
+		}
+	}
+	return nil
+}
+
+// fluxTarget judges "regatta faster and smaller than Flux's
+// kustomize-controller at 100 and 500": at each size, regatta's last
+// cluster earlier than Flux's for the first rollout and the change, and
+// regatta's idle RSS below the controller's; both measured in the same
+// run, neither missing a cluster.
+func fluxTarget(f *FleetResult) target {
+	t := target{name: "fleet: regatta faster and smaller than Flux's kustomize-controller at 100 and 500 clusters (same run, one Kustomization per cluster)",
+		how: fleetHow, figure: "–"}
+	if f == nil {
+		return t
+	}
+	var figs []string
+	allFaster, allSmaller := true, true
+	for _, n := range fluxSizes {
+		r, x := f.at(n), f.fluxAt(n)
+		if r == nil || x == nil || r.Measured != nil || r.Idle.RSS == 0 || x.Idle.RSS == 0 {
+			return t // not both measured in this run
+		}
+		faster := r.First.Missing == 0 && r.Change.Missing == 0 && r.First.Last < x.First.Last && r.Change.Last < x.Change.Last
+		smaller := r.Idle.RSS < x.Idle.RSS
+		allFaster, allSmaller = allFaster && faster, allSmaller && smaller
+		figs = append(figs, fmt.Sprintf("%d: first rollout last %s vs %s (%s), change last %s vs %s (%s), idle RSS %s vs %s (%s)",
+			n, secs(r.First.Last), flux(x.First), ratio(x.First.Last/r.First.Last), secs(r.Change.Last), flux(x.Change),
+			ratio(x.Change.Last/r.Change.Last), mib(r.Idle.RSS), mib(x.Idle.RSS), ratio(float64(x.Idle.RSS)/float64(r.Idle.RSS))))
+	}
+	t.figure = fmt.Sprintf("faster at both: %s; smaller at both: %s. regatta vs Flux (Flux ÷ regatta) at %s", yesNo(allFaster), yesNo(allSmaller),
+		strings.Join(figs, "; "))
+	t.met = met(allFaster && allSmaller)
+	return t
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// flux is Flux's last cluster, with the clusters it never reached.
+func flux(l Latency) string {
+	if l.Missing > 0 {
+		return fmt.Sprintf("%s (%d missing)", secs(l.Last), l.Missing)
+	}
+	return secs(l.Last)
+}
+
+// reportFleetFlux is the side-by-side table of regatta and Flux.
+func reportFleetFlux(b *strings.Builder, f *FleetResult) {
+	if len(f.Flux) == 0 {
+		b.WriteString("**Flux side by side.** Not measured in this run (`-fleet-flux 100,500 -flux-kustomize-controller PATH`).\n\n")
+		return
+	}
+	fmt.Fprintf(b, "**Flux side by side.** Flux's kustomize-controller (`--concurrent %d`, as fluxcd/flux-benchmark; regatta runs with its default "+
+		"`--concurrency 10`) on the same logical clusters, on fresh API servers of its own right after regatta's run of the same size: one "+
+		"Kustomization per cluster with `spec.kubeConfig.secretRef` to the cluster's kubeconfig Secret (the namespace-scoped token) in the "+
+		"management API server's `flux-system`, `targetNamespace: s-<name>`, interval 1h, `wait: true`, `prune: true`, as the health phase "+
+		"drives it. It builds one Kustomize folder of both profiles' objects with `postBuild.substitute: {ns: s-<name>}` (regatta's `fb` "+
+		"profile; `fa`'s template becomes the same substitution), so the artifact does not grow with the fleet. There is no source-controller: "+
+		"the bench writes the artifact into the GitRepository's status and serves it, so Flux's times start at the artifact and skip the "+
+		"Git fetch regatta's include. Times are from the same marker watch; \"Ready\" is every Kustomization Ready at the revision (the bench lists "+
+		"them every second). CPU to converge is the process's CPU from its start to the change converged (connecting, first rollout, change). "+
+		"With interval 1h, Flux reconciles nothing while idle: it has no drift detection between intervals (regatta's `fa` is drift-detected); "+
+		"requests per cluster in the change are what one reconcile of every cluster costs, so per minute at an interval of k minutes divide by k. "+
+		"Memory: regatta keeps a client, its discovery, informers and watches per cluster (drift detection, events; the curves above: ~0.9 MiB "+
+		"and 16 goroutines per cluster), so its RSS grows with the fleet; kustomize-controller builds a client (and its discovery) from the "+
+		"kubeconfig Secret at every reconciliation and drops it, so it holds almost nothing per cluster between reconciliations and pays in "+
+		"CPU and time instead. RSS is the process's VmRSS (what its `process_resident_memory_bytes` reports), heap `go_memstats_heap_inuse_bytes` "+
+		"from each process's /metrics.\n\n",
+		f.Flux[0].Concurrent)
+	b.WriteString("| clusters | method | start: reach every cluster | first rollout p50 / p99 / last | change p50 / p99 / last | Ready: first, change | " +
+		"requests per cluster in the change | RSS converged / idle | heap idle | goroutines | CPU to converge | idle CPU per minute | idle requests /cluster/min (watches) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, x := range f.Flux {
+		if r := f.at(x.Clusters); r != nil {
+			fmt.Fprintf(b, "| %d | regatta%s | %s | %s | %s | – | %.1f | %s / %s | %s | %d | %s | %s | %.2f (%.2f) |\n", r.Clusters, measuredNote(r.Measured),
+				secs(r.StartSecs), lat(r.First), lat(r.Change), r.ChangeRequests, mib(r.Converged.RSS), mib(r.Idle.RSS), mib(r.Idle.HeapInuse),
+				r.Idle.Goroutines, secs(r.Converged.CPUSecs), secs(perMinute(r.IdleCPUPerDrift, r.DriftSecs)), r.IdleOther, r.IdleWatches)
+		}
+		fmt.Fprintf(b, "| %d | Flux | %s | %s | %s | %s, %s | %.1f | %s / %s | %s | %d | %s | %s | %.2f (%.2f) |\n", x.Clusters,
+			secs(x.StartSecs), lat(x.First), lat(x.Change), secs(x.FirstReadySecs), secs(x.ChangeReadySecs), x.ChangeRequests,
+			mib(x.Converged.RSS), mib(x.Idle.RSS), mib(x.Idle.HeapInuse), x.Idle.Goroutines, secs(x.Converged.CPUSecs), secs(x.IdleCPU),
+			x.IdleOther, x.IdleWatches)
+	}
+	b.WriteString("\n")
+	for _, x := range f.Flux {
+		if x.Err != "" {
+			fmt.Fprintf(b, "- Flux at %d clusters stopped: %s\n", x.Clusters, x.Err)
+		}
+	}
+}
+
+// perMinute turns seconds per drift interval into seconds per minute.
+func perMinute(perDrift, driftSecs float64) float64 {
+	if driftSecs <= 0 {
+		return 0
+	}
+	return perDrift * 60 / driftSecs
+}
