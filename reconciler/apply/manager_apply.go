@@ -110,8 +110,8 @@ type pass struct {
 	hashes      appliedSet
 	stepOpts    ssa.ApplyOptions // of the step being applied
 	takeovers   map[ObjectRef]string
-	labelled    map[ObjectRef]bool // exist with a profile label
-	attempted   []InventoryEntry   // in apply order, conflicts excluded
+	labelled    map[ObjectRef]string // exist with a profile label: resourceVersion as listed ("" unknown)
+	attempted   []InventoryEntry     // in apply order, conflicts excluded
 	tracked     []*unstructured.Unstructured
 	applyErrs   []error
 	healthErrs  []error
@@ -133,7 +133,7 @@ func (c *Cluster) newPass(req Request, res *Result) *pass {
 	h := newHealthReader(cl.Mapper, req.Health, c.log().With("profile", req.Profile))
 	rm := resourceManager(cl.Kube, c.m.opts.Concurrency)
 	return &pass{c: c, cl: cl, writer: cl, req: req, res: res, rm: rm, health: h,
-		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}, labelled: map[ObjectRef]bool{}}
+		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}, labelled: map[ObjectRef]string{}}
 }
 
 // ignoreRules converts drift exclusions to ssa's ignore rules.

@@ -1,0 +1,109 @@
+package apply_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/regatta-dev/regatta/reconciler/apply"
+)
+
+// queryLog records "METHOD path?query" of every request but watches.
+type queryLog struct{ requestLog }
+
+func (l *queryLog) wrap(_ string, rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if !strings.Contains(req.URL.RawQuery, "watch=true") {
+			l.mu.Lock()
+			l.lines = append(l.lines, req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery)
+			l.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+// objectRequests are the lines of lines that name object name (its own
+// path), by method, dry runs apart.
+func objectRequests(lines []string, name string) map[string]int {
+	out := map[string]int{}
+	for _, l := range lines {
+		method, path, _ := strings.Cut(l, " ")
+		path, query, _ := strings.Cut(path, "?")
+		if !strings.HasSuffix(path, "/"+name) {
+			continue
+		}
+		if strings.Contains(query, "dryRun") {
+			method += "-dryrun"
+		}
+		out[method]++
+	}
+	return out
+}
+
+// TestChangedRenderAppliesEachObjectOnce: a pass on a changed render sends
+// one server-side apply per object it already manages, with no GET and no
+// dry-run first (ssa's ApplyAll sent a GET and a dry-run for each, and
+// the health wait read each again). The apply of an unchanged object
+// writes nothing (its resourceVersion stays) and counts as unchanged; a
+// changed one counts as configured; an object edited out of band is
+// restored and counts as configured.
+func TestChangedRenderAppliesEachObjectOnce(t *testing.T) {
+	log := &queryLog{}
+	opts := testOptions()
+	opts.Client.WrapTransport = log.wrap
+	c := target(t, newManager(t, opts), mainCluster)
+	ns := "direct-apply"
+	objs := func(v string) []apply.Step {
+		return []apply.Step{step("a", namespace(ns), configMap(ns, "same", map[string]string{"v": "1"}),
+			configMap(ns, "edited", map[string]string{"v": v}), configMap(ns, "drifted", map[string]string{"v": "1"}))}
+	}
+	req := apply.Request{Profile: "direct-apply", Revision: "r1", RenderHash: "h1", Steps: objs("1")}
+	mustApplied(t, c.Apply(t.Context(), req))
+	kc := kube(t, mainCluster)
+	before := getCM(t, kc, ns, "same").ResourceVersion
+	drifted := getCM(t, kc, ns, "drifted")
+	drifted.Data["v"] = "changed by hand"
+	if err := kc.Update(t.Context(), drifted); err != nil {
+		t.Fatal(err)
+	}
+	log.reset()
+
+	req.Revision, req.RenderHash, req.Steps = "r2", "h2", objs("2")
+	res := c.Apply(t.Context(), req)
+	mustApplied(t, res)
+	lines := log.reset()
+	for _, name := range []string{"same", "edited", "drifted"} {
+		if got := objectRequests(lines, name); len(got) != 1 || got["PATCH"] != 1 {
+			t.Errorf("requests for %s: %v, want one PATCH\n%s", name, got, strings.Join(lines, "\n"))
+		}
+	}
+	// The Namespace's metadata is read once to find its owner.
+	if got := objectRequests(lines, ns); got["PATCH"] != 1 || got["PATCH-dryrun"] != 0 || got["GET"] > 1 {
+		t.Errorf("requests for the Namespace: %v, want one PATCH\n%s", got, strings.Join(lines, "\n"))
+	}
+	for name, action := range map[string]apply.Action{"edited": apply.ActionConfigured, "drifted": apply.ActionConfigured} {
+		if ch, ok := actionOf(res, "ConfigMap", name); !ok || ch.Action != action {
+			t.Errorf("%s: %+v, want %s\n%s", name, ch, action, changes(res))
+		}
+	}
+	if res.Counts.Unchanged != 2 || res.Counts.Configured != 2 || res.Counts.Created != 0 { // the Namespace and "same"
+		t.Errorf("counts %+v, want 2 unchanged, 2 configured\n%s", res.Counts, changes(res))
+	}
+	if got := getCM(t, kc, ns, "same").ResourceVersion; got != before {
+		t.Errorf("the unchanged ConfigMap was written: resourceVersion %s -> %s", before, got)
+	}
+	for name, v := range map[string]string{"edited": "2", "drifted": "1"} {
+		if cm := getCM(t, kc, ns, name); cm == nil || cm.Data["v"] != v {
+			t.Errorf("%s: %v, want v=%s", name, cmData(cm), v)
+		}
+	}
+}
+
+func cmData(cm *corev1.ConfigMap) map[string]string {
+	if cm == nil {
+		return nil
+	}
+	return cm.Data
+}
