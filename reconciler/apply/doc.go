@@ -88,6 +88,9 @@
 // With Request.SkipUnchanged (event profiles), a pass that is not skipped
 // sends no request for the objects whose desired state the previous healthy
 // pass applied as it is; they stay in the inventory (see manager_unchanged.go).
+// A drift-detected profile whose watches track it does the same for the
+// objects whose health their metadata tells (ConfigMaps, Secrets, RBAC):
+// its watches restore what changes on the cluster.
 //
 // # Health without waiting
 //

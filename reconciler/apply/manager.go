@@ -197,8 +197,8 @@ type profileState struct {
 	renderHash string
 	healthy    bool
 	health     Health
-	// applied are the desired hashes of the objects an Applied pass with
-	// Request.SkipUnchanged applied (see manager_unchanged.go).
+	// applied are the desired hashes of the objects an Applied pass that
+	// may skip unchanged objects applied (see manager_unchanged.go).
 	applied appliedSet
 }
 

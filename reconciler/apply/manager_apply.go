@@ -105,7 +105,7 @@ type pass struct {
 
 	prev *Inventory
 	// base is what the previous pass applied that this one may skip;
-	// hashes are this pass's (Request.SkipUnchanged only).
+	// hashes are this pass's (see manager_unchanged.go).
 	base        appliedSet
 	hashes      appliedSet
 	stepOpts    ssa.ApplyOptions // of the step being applied
@@ -208,7 +208,7 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 	} else {
 		p.c.stopAwaiting(p.req.Profile)
 	}
-	if p.req.SkipUnchanged {
+	if p.req.skipsUnchanged() {
 		p.base, p.hashes = p.c.unchangedBase(p.req, inv), appliedSet{}
 	}
 	// Until this pass finishes, nothing is known to be applied and healthy;

@@ -4,10 +4,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // queryLog records "METHOD path?query" of every request but watches.
@@ -106,4 +110,52 @@ func cmData(cm *corev1.ConfigMap) map[string]string {
 		return nil
 	}
 	return cm.Data
+}
+
+// TestDriftDetectedProfileAppliesOnlyWhatChanged: a drift-detected profile
+// whose watches track it sends no request, on a changed render, for an
+// object whose health its metadata tells and whose desired state the
+// previous healthy pass applied as it is (a fleet-wide one-line change
+// applies one object per cluster); the changed object and the objects with
+// a status (the Namespace, the Deployment) are applied once each. The
+// skipped object stays tracked: an edit made to it afterwards is restored.
+func TestDriftDetectedProfileAppliesOnlyWhatChanged(t *testing.T) {
+	log := &queryLog{}
+	opts := testOptions()
+	opts.Client.WrapTransport = log.wrap
+	c, k := target(t, newManager(t, opts), mainCluster), kube(t, mainCluster)
+	ns := "drift-skip"
+	steps := func(v string) []apply.Step {
+		return []apply.Step{step("a", append([]*unstructured.Unstructured{namespace(ns),
+			configMap(ns, "same", map[string]string{"v": "1"}), configMap(ns, "edited", map[string]string{"v": v})},
+			objects(t, "deployment.yaml", "NAMESPACE", ns, "NAME", "app")...)...)}
+	}
+	readyWhenCreated(t, k, ns, "app")
+	req := apply.Request{Profile: "drift-skip", Revision: "r1", RenderHash: "h1",
+		SyncMode: spec.SyncModeContinuousWithDriftDetection, Steps: steps("1")}
+	mustApplied(t, c.Apply(t.Context(), req))
+	log.reset()
+
+	req.Revision, req.RenderHash, req.Steps = "r2", "h2", steps("2")
+	res := c.Apply(t.Context(), req)
+	mustApplied(t, res)
+	lines := log.reset()
+	if got := objectRequests(lines, "same"); len(got) != 0 {
+		t.Errorf("requests for the unchanged ConfigMap: %v\n%s", got, strings.Join(lines, "\n"))
+	}
+	for _, name := range []string{"edited", "app"} {
+		if got := objectRequests(lines, name); len(got) != 1 || got["PATCH"] != 1 {
+			t.Errorf("requests for %s: %v, want one PATCH\n%s", name, got, strings.Join(lines, "\n"))
+		}
+	}
+	if res.Counts.Configured != 1 || res.Counts.Unchanged != 3 { // Namespace, Deployment, "same"
+		t.Errorf("counts %+v, want 1 configured, 3 unchanged\n%s", res.Counts, changes(res))
+	}
+	if cm := getCM(t, k, ns, "edited"); cm.Data["v"] != "2" {
+		t.Errorf("edited: %v", cm.Data)
+	}
+	mergePatch(t, k, getCM(t, k, ns, "same"), `{"data":{"v":"changed"}}`)
+	testenv.WaitFor(t, 10*time.Second, "the skipped ConfigMap restored", func() bool {
+		return getCM(t, k, ns, "same").Data["v"] == "1"
+	})
 }
