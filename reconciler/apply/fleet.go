@@ -118,7 +118,7 @@ func (f Fleet) migrate(ctx context.Context, c client.Client, inv *Inventory) err
 	if f.ID == "" {
 		return nil
 	}
-	if err := writeInventory(ctx, c, f, inv); err != nil {
+	if err := writeInventory(ctx, c, f, inv, nil); err != nil {
 		return fmt.Errorf("adopt inventory of profile %s: %w", inv.Profile, err)
 	}
 	old := &corev1.ConfigMap{}

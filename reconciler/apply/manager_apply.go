@@ -268,7 +268,7 @@ func (p *pass) recordIntent(ctx context.Context, inv *Inventory, steps [][]desir
 	if err := p.c.ensureInventoryNamespace(ctx, p.cl.Kube, inv != nil); err != nil {
 		return err
 	}
-	if err := writeInventory(ctx, p.cl.Kube, p.c.fleet(), intent); err != nil {
+	if err := writeInventory(ctx, p.cl.Kube, p.c.fleet(), intent, &p.c.inventories); err != nil {
 		return err
 	}
 	p.prev = intent // what the cluster holds now
@@ -477,7 +477,7 @@ func (p *pass) writeIfChanged(ctx context.Context, inv *Inventory) error {
 	if p.prev != nil && equalInventories(p.prev, inv) {
 		return nil
 	}
-	return writeInventory(ctx, p.cl.Kube, p.c.fleet(), inv)
+	return writeInventory(ctx, p.cl.Kube, p.c.fleet(), inv, &p.c.inventories)
 }
 
 func (p *pass) setState(ctx context.Context, errs []error, progressing bool) {
