@@ -1,7 +1,6 @@
 package apply_test
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,20 +12,6 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/spec"
 )
-
-// queryLog records "METHOD path?query" of every request but watches.
-type queryLog struct{ requestLog }
-
-func (l *queryLog) wrap(_ string, rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		if !strings.Contains(req.URL.RawQuery, "watch=true") {
-			l.mu.Lock()
-			l.lines = append(l.lines, req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery)
-			l.mu.Unlock()
-		}
-		return rt.RoundTrip(req)
-	})
-}
 
 // objectRequests are the lines of lines that name object name (its own
 // path), by method, dry runs apart.
@@ -54,7 +39,7 @@ func objectRequests(lines []string, name string) map[string]int {
 // changed one counts as configured; an object edited out of band is
 // restored and counts as configured.
 func TestChangedRenderAppliesEachObjectOnce(t *testing.T) {
-	log := &queryLog{}
+	log := &requestLog{withQuery: true}
 	opts := testOptions()
 	opts.Client.WrapTransport = log.wrap
 	c := target(t, newManager(t, opts), mainCluster)
@@ -120,7 +105,7 @@ func cmData(cm *corev1.ConfigMap) map[string]string {
 // a status (the Namespace, the Deployment) are applied once each. The
 // skipped object stays tracked: an edit made to it afterwards is restored.
 func TestDriftDetectedProfileAppliesOnlyWhatChanged(t *testing.T) {
-	log := &queryLog{}
+	log := &requestLog{withQuery: true}
 	opts := testOptions()
 	opts.Client.WrapTransport = log.wrap
 	c, k := target(t, newManager(t, opts), mainCluster), kube(t, mainCluster)
