@@ -40,9 +40,10 @@ func (p *clusterPass) register(ctx context.Context) bool {
 }
 
 // confirm is register's check: from memory when this client was confirmed
-// on this revision, else from the cluster's registrations.
+// on this revision or on one with the same cluster entries, else from the
+// cluster's registrations.
 func (p *clusterPass) confirm(ctx context.Context) bool {
-	if p.r.registered(p.spec.Metadata.Name, p.cl.Client(), p.rev.sha) {
+	if p.r.registered(p.spec.Metadata.Name, p.cl.Client(), p.rev) {
 		return true
 	}
 	var uid string
@@ -76,7 +77,8 @@ func (p *clusterPass) confirm(ctx context.Context) bool {
 			p.unreachable(err)
 			return false
 		}
-		p.r.setIdentity(p.spec.Metadata.Name, identityRecord{uid: uid, registered: p.cl.Client(), rev: p.rev.sha})
+		p.r.setIdentity(p.spec.Metadata.Name, identityRecord{uid: uid, registered: p.cl.Client(), rev: p.rev.sha,
+			clusters: clustersTree(p.rev)})
 		return true
 	}
 	p.unreachable(fmt.Errorf("registration keeps changing (%d attempts); another regatta of the fleet writes it", maxRegisterAttempts))
@@ -178,12 +180,28 @@ func (p *clusterPass) refuse(h *registered, uid string) {
 }
 
 // registered reports whether the entry's pass found its registration with
-// this client on this revision.
-func (r *Reconciler) registered(name string, cl *apply.Client, rev string) bool {
+// this client on this revision, or on one whose cluster entries are the
+// same (the clusters folder is the same Git tree): what the check reads
+// from the repository is then the same, and a fleet-wide change to the
+// profiles does not read every cluster's registration again.
+func (r *Reconciler) registered(name string, cl *apply.Client, rev *revision) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	rec := r.identities[name]
-	return rec.registered != nil && rec.registered == cl && rec.rev == rev
+	r.mu.Unlock()
+	if rec.registered == nil || rec.registered != cl {
+		return false
+	}
+	return rec.rev == rev.sha || rec.clusters != "" && rec.clusters == clustersTree(rev)
+}
+
+// clustersTree is the Git tree hash of a revision's clusters folder, ""
+// when the tree cannot say.
+func clustersTree(rev *revision) string {
+	h, ok := treeHash(rev.tree, spec.ClustersDir)
+	if !ok {
+		return ""
+	}
+	return h
 }
 
 func (r *Reconciler) setIdentity(name string, rec identityRecord) {

@@ -133,8 +133,10 @@ type identityRecord struct {
 	uid    string
 	failed string // the revision a look-up failed at: not tried again on it
 	// registered is the client and revision the entry's own pass found
-	// its registration with: passes on both (drift checks, retries) do not
+	// its registration with: passes on both (drift checks, retries), or on
+	// a revision with the same clusters folder (tree hash clusters), do not
 	// read it again.
 	registered *apply.Client
 	rev        string
+	clusters   string
 }

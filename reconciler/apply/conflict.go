@@ -22,12 +22,15 @@ type owner struct {
 	fleet   string // set when another fleet owns the object
 	tenant  string // the tenant of the owning profile, "" for the platform
 	labels  map[string]string
+	// resourceVersion is the object's as listed ("" when its owner comes
+	// from an inventory listing): an apply that leaves it changed nothing.
+	resourceVersion string
 }
 
 // resolveConflicts drops the objects another profile keeps (recording a
 // Conflict for each), notes those this profile takes over, and remembers
-// which objects carry regatta's labels already (the others are applied
-// without ssa's GET and dry-run: see applyFresh).
+// which objects carry regatta's labels already, with their resourceVersion
+// (see applySet).
 func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructured.Unstructured, error) {
 	owners, err := labelledOwners(ctx, p.cl.Kube, p.c.fleet(), st)
 	if err != nil {
@@ -47,21 +50,21 @@ func (p *pass) resolveConflicts(ctx context.Context, st []desired) ([]*unstructu
 		case o.fleet != "":
 			p.conflict(d.addon, ref, o) // never taken over, whatever the tier
 		case o.profile == p.req.Profile:
-			p.labelled[ref.key()] = true
+			p.labelled[ref.key()] = o.resourceVersion
 			objs = append(objs, d.obj)
 		case !real: // the label names a profile whose inventory lacks it
 			p.takeovers[ref.key()] = relabelled(o)
-			p.labelled[ref.key()] = true
+			p.labelled[ref.key()] = o.resourceVersion
 			objs = append(objs, d.obj)
 		case o.tenant != p.req.Owner:
 			p.conflict(d.addon, ref, o) // tiers apply only within an owner
 		case p.req.tier() < o.tier:
 			p.takeovers[ref.key()] = fmt.Sprintf("taken over from profile %s (tier %d)", o.profile, o.tier)
-			p.labelled[ref.key()] = true
+			p.labelled[ref.key()] = o.resourceVersion
 			objs = append(objs, d.obj)
 		case p.req.releases(o.profile):
 			p.takeovers[ref.key()] = fmt.Sprintf("taken over from profile %s, which is withdrawn", o.profile)
-			p.labelled[ref.key()] = true
+			p.labelled[ref.key()] = o.resourceVersion
 			objs = append(objs, d.obj)
 		default:
 			p.conflict(d.addon, ref, o)
@@ -131,7 +134,7 @@ func labelledOwners(ctx context.Context, c client.Client, f Fleet, st []desired)
 		if isNamespace(scope.gvk) && allRead(refs, nss) {
 			for ref := range refs {
 				if m := nss[ref.Name]; m != nil && m.Labels[LabelProfile] != "" {
-					owners[ref] = f.ownerOf(m.Labels, m.Annotations)
+					owners[ref] = f.ownerOf(m.Labels, m.Annotations, m.ResourceVersion)
 				}
 			}
 			continue
@@ -222,7 +225,7 @@ func listOwners(ctx context.Context, c client.Client, f Fleet, scope listScope, 
 	for _, item := range list.Items {
 		ref := ObjectRef{Group: scope.gvk.Group, Kind: scope.gvk.Kind, Namespace: item.Namespace, Name: item.Name}
 		if refs[ref] {
-			owners[ref] = f.ownerOf(item.Labels, item.Annotations)
+			owners[ref] = f.ownerOf(item.Labels, item.Annotations, item.ResourceVersion)
 		}
 	}
 	return nil

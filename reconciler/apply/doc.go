@@ -33,14 +33,14 @@
 // next step starts. With ContinueOnError false the first failing step stops
 // the pass; with it true every step is tried and every error reported.
 //
-// Objects that already carry a regatta.dev/profile label go through ssa's
-// ApplyAll: a GET and a dry-run apply each, and a real apply only when the
-// dry-run differs, so unchanged objects are never written. Objects without
-// the label (new ones, or unmanaged ones being adopted) are applied with a
-// single request each: there is nothing to compare them with. Objects that a
-// drift exclusion selects always take ssa's path. Steps of the Helm hook
-// phases pre and post re-create an object whose immutable fields changed (a
-// hook Job), as Helm's before-hook-creation policy would.
+// Every object is applied with a single request: an apply that changes
+// nothing is no write (the API server keeps the object and its
+// resourceVersion, which tells an unchanged object from a configured one).
+// Objects that a drift exclusion selects take ssa's ApplyAll instead (a GET
+// and a dry-run apply each, and a real apply only when the dry-run differs),
+// which keeps the excluded fields. So do existing objects in steps of the
+// Helm hook phases pre and post, which re-create an object whose immutable
+// fields changed (a hook Job), as Helm's before-hook-creation policy would.
 //
 // # Inventory, prune, withdraw
 //
@@ -88,6 +88,9 @@
 // With Request.SkipUnchanged (event profiles), a pass that is not skipped
 // sends no request for the objects whose desired state the previous healthy
 // pass applied as it is; they stay in the inventory (see manager_unchanged.go).
+// A drift-detected profile whose watches track it does the same for the
+// objects whose health their metadata tells (ConfigMaps, Secrets, RBAC):
+// its watches restore what changes on the cluster.
 //
 // # Health without waiting
 //

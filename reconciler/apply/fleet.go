@@ -93,9 +93,11 @@ func (f Fleet) label(obj *unstructured.Unstructured) {
 }
 
 // ownerOf is the owner an object's labels and annotations name; fleet is
-// set when the object is another fleet's.
-func (f Fleet) ownerOf(labels, annotations map[string]string) owner {
-	o := owner{profile: labels[LabelProfile], tier: tierOf(annotations), tenant: labels[LabelTenant], labels: labels}
+// set when the object is another fleet's; rv is the object's
+// resourceVersion.
+func (f Fleet) ownerOf(labels, annotations map[string]string, rv string) owner {
+	o := owner{profile: labels[LabelProfile], tier: tierOf(annotations), tenant: labels[LabelTenant], labels: labels,
+		resourceVersion: rv}
 	if !f.owns(labels) {
 		o.fleet = foreign(labels)
 	}
@@ -116,7 +118,7 @@ func (f Fleet) migrate(ctx context.Context, c client.Client, inv *Inventory) err
 	if f.ID == "" {
 		return nil
 	}
-	if err := writeInventory(ctx, c, f, inv); err != nil {
+	if err := writeInventory(ctx, c, f, inv, nil); err != nil {
 		return fmt.Errorf("adopt inventory of profile %s: %w", inv.Profile, err)
 	}
 	old := &corev1.ConfigMap{}

@@ -156,21 +156,23 @@ func (inv *Inventory) configMap(f Fleet) (*unstructured.Unstructured, error) {
 }
 
 // writeInventory stores the inventory by server-side apply, creating the
-// namespace when it is missing. Only the metadata of the answer is read.
-func writeInventory(ctx context.Context, c client.Client, f Fleet, inv *Inventory) error {
+// namespace when it is missing, and keeps it in cache (nil: none) at the
+// resourceVersion the write left. Only the metadata of the answer is read.
+func writeInventory(ctx context.Context, c client.Client, f Fleet, inv *Inventory, cache *inventoryCache) error {
 	cm, err := inv.configMap(f)
 	if err != nil {
 		return err
 	}
-	_, err = applyForMetadata(ctx, c, cm)
+	m, err := applyForMetadata(ctx, c, cm)
 	if apierrors.IsNotFound(err) && !f.scoped() {
 		if err = ensureNamespace(ctx, c, InventoryNamespace); err == nil {
-			_, err = applyForMetadata(ctx, c, cm)
+			m, err = applyForMetadata(ctx, c, cm)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("write inventory ConfigMap/%s/%s: %w", f.namespace(), cm.GetName(), err)
 	}
+	cache.put(cm, m.GetResourceVersion())
 	return nil
 }
 

@@ -197,8 +197,8 @@ type profileState struct {
 	renderHash string
 	healthy    bool
 	health     Health
-	// applied are the desired hashes of the objects an Applied pass with
-	// Request.SkipUnchanged applied (see manager_unchanged.go).
+	// applied are the desired hashes of the objects an Applied pass that
+	// may skip unchanged objects applied (see manager_unchanged.go).
 	applied appliedSet
 }
 
@@ -356,11 +356,14 @@ func (c *Cluster) setState(profile string, s *profileState) {
 // changed since the last listing, only their metadata is read.
 func (c *Cluster) Inventories(ctx context.Context) ([]*Inventory, error) {
 	kube := c.currentClient().Kube
-	invs, unchanged, err := c.inventories.unchanged(ctx, kube, c.fleet())
-	if err == nil && !unchanged {
+	invs, unchanged, written, err := c.inventories.unchanged(ctx, kube, c.fleet())
+	switch {
+	case err == nil && !unchanged:
 		if invs, err = listInventories(ctx, kube, c.fleet(), &c.inventories); err == nil {
 			c.remember(invs)
 		}
+	case err == nil && written:
+		c.remember(invs) // this Manager's own writes: no need to read them
 	}
 	return invs, c.wrap(ctx, err)
 }

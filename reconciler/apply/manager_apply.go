@@ -105,13 +105,13 @@ type pass struct {
 
 	prev *Inventory
 	// base is what the previous pass applied that this one may skip;
-	// hashes are this pass's (Request.SkipUnchanged only).
+	// hashes are this pass's (see manager_unchanged.go).
 	base        appliedSet
 	hashes      appliedSet
 	stepOpts    ssa.ApplyOptions // of the step being applied
 	takeovers   map[ObjectRef]string
-	labelled    map[ObjectRef]bool // exist with a profile label
-	attempted   []InventoryEntry   // in apply order, conflicts excluded
+	labelled    map[ObjectRef]string // exist with a profile label: resourceVersion as listed ("" unknown)
+	attempted   []InventoryEntry     // in apply order, conflicts excluded
 	tracked     []*unstructured.Unstructured
 	applyErrs   []error
 	healthErrs  []error
@@ -133,7 +133,7 @@ func (c *Cluster) newPass(req Request, res *Result) *pass {
 	h := newHealthReader(cl.Mapper, req.Health, c.log().With("profile", req.Profile))
 	rm := resourceManager(cl.Kube, c.m.opts.Concurrency)
 	return &pass{c: c, cl: cl, writer: cl, req: req, res: res, rm: rm, health: h,
-		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}, labelled: map[ObjectRef]bool{}}
+		rules: ignoreRules(req.DriftExclusions), takeovers: map[ObjectRef]string{}, labelled: map[ObjectRef]string{}}
 }
 
 // ignoreRules converts drift exclusions to ssa's ignore rules.
@@ -208,7 +208,7 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 	} else {
 		p.c.stopAwaiting(p.req.Profile)
 	}
-	if p.req.SkipUnchanged {
+	if p.req.skipsUnchanged() {
 		p.base, p.hashes = p.c.unchangedBase(p.req, inv), appliedSet{}
 	}
 	// Until this pass finishes, nothing is known to be applied and healthy;
@@ -268,7 +268,7 @@ func (p *pass) recordIntent(ctx context.Context, inv *Inventory, steps [][]desir
 	if err := p.c.ensureInventoryNamespace(ctx, p.cl.Kube, inv != nil); err != nil {
 		return err
 	}
-	if err := writeInventory(ctx, p.cl.Kube, p.c.fleet(), intent); err != nil {
+	if err := writeInventory(ctx, p.cl.Kube, p.c.fleet(), intent, &p.c.inventories); err != nil {
 		return err
 	}
 	p.prev = intent // what the cluster holds now
@@ -477,7 +477,7 @@ func (p *pass) writeIfChanged(ctx context.Context, inv *Inventory) error {
 	if p.prev != nil && equalInventories(p.prev, inv) {
 		return nil
 	}
-	return writeInventory(ctx, p.cl.Kube, p.c.fleet(), inv)
+	return writeInventory(ctx, p.cl.Kube, p.c.fleet(), inv, &p.c.inventories)
 }
 
 func (p *pass) setState(ctx context.Context, errs []error, progressing bool) {

@@ -102,20 +102,24 @@ func (p *pass) waitServed(ctx context.Context, objs []*unstructured.Unstructured
 
 var crdKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 
-// applySet applies objects that carry regatta's labels already through
-// ssa's ApplyAll (GET, dry-run, apply when drifted) and the others — new
-// objects, or unmanaged ones being adopted — with one server-side apply each
-// (see applyFresh).
+// applySet applies objects with one server-side apply each (applyFresh).
+// Two kinds of existing objects take ssa's ApplyAll instead (GET, dry-run,
+// apply when drifted): those a drift exclusion selects, whose excluded
+// fields ssa keeps, and those of a step that re-creates what it cannot
+// change (Force, the Helm hook phases). An apply that changes nothing is
+// no write: the API server keeps the object and its resourceVersion, which
+// tells an unchanged object from a configured one (applyOne).
 func (p *pass) applySet(ctx context.Context, objs []*unstructured.Unstructured, cs *ssa.ChangeSet) error {
-	var known, fresh []*unstructured.Unstructured
+	var compared, direct []*unstructured.Unstructured
 	for _, o := range objs {
-		if p.labelled[RefOf(o).key()] || p.excluded(o) {
-			known = append(known, o)
+		_, labelled := p.labelled[RefOf(o).key()]
+		if p.excluded(o) || labelled && p.stepOpts.Force {
+			compared = append(compared, o)
 		} else {
-			fresh = append(fresh, o)
+			direct = append(direct, o)
 		}
 	}
-	return errors.Join(p.applyChunks(ctx, known, cs), p.applyFresh(ctx, fresh, cs))
+	return errors.Join(p.applyChunks(ctx, compared, cs), p.applyFresh(ctx, direct, cs))
 }
 
 // excluded reports whether a drift exclusion selects the object: ssa then
@@ -169,10 +173,11 @@ func chunk(objs []*unstructured.Unstructured, i, n int) []*unstructured.Unstruct
 	return out
 }
 
-// applyFresh applies objects that carry no profile label with one
-// server-side apply each, Concurrency in flight. For an object that does not
-// exist, ssa's GET and dry-run have nothing to compare: they would triple
-// the requests of a first rollout and only move a validation error earlier.
+// applyFresh applies objects with one server-side apply each, Concurrency
+// in flight. ssa's GET and dry-run would triple the requests of a first
+// rollout (a new object has nothing to compare with) and double those of a
+// change, only to move a validation error earlier and to spare the apply
+// of an unchanged object, which the API server does not write anyway.
 // Concurrency workers take the objects in turn (no shared cancel: every
 // object gets its answer); a goroutine per object would grow a fresh stack
 // through JSON and HTTP/2 for each.
@@ -198,40 +203,52 @@ func (p *pass) applyFresh(ctx context.Context, objs []*unstructured.Unstructured
 }
 
 func (p *pass) applyOne(ctx context.Context, o *unstructured.Unstructured) (*ssa.ChangeSetEntry, error) {
-	adopted, err := p.applyAndNote(ctx, o)
+	rv, adopted, err := p.applyAndNote(ctx, o)
 	if err != nil {
 		return nil, &ObjectError{Object: RefOf(o), Op: "apply", Err: err}
 	}
-	action := ssa.CreatedAction
-	if adopted {
-		action = ssa.ConfiguredAction
-	}
 	return &ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(o),
-		GroupVersion: o.GroupVersionKind().Version, Subject: utils.FmtUnstructured(o), Action: action}, nil
+		GroupVersion: o.GroupVersionKind().Version, Subject: utils.FmtUnstructured(o), Action: p.actionOf(o, rv, adopted)}, nil
+}
+
+// actionOf is what applying o did, given the resourceVersion the apply
+// returned and whether the object existed before: an object listed with a
+// profile label is unchanged when the apply left its resourceVersion.
+func (p *pass) actionOf(o *unstructured.Unstructured, rv string, adopted bool) ssa.Action {
+	listed, labelled := p.labelled[RefOf(o).key()]
+	switch {
+	case labelled && listed != "" && listed == rv:
+		return ssa.UnchangedAction
+	case labelled || adopted:
+		return ssa.ConfiguredAction
+	default:
+		return ssa.CreatedAction
+	}
 }
 
 // applyAndNote applies o, notes whether it is healthy as applied and
-// reports whether it existed before. Objects whose health their metadata
-// tells are applied for their metadata only (applyForMetadata).
-func (p *pass) applyAndNote(ctx context.Context, o *unstructured.Unstructured) (bool, error) {
+// returns the resourceVersion the apply left and whether the object existed
+// before. Objects whose health their metadata tells are applied for their
+// metadata only (applyForMetadata).
+func (p *pass) applyAndNote(ctx context.Context, o *unstructured.Unstructured) (string, bool, error) {
 	if p.metadataOnly(o) {
 		m, err := applyForMetadata(ctx, p.writer.Kube, o)
 		if err != nil {
-			return false, err
+			return "", false, err
 		}
 		if m.GetDeletionTimestamp() == nil {
 			p.current.Store(object.UnstructuredToObjMetadata(o), true)
 		}
-		return adoptedFields(m.GetManagedFields()), nil
+		return m.GetResourceVersion(), adoptedFields(m.GetManagedFields()), nil
 	}
 	obj := o.DeepCopy()
 	utils.RemoveCABundleFromCRD(obj)
 	if err := applyObject(ctx, p.writer.Kube, obj); err != nil {
-		return false, err
+		return "", false, err
 	}
 	p.gens.Store(object.UnstructuredToObjMetadata(obj), obj.GetGeneration())
 	p.noteCurrent(ctx, obj)
-	return adoptedFields(obj.GetManagedFields()), nil
+	return obj.GetResourceVersion(), adoptedFields(obj.GetManagedFields()), nil
 }
 
 // compile compiles the pass's drift exclusions once.

@@ -9,11 +9,11 @@ import (
 	"github.com/regatta-dev/regatta/spec"
 )
 
-// Skipping unchanged objects (Request.SkipUnchanged)
+// Skipping unchanged objects (Request.SkipUnchanged, drift detection)
 //
 // An event profile's pair changes one instance at a time, yet its apply
 // request holds every instance: re-applying them all costs a server-side
-// apply (dry-run) per instance on every event. With SkipUnchanged, a pass
+// apply per instance on every event. With SkipUnchanged, a pass
 // sends no request for an object whose desired state (after labels and
 // namespace placement) is byte-for-byte the one this Manager's previous
 // pass of the profile applied, when that pass ended Applied (healthy), the
@@ -25,6 +25,14 @@ import (
 // applies in full. An object deleted out of band is restored by drift
 // detection (ContinuousWithDriftDetection) or when its desired state
 // changes, as for a pass with an unchanged render hash.
+//
+// A ContinuousWithDriftDetection profile whose drift watches track it skips
+// the same way the objects whose health their metadata tells (ConfigMaps,
+// Secrets, RBAC: see metadataOnly), without SkipUnchanged: its watches
+// restore what changes on the cluster, and tracking it again at the end of
+// the pass compares every object once. A fleet-wide one-line change thus
+// applies one object per cluster, not the whole profile. Objects with a
+// status are applied, so the pass waits for their health as before.
 
 // appliedSet maps object keys (ObjectRef.key) to the hash of the desired
 // state applied.
@@ -39,16 +47,23 @@ func desiredHash(o *unstructured.Unstructured) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// skipsUnchanged reports whether a pass may skip objects applied as they
+// are: Request.SkipUnchanged, or a drift-detected profile (see above).
+func (r Request) skipsUnchanged() bool {
+	return r.SkipUnchanged || r.syncMode() == spec.SyncModeContinuousWithDriftDetection
+}
+
 // unchangedBase returns what the previous pass applied and the pass may
 // skip; nil when it must apply everything.
 func (c *Cluster) unchangedBase(req Request, inv *Inventory) appliedSet {
-	if !req.SkipUnchanged || inv == nil || !inv.Complete || len(req.Releasing) > 0 {
+	if !req.skipsUnchanged() || inv == nil || !inv.Complete || len(req.Releasing) > 0 {
 		return nil
 	}
 	if inv.SyncMode != req.syncMode() || inv.Tier != req.tier() || inv.Impersonate != req.Impersonate {
 		return nil
 	}
-	if req.syncMode() == spec.SyncModeContinuousWithDriftDetection && c.driftPending(req.Profile) {
+	if req.syncMode() == spec.SyncModeContinuousWithDriftDetection &&
+		(!c.driftTracked(req.Profile) || c.driftPending(req.Profile)) {
 		return nil
 	}
 	st := c.state(req.Profile)
@@ -68,14 +83,14 @@ func (c *Cluster) unchangedBase(req Request, inv *Inventory) appliedSet {
 // splitUnchanged records the desired hashes of a step's objects and
 // returns the ones to apply; the unchanged ones are kept as applied.
 func (p *pass) splitUnchanged(st []desired) []desired {
-	if !p.req.SkipUnchanged {
+	if !p.req.skipsUnchanged() {
 		return st
 	}
 	var apply, kept []desired
 	for _, d := range st {
 		key, h := RefOf(d.obj).key(), desiredHash(d.obj)
 		p.hashes[key] = h
-		if p.base != nil && p.base[key] == h {
+		if p.base != nil && p.base[key] == h && (p.req.SkipUnchanged || p.metadataOnly(d.obj)) {
 			kept = append(kept, d)
 			continue
 		}
@@ -90,7 +105,7 @@ func (p *pass) splitUnchanged(st []desired) []desired {
 // appliedHashes is what the pass leaves for the next one to skip: the
 // hashes of every object, when the pass ended Applied.
 func (p *pass) appliedHashes() appliedSet {
-	if !p.req.SkipUnchanged || p.res.State != StateApplied {
+	if !p.req.skipsUnchanged() || p.res.State != StateApplied {
 		return nil
 	}
 	return p.hashes

@@ -9,17 +9,23 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/apply"
 )
 
-// requestLog records "METHOD path" of every request but watches.
+// requestLog records "METHOD path" of every request but watches, with
+// "?query" when withQuery is set.
 type requestLog struct {
-	mu    sync.Mutex
-	lines []string
+	withQuery bool
+	mu        sync.Mutex
+	lines     []string
 }
 
 func (l *requestLog) wrap(_ string, rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		if !strings.Contains(req.URL.RawQuery, "watch=true") {
+			line := req.Method + " " + req.URL.Path
+			if l.withQuery {
+				line += "?" + req.URL.RawQuery
+			}
 			l.mu.Lock()
-			l.lines = append(l.lines, req.Method+" "+req.URL.Path)
+			l.lines = append(l.lines, line)
 			l.mu.Unlock()
 		}
 		return rt.RoundTrip(req)

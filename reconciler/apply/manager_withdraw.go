@@ -93,7 +93,7 @@ func (c *Cluster) withdraw(ctx context.Context, cl *Client, inv *Inventory, beha
 	}
 	if len(kept) > 0 {
 		inv.Objects, inv.Complete = kept, false
-		if werr := writeInventory(ctx, cl.Kube, c.fleet(), inv); werr != nil {
+		if werr := writeInventory(ctx, cl.Kube, c.fleet(), inv, &c.inventories); werr != nil {
 			err = errors.Join(err, werr)
 		}
 		res.fail(unreachable(ctx, c.name, err))

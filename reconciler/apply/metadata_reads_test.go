@@ -131,9 +131,16 @@ func TestInventoriesReadMetadataWhenUnchanged(t *testing.T) {
 		t.Errorf("listing unchanged inventories made reads %v, want one list of their metadata", reads)
 	}
 
+	// This Manager's own write is cached as it wrote it.
 	mustApplied(t, c.Apply(t.Context(), req("inv-meta-b", "h2")))
-	if reads := list(map[string]string{"inv-meta-a": "h1", "inv-meta-b": "h2"}); len(reads) != 2 || reads[1].metadata {
-		t.Errorf("listing after a change made reads %v, want a metadata list and a full one", reads)
+	if reads := list(map[string]string{"inv-meta-a": "h1", "inv-meta-b": "h2"}); len(reads) != 1 || !reads[0].metadata {
+		t.Errorf("listing after this Manager's own write made reads %v, want one list of their metadata", reads)
+	}
+	// Another writer's change (another replica, a restarted daemon) is read.
+	other := target(t, newManager(t, testOptions()), mainCluster)
+	mustApplied(t, other.Apply(t.Context(), req("inv-meta-b", "h3")))
+	if reads := list(map[string]string{"inv-meta-a": "h1", "inv-meta-b": "h3"}); len(reads) != 2 || reads[1].metadata {
+		t.Errorf("listing after another writer's change made reads %v, want a metadata list and a full one", reads)
 	}
 
 	cm := &corev1.ConfigMap{}
@@ -142,4 +149,33 @@ func TestInventoriesReadMetadataWhenUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	list(map[string]string{"inv-meta-a": "h1"})
+}
+
+// An inventory this Manager wrote is known to ownership without a read:
+// an object a pass added to profile a's inventory, then stripped of its
+// labels out of band, is still a's, and another profile rendering it is in
+// conflict with a (the listing served from the cache indexes what a's
+// write holds).
+func TestOwnWrittenInventoryClaimsItsObjects(t *testing.T) {
+	ns := "inv-own"
+	c, k := target(t, newManager(t, testOptions()), mainCluster), kube(t, mainCluster)
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "inv-own-ns", RenderHash: "h1",
+		Steps: []apply.Step{step("a", namespace(ns))}}))
+	a := apply.Request{Profile: "inv-own-a", RenderHash: "h1", Steps: []apply.Step{step("a", configMap(ns, "first", nil))}}
+	mustApplied(t, c.Apply(t.Context(), a))
+	if _, err := c.Inventories(t.Context()); err != nil { // fills the cache
+		t.Fatal(err)
+	}
+	a.RenderHash = "h2"
+	a.Steps = []apply.Step{step("a", configMap(ns, "first", nil), configMap(ns, "added", nil))}
+	mustApplied(t, c.Apply(t.Context(), a))
+	mergePatch(t, k, getCM(t, k, ns, "added"), `{"metadata":{"labels":{"regatta.dev/profile":null,"regatta.dev/addon":null}}}`)
+	if _, err := c.Inventories(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	res := c.Apply(t.Context(), apply.Request{Profile: "inv-own-b", RenderHash: "b1",
+		Steps: []apply.Step{step("a", configMap(ns, "added", map[string]string{"v": "grab"}))}})
+	if res.State != apply.StateConflict || !strings.Contains(res.Error, "owned by profile inv-own-a") {
+		t.Errorf("b took an unlabelled object a's inventory holds: %s %s", res.State, res.Error)
+	}
 }
