@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -65,4 +66,33 @@ func TestMapperSharedByDiscovery(t *testing.T) {
 	if a.SharedMapper() != b.SharedMapper() {
 		t.Fatalf("equal discovery answers after the CRD: mappers %p and %p, want one shared", a.SharedMapper(), b.SharedMapper())
 	}
+}
+
+// A kind of a group whose discovery fails (an aggregated API server that
+// is down) is an error, never "no such kind": pruning takes the latter as
+// gone.
+func TestMapperFailedGroupIsNotGone(t *testing.T) {
+	k := kube(t, mainCluster)
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": "v1.mapper-down.regatta.dev"},
+		"spec": map[string]any{"group": "mapper-down.regatta.dev", "version": "v1", "groupPriorityMinimum": int64(100),
+			"versionPriority": int64(10), "insecureSkipTLSVerify": true,
+			"service": map[string]any{"namespace": "default", "name": "mapper-down-missing", "port": int64(443)}},
+	}}
+	if err := k.Create(t.Context(), svc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Delete(context.Background(), svc) })
+	cache := apply.NewClientCache(testOptions().Client)
+	c, _, err := cache.Get("down", env.Cluster(mainCluster).Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cache.Delete("down") })
+	_, err = c.Mapper.RESTMapping(schema.GroupKind{Group: "mapper-down.regatta.dev", Kind: "Thing"}, "v1")
+	if err == nil || meta.IsNoMatchError(err) {
+		t.Fatalf("kind of a group whose discovery fails: %v, want a discovery error", err)
+	}
+	t.Logf("error: %v", err)
 }
