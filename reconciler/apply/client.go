@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // ClientOptions configures the client of each cluster.
@@ -36,6 +35,10 @@ type ClientOptions struct {
 	// WrapTransport, when set, wraps every cluster's HTTP transport (tests
 	// count requests with it; metrics may too).
 	WrapTransport func(cluster string, rt http.RoundTripper) http.RoundTripper
+	// Mappers shares REST mappers between clusters whose discovery is the
+	// same (see MapperCache); nil: each client has its own. A ClientCache
+	// sets one for its clients.
+	Mappers *MapperCache
 }
 
 // DefaultClientOptions returns QPS 300, burst 600 (per cluster), a 30 s
@@ -95,10 +98,11 @@ func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*C
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: http client: %w", cluster, err)
 	}
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	disco, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
-		return nil, fmt.Errorf("cluster %s: rest mapper: %w", cluster, err)
+		return nil, fmt.Errorf("cluster %s: discovery client: %w", cluster, err)
 	}
+	mapper := newClusterMapper(disco, opts.Mappers)
 	kube, err := client.New(cfg, client.Options{HTTPClient: httpClient, Mapper: mapper})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: client: %w", cluster, err)
@@ -114,10 +118,6 @@ func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*C
 	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: dynamic client: %w", cluster, err)
-	}
-	disco, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("cluster %s: discovery client: %w", cluster, err)
 	}
 	return &Client{
 		Cluster:   cluster,
@@ -172,6 +172,9 @@ type ClientCache struct {
 
 // NewClientCache returns an empty cache whose clients use opts.
 func NewClientCache(opts ClientOptions) *ClientCache {
+	if opts.Mappers == nil {
+		opts.Mappers = NewMapperCache()
+	}
 	return &ClientCache{opts: opts, clients: map[string]*Client{}}
 }
 

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -36,7 +35,8 @@ type DriftEvent struct {
 	Time   time.Time
 }
 
-// driftWorkers is the number of goroutines correcting drift per cluster.
+// driftWorkers is the most goroutines correcting drift per cluster at
+// once (none while nothing is queued, see driftQueue).
 const driftWorkers = 2
 
 // DriftWatcher corrects drift on one cluster: one label-filtered informer per
@@ -60,7 +60,7 @@ type DriftWatcher struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	queue  workqueue.TypedRateLimitingInterface[driftKey]
+	queue  *driftQueue
 	wg     sync.WaitGroup
 
 	// watchMu serializes changes of the informers (informerFor, rescope).
@@ -142,27 +142,23 @@ type driftKey struct {
 	ref     ObjectRef // ref.key(): no version
 }
 
-// newDriftWatcher starts the workers of a watcher; informers start with the
-// first Track.
+// newDriftWatcher returns a watcher; its workers start with the first key
+// queued, its informers with the first Track.
 func newDriftWatcher(parent context.Context, cluster string, namespaces []string, cl *Client, opts Options) *DriftWatcher {
 	ctx, cancel := context.WithCancel(parent)
 	w := &DriftWatcher{cluster: cluster, fleet: opts.Fleet, namespaces: namespaces, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
 		log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
-		rm: resourceManager(cl.Kube, opts.Concurrency),
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[driftKey](
-			100*time.Millisecond, time.Minute)),
+		rm:       resourceManager(cl.Kube, opts.Concurrency),
 		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind][]*Informer{},
 		leases: map[schema.GroupKind][]*InformerLease{}, counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
-	for range driftWorkers {
-		w.wg.Go(w.work)
-	}
+	w.queue = newDriftQueue(driftWorkers, &w.wg, w.handle)
 	return w
 }
 
 // Stop stops the informers and workers and waits for them.
 func (w *DriftWatcher) Stop() {
 	w.cancel()
-	w.queue.ShutDown()
+	w.queue.shutDown()
 	w.mu.Lock()
 	leases := w.leases
 	w.leases = map[schema.GroupKind][]*InformerLease{}
@@ -219,7 +215,7 @@ func (w *DriftWatcher) compareWhenSynced(profile string, dp *driftProfile, refs 
 		return
 	}
 	for _, ref := range refs {
-		w.queue.Add(driftKey{profile: profile, ref: ref})
+		w.queue.add(driftKey{profile: profile, ref: ref})
 	}
 }
 
@@ -532,7 +528,7 @@ func (w *DriftWatcher) onEvent(obj any) {
 		return
 	}
 	for _, profile := range w.trackers(ref) {
-		w.queue.Add(driftKey{profile: profile, ref: ref})
+		w.queue.add(driftKey{profile: profile, ref: ref})
 	}
 }
 
@@ -691,17 +687,9 @@ func (w *DriftWatcher) desired(key driftKey) (*desiredObject, *driftProfile) {
 	return dp.objects[key.ref], dp
 }
 
-func (w *DriftWatcher) work() {
-	for w.next() {
-	}
-}
-
-func (w *DriftWatcher) next() bool {
-	key, quit := w.queue.Get()
-	if quit {
-		return false
-	}
-	defer w.queue.Done(key)
+// handle reconciles one key; an error (the watcher still running) has the
+// queue retry it with backoff.
+func (w *DriftWatcher) handle(key driftKey) error {
 	err := w.reconcile(w.ctx, key)
 	w.mu.Lock()
 	if err != nil && w.profiles[key.profile] != nil {
@@ -710,12 +698,10 @@ func (w *DriftWatcher) next() bool {
 		delete(w.failing, key)
 	}
 	w.mu.Unlock()
-	if err != nil && w.ctx.Err() == nil {
-		w.queue.AddRateLimited(key)
-		return true
+	if w.ctx.Err() != nil {
+		return nil
 	}
-	w.queue.Forget(key)
-	return true
+	return err
 }
 
 // reconcile compares one object with its desired state and re-applies it

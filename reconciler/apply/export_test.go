@@ -26,3 +26,13 @@ func (w *DriftWatcher) WatchedKeys(group, kind string) ([]string, string) {
 	}
 	return keys, sel
 }
+
+// SharedMapper returns the shared REST mapper the client's mapper uses
+// now (nil before its first lookup): clients with equal discovery answers
+// return the same one.
+func (c *Client) SharedMapper() any {
+	if s := c.Mapper.(*clusterMapper).state.Load(); s != nil {
+		return s.mapper
+	}
+	return nil
+}
