@@ -34,6 +34,10 @@ type Peers interface {
 	// status, that cluster's record only; one saying so when there is
 	// none yet) and the records found of the pushed clusters.
 	Records(ctx context.Context, pulled, pushed []string) ([]status.ClusterStatus, error)
+	// Turns returns the handover turn the other side recorded of each
+	// cluster (daemon_handover.go): the agents' when fromAgents, else the
+	// central daemon's; 0 when it recorded none.
+	Turns(ctx context.Context, fromAgents bool, clusters []string) (map[string]int64, error)
 }
 
 // peerRecords are the records of the clusters other processes reconcile,

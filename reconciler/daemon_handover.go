@@ -1,0 +1,298 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/regatta-dev/regatta/reconciler/agent"
+	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// handover is this daemon's side of the handshake that keeps the central
+// daemon and a cluster's agent from both writing to the cluster across a
+// switch of spec.mode (reconciler/agent/handover.go), by cluster.
+type handover struct {
+	mu       sync.Mutex
+	own      map[string]int64  // the turns this daemon recorded
+	at       map[string]string // the revision at which it took or handed each
+	other    map[string]int64  // the other side's, as last read
+	readAt   *revision         // the revision in force when other was last read
+	inFlight map[string]int    // passes running, by cluster
+	verified bool              // an agent's fresh claim (turn 1) was checked after its commit
+	waiting  map[string]bool   // clusters whose turn this daemon waits for
+}
+
+func (h *handover) init() {
+	if h.own == nil {
+		h.own, h.at, h.other = map[string]int64{}, map[string]string{}, map[string]int64{}
+		h.inFlight, h.waiting = map[string]int{}, map[string]bool{}
+	}
+}
+
+// handshakes reports whether this daemon takes part in the handshake: it
+// reads the other side's turns (Peers) and records its own (a status
+// branch). Without either (tests of the library), modes alone decide.
+func (d *Daemon) handshakes() bool { return d.opts.Peers != nil && d.opts.StatusBranch != "" }
+
+func (d *Daemon) side() agent.Side {
+	if d.opts.Agent != nil {
+		return agent.Agent
+	}
+	return agent.Central
+}
+
+// mayWrite reports whether this daemon may write to the cluster now: the
+// revision in force gives it the cluster and it holds the cluster's turn.
+// The central daemon at turn 0 also needs the agents' turns read at a
+// revision that pushed the cluster already (pushedAt); an agent on its own
+// claim needs the claim checked. Callers hold d.hand.mu.
+func (d *Daemon) mayWrite(cluster string) bool {
+	d.hand.init()
+	if !d.pullAllows(cluster) {
+		return false
+	}
+	if !d.handshakes() {
+		return true
+	}
+	h := &d.hand
+	own, other := h.own[cluster], h.other[cluster]
+	if !agent.Decide(d.side(), true, own, other).Act {
+		return false
+	}
+	if d.opts.Agent != nil {
+		return own != 1 || other != 0 || h.verified
+	}
+	return max(own, other) > 0 || pushedAt(h.readAt, cluster)
+}
+
+// pushedAt reports whether a revision has the cluster pushed. The central
+// daemon acts at turn 0 only on a cluster pushed at the revision it last
+// read the agents' turns at: an agent that claimed the cluster before
+// that read is seen, and one that claims it after finds it pushed in the
+// history of its claim and voids the claim.
+func pushedAt(rev *revision, cluster string) bool {
+	if rev == nil {
+		return false
+	}
+	c := rev.repo.Cluster(cluster)
+	return c != nil && !c.Pulled()
+}
+
+func (d *Daemon) writable(cluster string) bool {
+	d.hand.mu.Lock()
+	defer d.hand.mu.Unlock()
+	return d.mayWrite(cluster)
+}
+
+// begin marks a pass of the cluster in flight, when this daemon may write
+// to it; end marks it done. A release waits for the passes in flight.
+func (d *Daemon) begin(cluster string) bool {
+	d.hand.mu.Lock()
+	defer d.hand.mu.Unlock()
+	if !d.mayWrite(cluster) || (d.opts.Ownership != nil && !d.opts.Ownership.Owns(cluster)) {
+		return false
+	}
+	d.hand.inFlight[cluster]++
+	return true
+}
+
+func (d *Daemon) end(cluster string) {
+	d.hand.mu.Lock()
+	defer d.hand.mu.Unlock()
+	d.hand.inFlight[cluster]--
+}
+
+// seedTurns takes this daemon's turns from the records it committed before
+// a restart.
+func (d *Daemon) seedTurns(records []status.ClusterStatus) {
+	d.hand.mu.Lock()
+	defer d.hand.mu.Unlock()
+	d.hand.init()
+	for _, c := range records {
+		if c.Handover != nil && (d.opts.Agent == nil || c.Cluster == d.opts.Agent.Name) {
+			d.hand.own[c.Cluster], d.hand.at[c.Cluster] = c.Handover.Turn, c.Handover.Revision
+		}
+	}
+}
+
+// stampTurns puts this daemon's turns into the records it commits.
+func (d *Daemon) stampTurns(snap *status.Snapshot) {
+	d.hand.mu.Lock()
+	defer d.hand.mu.Unlock()
+	for i, c := range snap.Clusters {
+		if t, ok := d.hand.own[c.Cluster]; ok && (t > 0 || c.Handover != nil) {
+			snap.Clusters[i].Handover = &status.Handover{Turn: t, Revision: d.hand.at[c.Cluster]}
+		} else {
+			snap.Clusters[i].Handover = nil // a copy of an agent's record: its turn is the agent's
+		}
+	}
+}
+
+// handoverClusters are the clusters whose turns this daemon follows.
+func (d *Daemon) handoverClusters(rev *revision) []string {
+	if d.opts.Agent != nil {
+		return []string{d.opts.Agent.Name}
+	}
+	names := make([]string, 0, len(rev.repo.Clusters))
+	for _, c := range rev.repo.Clusters {
+		names = append(names, c.Metadata.Name)
+	}
+	return names
+}
+
+// handoverTick reads the other side's turns and moves the handshake on:
+// it records the releases whose passes ended (a status commit carries
+// them), an agent claims a cluster new in the repository as pulled, the
+// records of the clusters waiting for their turn say so, and queue gets
+// each cluster whose turn this daemon just got.
+func (d *Daemon) handoverTick(ctx context.Context, queue func(string)) {
+	rev := d.r.current()
+	if !d.handshakes() || rev == nil {
+		return
+	}
+	names := d.handoverClusters(rev)
+	turns, err := d.opts.Peers.Turns(ctx, d.opts.Agent == nil, names)
+	d.hand.mu.Lock()
+	d.hand.init()
+	if err != nil {
+		d.r.log.Warn("cannot read the other side's handover turns; acting on the last read", "error", err)
+	} else {
+		for _, n := range names {
+			d.hand.other[n] = turns[n]
+		}
+		d.hand.readAt = rev
+	}
+	d.hand.mu.Unlock()
+	for _, n := range names {
+		d.handoverStep(ctx, rev, n, queue)
+	}
+}
+
+// handoverStep moves one cluster's handshake on.
+func (d *Daemon) handoverStep(ctx context.Context, rev *revision, name string, queue func(string)) {
+	d.hand.mu.Lock()
+	own, other := d.hand.own[name], d.hand.other[name]
+	st := agent.Decide(d.side(), d.pullAllows(name), own, other)
+	release := st.Release && d.hand.inFlight[name] == 0
+	wasWaiting, verified := d.hand.waiting[name], d.hand.verified
+	d.hand.waiting[name] = st.Wait
+	d.hand.mu.Unlock()
+	switch {
+	case release:
+		d.r.opts.Apply.Forget(name) // drift watches: stopped before the release is recorded
+		d.record(name, st.Turn, rev.sha)
+		d.r.log.Info("handed the cluster over", "cluster", name, "turn", st.Turn, "revision", status.ShortRevision(rev.sha))
+	case st.Wait && d.opts.Agent != nil && agent.Fresh(own, other):
+		d.claim(ctx, rev, name, queue)
+	case st.Wait:
+		d.showWaiting(rev, name, own, other)
+	case st.Act && d.opts.Agent != nil && own == 1 && other == 0 && !verified:
+		d.verifyClaim(ctx, name, queue)
+	case st.Act && wasWaiting:
+		d.r.log.Info("the other side handed the cluster over", "cluster", name, "turn", st.Turn)
+		d.record(name, st.Turn, rev.sha)
+		queue(name)
+	}
+}
+
+// record sets this daemon's turn of a cluster for the next status commit.
+func (d *Daemon) record(name string, turn int64, rev string) {
+	d.hand.mu.Lock()
+	d.hand.own[name], d.hand.at[name] = turn, rev
+	d.hand.mu.Unlock()
+	if _, ok := d.store.cluster(name); !ok {
+		d.store.setCluster(status.ClusterStatus{Cluster: name, SourceRevision: rev, Mode: modeOf(d)})
+	}
+	d.store.touch()
+}
+
+func modeOf(d *Daemon) string {
+	if d.opts.Agent != nil {
+		return spec.ModePull
+	}
+	return ""
+}
+
+// showWaiting makes the cluster's record say whose release it waits for.
+func (d *Daemon) showWaiting(rev *revision, name string, own, other int64) {
+	var msg string
+	if d.opts.Agent != nil {
+		msg = fmt.Sprintf("waiting for the central daemon to hand over: cluster %s is spec.mode: pull at %s, and the central daemon has not yet recorded on its status branch that it stopped writing to it (turn %d; the agent needs an odd turn above %d); it does once its work in flight on the cluster ends",
+			name, status.ShortRevision(rev.sha), other, own)
+	} else {
+		msg = fmt.Sprintf("waits for the agent's release: cluster %s is spec.mode: push at %s, and its agent has not yet recorded on %s that it stopped (turn %d; the central daemon needs an even turn above %d); an agent releases once its work in flight ends; if the agent is gone for good, release it by hand: regatta release-agent --cluster %s",
+			name, status.ShortRevision(rev.sha), agent.StatusRef(name), other, own, name)
+	}
+	rec, _ := d.store.cluster(name)
+	rec.Cluster, rec.SourceRevision, rec.Mode, rec.Error, rec.Reachable = name, rev.sha, modeOf(d), msg, false
+	d.store.setCluster(rec)
+}
+
+// claim is an agent's start on a cluster nobody handed over: if the
+// cluster was never pushed in the history of the revision in force, the
+// agent records turn 1 and commits it before anything else, then checks
+// the history again (verifyClaim).
+func (d *Daemon) claim(ctx context.Context, rev *revision, name string, queue func(string)) {
+	pushed, err := d.everPushed(ctx, rev.sha, name)
+	switch {
+	case err != nil:
+		d.r.log.Warn("cannot read the history of the cluster; waiting for the central daemon to hand over", "cluster", name, "error", err)
+		d.showWaiting(rev, name, 0, 0)
+		return
+	case pushed:
+		d.showWaiting(rev, name, 0, 0)
+		return
+	}
+	d.record(name, 1, rev.sha)
+	d.verifyClaim(ctx, name, queue)
+}
+
+// verifyClaim commits an agent's claim, then reads the followed branch
+// again: a pushed cluster in its history since (the central daemon may
+// have acted on it before it could read the claim) voids the claim, which
+// the agent then hands to the central daemon (turn 2).
+func (d *Daemon) verifyClaim(ctx context.Context, name string, queue func(string)) {
+	if err := d.commitStatus(); err != nil {
+		d.r.log.Warn("cannot commit the agent's claim of its cluster; retrying", "error", err)
+		return
+	}
+	head, _, err := d.opts.Source.FetchBranch(ctx, d.opts.Source.Branch())
+	var pushed bool
+	if err == nil {
+		pushed, err = d.everPushed(ctx, head, name)
+	}
+	switch {
+	case err != nil:
+		d.r.log.Warn("cannot check the agent's claim of its cluster; retrying", "error", err)
+	case pushed:
+		d.r.log.Warn("the cluster was pushed since: the claim is void; handing it to the central daemon", "cluster", name)
+		d.record(name, 2, head)
+	default:
+		d.hand.mu.Lock()
+		d.hand.verified = true
+		d.hand.mu.Unlock()
+		d.r.log.Info("claimed the cluster, new in the repository as pulled", "cluster", name, "turn", 1)
+		queue(name)
+	}
+}
+
+// everPushed reports whether some revision reachable from rev has the
+// cluster's cluster.yaml without spec.mode: pull.
+func (d *Daemon) everPushed(ctx context.Context, rev, name string) (bool, error) {
+	file := spec.ClustersDir + "/" + name + "/" + spec.ClusterFile
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	return d.opts.Source.AnyVersion(ctx, rev, file, func(b []byte) bool {
+		var c struct {
+			Spec struct {
+				Mode string `yaml:"mode"`
+			} `yaml:"spec"`
+		}
+		return yaml.Unmarshal(b, &c) != nil || c.Spec.Mode != spec.ModePull
+	})
+}
