@@ -83,6 +83,14 @@ func pushedAt(rev *revision, cluster string) bool {
 	return c != nil && !c.Pulled()
 }
 
+// waits reports whether this daemon waits for the other side's release of
+// the cluster.
+func (d *Daemon) waits(cluster string) bool {
+	d.hand.mu.Lock()
+	defer d.hand.mu.Unlock()
+	return d.hand.waiting[cluster]
+}
+
 func (d *Daemon) writable(cluster string) bool {
 	d.hand.mu.Lock()
 	defer d.hand.mu.Unlock()

@@ -114,10 +114,14 @@ func (d *Daemon) refreshPeers(ctx context.Context) {
 // shows reports whether this daemon writes a record of a cluster it does
 // not reconcile: an agent its own (the record of a refusal says why), the
 // central daemon (with replicas, the fleet's owner) the record a pulled
-// cluster's agent committed.
+// cluster's agent committed, and (with replicas, the cluster's owner) the
+// record of a pushed cluster whose agent has not released it yet.
 func (d *Daemon) shows(cluster string) bool {
 	if d.opts.Agent != nil {
 		return cluster == d.opts.Agent.Name
+	}
+	if d.waits(cluster) {
+		return d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster)
 	}
 	_, ok := d.peer(cluster)
 	return ok && (d.opts.Ownership == nil || d.opts.Ownership.OwnsFleet())
