@@ -164,4 +164,3 @@ func agentWrites(t *testing.T, c *testenv.Cluster, id string, from time.Time) []
 	}
 	return out
 }
-
