@@ -165,8 +165,12 @@ func (d *Daemon) handoverTick(ctx context.Context, queue func(string)) {
 	}
 	names := d.handoverClusters(rev)
 	turns, err := d.opts.Peers.Turns(ctx, d.opts.Agent == nil, names)
+	committed := d.committedTurns(ctx)
 	d.hand.mu.Lock()
 	d.hand.init()
+	for n, t := range committed {
+		d.hand.own[n] = max(d.hand.own[n], t)
+	}
 	if err != nil {
 		d.r.log.Warn("cannot read the other side's handover turns; acting on the last read", "error", err)
 	} else {
@@ -181,8 +185,37 @@ func (d *Daemon) handoverTick(ctx context.Context, queue func(string)) {
 	}
 }
 
-// handoverStep moves one cluster's handshake on.
+// committedTurns are, for a replica of a sharded fleet, the central
+// daemon's turns as the status branch holds them: a replica that gained a
+// cluster goes on from the turn its owner before committed.
+func (d *Daemon) committedTurns(ctx context.Context) map[string]int64 {
+	if d.opts.Ownership == nil || d.opts.Agent != nil {
+		return nil
+	}
+	snap, err := d.branchStatus(ctx)
+	if err != nil {
+		d.r.log.Warn("cannot read the status branch for the handover turns", "error", err)
+		return nil
+	}
+	out := map[string]int64{}
+	for _, c := range snap.Clusters {
+		if c.Handover != nil {
+			out[c.Cluster] = c.Handover.Turn
+		}
+	}
+	return out
+}
+
+// handoverStep moves one cluster's handshake on. Of a sharded fleet, only
+// the replica that owns the cluster does: the one whose passes of it may
+// be in flight.
 func (d *Daemon) handoverStep(ctx context.Context, rev *revision, name string, queue func(string)) {
+	if d.opts.Agent == nil && d.opts.Ownership != nil && !d.opts.Ownership.Owns(name) {
+		d.hand.mu.Lock()
+		d.hand.waiting[name] = false
+		d.hand.mu.Unlock()
+		return
+	}
 	d.hand.mu.Lock()
 	own, other := d.hand.own[name], d.hand.other[name]
 	st := agent.Decide(d.side(), d.pullAllows(name), own, other)
