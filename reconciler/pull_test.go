@@ -130,7 +130,9 @@ func TestShardedHandoverByTheClustersOwnerOnly(t *testing.T) {
 	sha := f.Commit("x pulled", map[string]string{
 		"clusters/x/cluster.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata: {name: x}\nspec: {mode: pull}\n",
 	})
-	owner := newHarness(t, f, func(o *DaemonOptions) { o.Ownership = staticOwnership{id: "owner", clusters: map[string]bool{"x": true}} })
+	owner := newHarness(t, f, func(o *DaemonOptions) {
+		o.Ownership = staticOwnership{id: "owner", clusters: map[string]bool{"x": true}}
+	})
 	fleet := newHarness(t, f, func(o *DaemonOptions) { o.Ownership = staticOwnership{id: "fleet", fleet: true} })
 	ctx := t.Context()
 	for _, h := range []*harness{owner, fleet} {
