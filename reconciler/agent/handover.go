@@ -11,15 +11,19 @@ package agent
 // record is the release. A side that wants the turn but does not hold it
 // waits for the other's release, reading it from Git.
 //
-// Why no two writers: a side acts only while the turn it sees is its own,
-// and it sees its own turn exactly and the other's as last committed,
-// which is never newer than the other's now. If both acted, with c and a
-// the central and agent turns now and c' <= c, a' <= a the turns each read
-// of the other: the central acts with max(c, a') even, and a' <= a; the
-// agent with max(a, c') odd. Turns only grow and a side records a turn
-// above the other's only to release, so one of the two views would have
-// to be the newer release of each: impossible (the table tests of Decide
-// walk the orderings).
+// Why no two writers: let c and a be the turns the central daemon and the
+// agent recorded now, c' <= c and a' <= a the ones each last read of the
+// other (recorded turns only grow, and a side reads only what the other
+// committed). A side writes only while its view max(own, read) has its
+// parity, and it records a turn in two ways only: taking the other's
+// release (the turn it read, so never above the other's own) or, with
+// nothing of it in flight, releasing (its view plus one). Suppose both
+// write, and say c >= a: the central daemon sees c, even; the agent sees
+// an odd turn below c, so c > a; but an even c was recorded taking a
+// release, so c <= a (or c = 0 = a, where the agent sees 0 too).
+// Symmetrically for a > c, except the agent's claim of turn 1 on a cluster
+// new as pulled, which it checks against the history (Fresh).
+// TestHandoverNeverTwoWriters walks random interleavings.
 
 // Side is who decides: the central daemon or the cluster's agent.
 type Side int
