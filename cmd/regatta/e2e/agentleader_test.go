@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,6 +36,10 @@ func TestAgentLeaderElection(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	logDir := os.Getenv("E2E_LOG_DIR")
+	if logDir == "" {
+		logDir = dir
+	}
 	r := newRepo(t)
 	objects := func(version string) map[string]string {
 		var b strings.Builder
@@ -52,7 +57,7 @@ func TestAgentLeaderElection(t *testing.T) {
 	procs := map[string]*process{}
 	for _, id := range []string{"agent-a", "agent-b"} {
 		kc := serviceAccountKubeconfig(t, admin, c, id, filepath.Join(dir, id+".kubeconfig"))
-		procs[id] = startRegatta(t, id, dir, "--cluster", "edge", "--kubeconfig", kc, "--repo", r.bare,
+		procs[id] = startRegatta(t, id, logDir, "--cluster", "edge", "--kubeconfig", kc, "--repo", r.bare,
 			"--interval", "500ms", "--status-interval", "1s", "--leader-elect-namespace", "default")
 	}
 	at := func(version string) bool { return configMapVersion(t, admin, "le-e2e", "cm-19") == version }
