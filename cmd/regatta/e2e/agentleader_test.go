@@ -61,6 +61,21 @@ func TestAgentLeaderElection(t *testing.T) {
 			"--interval", "500ms", "--status-interval", "1s", "--leader-elect-namespace", "default")
 	}
 	at := func(version string) bool { return configMapVersion(t, admin, "le-e2e", "cm-19") == version }
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		l, err := admin.CoordinationV1().Leases("default").Get(context.Background(), "regatta-leader", metav1.GetOptions{})
+		t.Logf("Lease: %+v (%v)", l.Spec, err)
+		for id, p := range procs {
+			select {
+			case <-p.done:
+				t.Logf("%s (pid %d) exited: %v", id, p.cmd.Process.Pid, p.cmd.ProcessState)
+			default:
+				t.Logf("%s (pid %d) runs", id, p.cmd.Process.Pid)
+			}
+		}
+	})
 	testenv.WaitFor(t, 60*time.Second, "v1 applied by the leader", func() bool { return at("v1") })
 	leader, standby := leaderOf(t, admin, procs), ""
 	for id := range procs {
