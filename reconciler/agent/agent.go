@@ -107,13 +107,9 @@ func (r *Refs) Records(ctx context.Context, pulled, pushed []string) ([]status.C
 	if len(pushed) == 0 || revs[r.StatusBranch] == "" {
 		return out, nil
 	}
-	tree, err := r.Source.Tree(ctx, revs[r.StatusBranch])
+	snap, err := r.central(ctx, revs[r.StatusBranch])
 	if err != nil {
-		return out, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
-	}
-	snap, err := status.Read(tree)
-	if err != nil {
-		return out, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
+		return out, err
 	}
 	want := map[string]bool{}
 	for _, n := range pushed {
@@ -177,13 +173,9 @@ func (r *Refs) Turns(ctx context.Context, fromAgents bool, clusters []string) (m
 	if err != nil || revs[r.StatusBranch] == "" {
 		return out, err
 	}
-	tree, err := r.Source.Tree(ctx, revs[r.StatusBranch])
+	snap, err := r.central(ctx, revs[r.StatusBranch])
 	if err != nil {
-		return out, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
-	}
-	snap, err := status.Read(tree)
-	if err != nil {
-		return out, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
+		return out, err
 	}
 	for _, c := range snap.Clusters {
 		if c.Handover != nil {
@@ -220,4 +212,17 @@ func (r *Refs) agentTurns(ctx context.Context, clusters []string, out map[string
 		}
 	}
 	return nil
+}
+
+// central reads the central daemon's status branch at rev.
+func (r *Refs) central(ctx context.Context, rev string) (status.Snapshot, error) {
+	tree, err := r.Source.Tree(ctx, rev)
+	if err != nil {
+		return status.Snapshot{}, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
+	}
+	snap, err := status.Read(tree)
+	if err != nil {
+		return status.Snapshot{}, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
+	}
+	return snap, nil
 }
