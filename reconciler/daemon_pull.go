@@ -120,7 +120,7 @@ func (d *Daemon) shows(cluster string) bool {
 	if d.opts.Agent != nil {
 		return cluster == d.opts.Agent.Name
 	}
-	if d.waits(cluster) {
+	if d.hand.isWaiting(cluster) {
 		return d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster)
 	}
 	_, ok := d.peer(cluster)
