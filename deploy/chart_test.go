@@ -392,3 +392,43 @@ func TestChartAgentGrantsItsOwnClusterOnly(t *testing.T) {
 		{"delete", "", "namespaces", "", false},
 	})
 }
+
+// TestChartAgentStatusAuth: agent.statusAuth gives the agent a Git
+// credential for its status pushes only (--status-git-*, its user name
+// from the Secret), so that fleet.repository.auth may be read-only; it
+// needs a Secret, and means nothing without agent.enabled.
+func TestChartAgentStatusAuth(t *testing.T) {
+	c := loadChart(t)
+	base := map[string]any{
+		"fleet.repository.url": "https://git.example.com/fleet.git", "fleet.repository.auth.type": "basic",
+		"fleet.repository.auth.secretName": "fleet-reader", "agent.enabled": true, "agent.cluster": "edge-1",
+		"agent.statusAuth.type": "basic",
+	}
+	if _, err := c.Render(context.Background(), "regatta-system", values(base)); err == nil || !strings.Contains(err.Error(), "agent.statusAuth.secretName is required") {
+		t.Errorf("statusAuth without a Secret: %v", err)
+	}
+	base["agent.statusAuth.secretName"] = "edge-1-status"
+	objs, err := c.Render(context.Background(), "regatta-system", values(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := find(objs, "Deployment", "")
+	ctr := container(t, d)
+	if args := fmt.Sprint(ctr["args"]); !strings.Contains(args, "--status-git-password-file=/etc/regatta/status-git/password") || !strings.Contains(args, "--git-password-file=/etc/regatta/git/password") {
+		t.Errorf("args %s", args)
+	}
+	if env := fmt.Sprint(ctr["env"]); !strings.Contains(env, "REGATTA_STATUS_GIT_USERNAME") || !strings.Contains(env, "edge-1-status") {
+		t.Errorf("env %s", env)
+	}
+	if vols := fmt.Sprint(d.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["volumes"]); !strings.Contains(vols, "secretName:edge-1-status") {
+		t.Errorf("volumes %s", vols)
+	}
+	delete(base, "agent.enabled")
+	objs, err = c.Render(context.Background(), "regatta-system", values(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := fmt.Sprint(container(t, find(objs, "Deployment", ""))["args"]); strings.Contains(args, "status-git") {
+		t.Errorf("the central daemon got the agent's status credential: %s", args)
+	}
+}

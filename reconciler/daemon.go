@@ -76,6 +76,8 @@ type Daemon struct {
 	owner chan struct{}
 	// peers are the records of the clusters other processes reconcile.
 	peers peerRecords
+	// hand is this daemon's side of the writer handshake of each cluster.
+	hand handover
 }
 
 // Trigger asks for an immediate fetch (a push webhook); it never blocks.

@@ -113,25 +113,27 @@ func (d *Daemon) refreshPeers(ctx context.Context) {
 
 // shows reports whether this daemon writes a record of a cluster it does
 // not reconcile: an agent its own (the record of a refusal says why), the
-// central daemon (with replicas, the fleet's owner) the record a pulled
-// cluster's agent committed.
+// central daemon (with replicas, the cluster's owner, which records its
+// handover turn) the record a pulled cluster's agent committed and the
+// record of a pushed cluster whose agent has not released it yet.
 func (d *Daemon) shows(cluster string) bool {
 	if d.opts.Agent != nil {
 		return cluster == d.opts.Agent.Name
 	}
+	if d.hand.isWaiting(cluster) {
+		return d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster)
+	}
 	_, ok := d.peer(cluster)
-	return ok && (d.opts.Ownership == nil || d.opts.Ownership.OwnsFleet())
+	return ok && (d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster))
 }
 
 // needsPeers reports whether this daemon uses the other processes'
-// records: an agent for its rollouts only, a replica of a sharded fleet
-// only while it writes the fleet's status (its rollouts do not advance).
+// records: an agent for its rollouts only; the central daemon (every
+// replica of a sharded fleet: each writes the records of the pulled
+// clusters it owns) always.
 func (d *Daemon) needsPeers(repo *spec.Repository) bool {
-	switch {
-	case d.opts.Agent != nil:
+	if d.opts.Agent != nil {
 		return anyRollout(repo)
-	case d.opts.Ownership != nil:
-		return d.opts.Ownership.OwnsFleet()
 	}
 	return true
 }

@@ -45,6 +45,7 @@ func (d *Daemon) RunOnce(ctx context.Context) (PassResult, error) {
 		s.waitSettled(workCtx)
 	}
 	s.stop()
+	d.handoverTick(context.WithoutCancel(ctx), func(string) {}) // releases, now that nothing is in flight
 	d.refreshPeers(ctx)
 	res := d.result(start)
 	if cerr := d.commitStatus(); err == nil {
@@ -71,6 +72,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() { watchErr <- d.watcher.Run(ctx, d.onEvent(revs)) }()
 	err := d.loop(ctx, s, revs, watchErr)
 	s.stop()
+	d.handoverTick(context.WithoutCancel(ctx), func(string) {}) // releases, now that nothing is in flight
 	if cerr := d.commitStatus(); cerr != nil {
 		d.r.log.Error("final status commit", "error", cerr)
 	}
@@ -113,6 +115,7 @@ func (d *Daemon) loop(ctx context.Context, s *session, revs <-chan string, watch
 			d.rebalanced(s)
 		case <-commit.C:
 			d.refreshPeers(ctx)
+			d.handoverTick(ctx, func(name string) { s.q.add(name, false) })
 			if err := d.commitStatus(); err != nil {
 				d.r.log.Error("status commit", "error", err)
 			}

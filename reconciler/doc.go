@@ -19,7 +19,8 @@
 //
 //	revision.go            a loaded revision and its Git tree hashes
 //	pull.go                pull mode's types: an agent's cluster, the records
-//	                         of clusters other processes reconcile (Peers)
+//	                         of clusters other processes reconcile (Peers),
+//	                         the writer handshake's state (handover)
 //	luaadapt.go            lua adapted for classify and health checks
 //	rollout_tracker.go     a rollout's life: the rollouts of profiles (observe,
 //	rollout_report.go        admit, decide, report) and their continuation
@@ -42,10 +43,14 @@
 //	daemon_pull.go         pull mode in the Daemon: which clusters it may
 //	                         reconcile, an agent's refusal and status files,
 //	                         the other processes' records (peers)
+//	daemon_turns.go        the writer handshake's gate: whether this daemon
+//	                         holds a cluster's turn, passes in flight
 //	ownership.go           sharded replicas: owned clusters, fencing
 //	intake_unchanged.go    a commit that changes nothing for a cluster
 //	status_shard.go        status files of a sharded fleet
 //	status_daemon.go       the settled fleet's state and the status commit
+//	daemon_handover.go     the writer handshake moved on: releases, waits,
+//	                         an agent's claim of a cluster new as pulled
 //	queue_workers.go       the workers draining the queue, the health poll
 //	queue_events.go        cluster events queue their destinations
 //	rollout_daemon.go      a rollout's side of the Daemon: older revisions,

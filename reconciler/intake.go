@@ -48,6 +48,7 @@ func (d *Daemon) load(ctx context.Context, sha string, s *session, every bool) e
 	if good != before {
 		d.dropLost() // clusters that became pulled: no more drift watches here
 	}
+	d.handoverTick(ctx, func(name string) { s.q.add(name, false) })
 	if good != before || every {
 		d.refreshPeers(ctx)
 		s.queueAll(false)
@@ -146,6 +147,7 @@ func (d *Daemon) restore(ctx context.Context) {
 		return
 	}
 	d.store.seed(snap)
+	d.seedTurns(snap.Clusters)
 	d.r.seedKnown(snap.Clusters)
 	d.r.rollouts.resumeFrom(snap.Fleet.Rollouts, snap.Clusters)
 	d.mu.Lock()

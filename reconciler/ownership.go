@@ -13,7 +13,7 @@ const fencePoll = 100 * time.Millisecond
 // owns reports whether this daemon may work on a cluster: always without
 // an Ownership.
 func (d *Daemon) owns(cluster string) bool {
-	return d.pullAllows(cluster) && (d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster))
+	return d.writable(cluster) && (d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster))
 }
 
 // fenced returns a context for one cluster's reconciliation that ends

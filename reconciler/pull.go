@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"k8s.io/client-go/rest"
 
@@ -34,6 +35,10 @@ type Peers interface {
 	// status, that cluster's record only; one saying so when there is
 	// none yet) and the records found of the pushed clusters.
 	Records(ctx context.Context, pulled, pushed []string) ([]status.ClusterStatus, error)
+	// Turns returns the handover turn the other side recorded of each
+	// cluster (daemon_handover.go): the agents' when fromAgents, else the
+	// central daemon's; 0 when it recorded none.
+	Turns(ctx context.Context, fromAgents bool, clusters []string) (map[string]int64, error)
 }
 
 // peerRecords are the records of the clusters other processes reconcile,
@@ -49,4 +54,33 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("agent of cluster %s refuses to act at revision %s: %s", e.Cluster, status.ShortRevision(e.Revision), e.Reason)
+}
+
+// handover is this daemon's side of the handshake that keeps the central
+// daemon and a cluster's agent from both writing to the cluster across a
+// switch of spec.mode (reconciler/agent/handover.go), by cluster.
+type handover struct {
+	mu       sync.Mutex
+	own      map[string]int64  // the turns this daemon recorded
+	at       map[string]string // the revision at which it took or handed each
+	other    map[string]int64  // the other side's, as last read
+	readAt   *revision         // the revision in force when other was last read
+	inFlight map[string]int    // passes running, by cluster
+	verified bool              // an agent's fresh claim (turn 1) was checked after its commit
+	waiting  map[string]bool   // clusters whose turn this daemon waits for
+}
+
+func (h *handover) init() {
+	if h.own == nil {
+		h.own, h.at, h.other = map[string]int64{}, map[string]string{}, map[string]int64{}
+		h.inFlight, h.waiting = map[string]int{}, map[string]bool{}
+	}
+}
+
+// isWaiting reports whether the daemon waits for the other side's release
+// of the cluster.
+func (h *handover) isWaiting(cluster string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waiting[cluster]
 }

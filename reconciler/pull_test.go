@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
+	"github.com/regatta-dev/regatta/reconciler/agent"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -83,17 +84,18 @@ func TestAgentCommitsOnlyItsOwnRecord(t *testing.T) {
 	}
 }
 
-// TestShardedFleetOwnerShowsPulledClusters: with replicas, the fleet's
-// owner copies a pulled cluster's record (as its agent committed it) to the
-// status branch, and keeps it there at its next commits; another replica
-// never writes it.
-func TestShardedFleetOwnerShowsPulledClusters(t *testing.T) {
+// TestShardedOwnerShowsPulledClusters: with replicas, the replica that
+// owns a pulled cluster (it records the cluster's handover turn) copies
+// its record (as its agent committed it) to the status branch, and keeps
+// it there at its next commits; another replica, the fleet's owner
+// included, never writes it.
+func TestShardedOwnerShowsPulledClusters(t *testing.T) {
 	f := newFleetRepo(t)
 	f.Commit("fleet", map[string]string{"README.md": "fleet\n"})
 	edge := status.ClusterStatus{Cluster: "edge", SourceRevision: "rev1", Reachable: true, Mode: spec.ModePull, Owner: "agent:edge"}
 	var hs []*harness
 	for i := range 2 {
-		own := staticOwnership{id: fmt.Sprintf("regatta-%d", i), clusters: map[string]bool{fmt.Sprintf("c%d", i): true}, fleet: i == 0}
+		own := staticOwnership{id: fmt.Sprintf("regatta-%d", i), clusters: map[string]bool{fmt.Sprintf("c%d", i): true, "edge": i == 1}, fleet: i == 0}
 		h := newHarness(t, f, func(o *DaemonOptions) { o.Ownership = own })
 		h.d.peers = peerRecords{"edge": edge}
 		h.d.store.setPeer(edge)
@@ -115,5 +117,59 @@ func TestShardedFleetOwnerShowsPulledClusters(t *testing.T) {
 		if !strings.Contains(rec, "owner: agent:edge") || !strings.Contains(rec, "mode: pull") || !strings.Contains(rec, "generation: 1\n") {
 			t.Errorf("round %d: the pulled cluster's record on the status branch:\n%s", round, rec)
 		}
+	}
+}
+
+// TestShardedHandoverByTheClustersOwnerOnly: of a sharded fleet, the
+// replica that owns a cluster switched to pull records the release, and
+// only once its pass in flight ended; the replica that owns the fleet
+// (whose passes never touch the cluster) neither releases it nor writes
+// its record.
+func TestShardedHandoverByTheClustersOwnerOnly(t *testing.T) {
+	f := newFleetRepo(t)
+	sha := f.Commit("x pulled", map[string]string{
+		"clusters/x/cluster.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata: {name: x}\nspec: {mode: pull}\n",
+	})
+	owner := newHarness(t, f, func(o *DaemonOptions) {
+		o.Ownership = staticOwnership{id: "owner", clusters: map[string]bool{"x": true}}
+	})
+	fleet := newHarness(t, f, func(o *DaemonOptions) { o.Ownership = staticOwnership{id: "fleet", fleet: true} })
+	ctx := t.Context()
+	for _, h := range []*harness{owner, fleet} {
+		h.d.opts.Peers = &agent.Refs{Source: h.src}
+		if _, _, err := h.src.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := h.src.Tree(ctx, sha)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fl status.Fleet
+		if h.r.accept(sha, tree, &fl) == nil {
+			t.Fatalf("revision not accepted: %+v", fl)
+		}
+		h.d.store.setFleet(status.Fleet{SourceRevision: sha, AppliedRevision: sha})
+	}
+	owner.d.hand.init()
+	owner.d.hand.inFlight["x"] = 1 // a pass of x, started before the switch
+	round := func() string {
+		for _, h := range []*harness{owner, fleet} {
+			h.d.refreshPeers(ctx)
+			h.d.handoverTick(ctx, func(string) {})
+			if err := h.d.commitStatus(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return f.Lookup("regatta/status", "status/clusters/x.yaml")
+	}
+	if rec := round(); strings.Contains(rec, "handover") {
+		t.Fatalf("x released while its owner's pass was in flight:\n%s", rec)
+	}
+	owner.d.end("x")
+	if rec := round(); !strings.Contains(rec, "turn: 1") {
+		t.Fatalf("x not released by its owner once its pass ended:\n%s", rec)
+	}
+	if fleet.d.writesRecord("x") {
+		t.Error("the fleet's owner writes the record of a cluster it does not own")
 	}
 }

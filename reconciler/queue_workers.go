@@ -52,9 +52,10 @@ func (s *session) reconcile(ctx context.Context, name string, drift bool) {
 		return
 	}
 	c := rev.repo.Cluster(name)
-	if c == nil || !s.d.owns(name) {
-		return // left the repository meanwhile, or another replica's
+	if c == nil || !s.d.begin(name) {
+		return // left the repository meanwhile, another replica's, or another process's turn
 	}
+	defer s.d.end(name)
 	ctx, cancel := s.d.fenced(ctx, name)
 	defer cancel()
 	if !drift {

@@ -22,6 +22,7 @@ func (d *Daemon) commitStatus() error {
 	if version == d.committed || snap.Fleet.SourceRevision == "" {
 		return nil
 	}
+	d.stampTurns(&snap)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	files, del, prune, err := d.statusFiles(ctx, snap)

@@ -18,6 +18,10 @@ type Options struct {
 	Branch string
 	// Auth holds credentials and transport security settings.
 	Auth Auth
+	// PushAuth, when set, is the credential of pushes only (status
+	// commits), so that Auth may be read-only; its transport security
+	// settings are Auth's.
+	PushAuth *Auth
 	// Dir, when set, keeps a bare repository on disk there (it survives
 	// restarts); when empty objects are kept in memory.
 	Dir string

@@ -26,7 +26,7 @@ func (s *Source) push(ctx context.Context, branch string, parent, commit plumbin
 		RemoteName:      remoteName,
 		RemoteURL:       s.pushURL(),
 		RefSpecs:        []config.RefSpec{spec},
-		Auth:            s.auth,
+		Auth:            s.pushAuth,
 		CABundle:        s.opts.Auth.CABundle,
 		InsecureSkipTLS: s.opts.Auth.InsecureSkipTLS,
 		Force:           false,

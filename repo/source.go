@@ -26,12 +26,13 @@ const remoteName = "origin"
 // safe at any time from any goroutine.
 type Source struct {
 	*Repository
-	opts    Options
-	ep      endpoint
-	auth    transport.AuthMethod
-	secrets []string
-	remote  *git.Remote
-	log     *slog.Logger
+	opts     Options
+	ep       endpoint
+	auth     transport.AuthMethod
+	pushAuth transport.AuthMethod // pushes: Options.PushAuth, else auth
+	secrets  []string
+	remote   *git.Remote
+	log      *slog.Logger
 
 	mu       sync.Mutex // serializes network operations and ref updates
 	revMu    sync.RWMutex
@@ -53,7 +54,16 @@ func NewSource(opts Options) (*Source, error) {
 	if err != nil {
 		return nil, wrapError("configure", ep.display, secrets, err)
 	}
-	s := &Source{opts: opts, ep: ep, auth: auth, secrets: secrets, log: opts.logger()}
+	s := &Source{opts: opts, ep: ep, auth: auth, pushAuth: auth, secrets: secrets, log: opts.logger()}
+	if p := opts.PushAuth; p != nil {
+		pa := opts.Auth
+		pa.Username, pa.Password, pa.BearerToken, pa.SSHUser, pa.SSHPrivateKey, pa.SSHKeyPassphrase =
+			p.Username, p.Password, p.BearerToken, p.SSHUser, p.SSHPrivateKey, p.SSHKeyPassphrase
+		s.secrets = append(s.secrets, pa.secrets()...)
+		if s.pushAuth, err = authMethod(ep, pa); err != nil {
+			return nil, wrapError("configure", ep.display, s.secrets, err)
+		}
+	}
 	if err := s.openStorage(); err != nil {
 		return nil, wrapError("open storage for", ep.display, secrets, err)
 	}

@@ -107,13 +107,9 @@ func (r *Refs) Records(ctx context.Context, pulled, pushed []string) ([]status.C
 	if len(pushed) == 0 || revs[r.StatusBranch] == "" {
 		return out, nil
 	}
-	tree, err := r.Source.Tree(ctx, revs[r.StatusBranch])
+	snap, err := r.central(ctx, revs[r.StatusBranch])
 	if err != nil {
-		return out, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
-	}
-	snap, err := status.Read(tree)
-	if err != nil {
-		return out, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
+		return out, err
 	}
 	want := map[string]bool{}
 	for _, n := range pushed {
@@ -155,4 +151,78 @@ func (r *Refs) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return r.Log
+}
+
+// Turns returns the handover turn the other side recorded of each cluster
+// (handover.go): from the agents' refs when fromAgents, else from the
+// central daemon's status branch. A cluster without a ref, a record or a
+// turn is at 0; a ref or record that cannot be read is an error, never a
+// 0 (a side that cannot read the other's turn does not act).
+func (r *Refs) Turns(ctx context.Context, fromAgents bool, clusters []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(clusters))
+	if len(clusters) == 0 {
+		return out, nil
+	}
+	if fromAgents {
+		return out, r.agentTurns(ctx, clusters, out)
+	}
+	if r.StatusBranch == "" {
+		return out, nil
+	}
+	revs, err := r.Source.FetchBranches(ctx, []string{r.StatusBranch})
+	if err != nil || revs[r.StatusBranch] == "" {
+		return out, err
+	}
+	snap, err := r.central(ctx, revs[r.StatusBranch])
+	if err != nil {
+		return out, err
+	}
+	for _, c := range snap.Clusters {
+		if c.Handover != nil {
+			out[c.Cluster] = c.Handover.Turn
+		}
+	}
+	return out, nil
+}
+
+func (r *Refs) agentTurns(ctx context.Context, clusters []string, out map[string]int64) error {
+	branches := make([]string, 0, len(clusters))
+	for _, name := range clusters {
+		branches = append(branches, StatusRef(name))
+	}
+	revs, err := r.Source.FetchBranches(ctx, branches)
+	if err != nil {
+		return err
+	}
+	for _, name := range clusters {
+		rev := revs[StatusRef(name)]
+		if rev == "" {
+			continue
+		}
+		tree, err := r.Source.Tree(ctx, rev)
+		if err != nil {
+			return fmt.Errorf("%s: %w", StatusRef(name), err)
+		}
+		rec, ok, _, err := Record(tree, name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", StatusRef(name), err)
+		}
+		if ok && rec.Handover != nil {
+			out[name] = rec.Handover.Turn
+		}
+	}
+	return nil
+}
+
+// central reads the central daemon's status branch at rev.
+func (r *Refs) central(ctx context.Context, rev string) (status.Snapshot, error) {
+	tree, err := r.Source.Tree(ctx, rev)
+	if err != nil {
+		return status.Snapshot{}, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
+	}
+	snap, err := status.Read(tree)
+	if err != nil {
+		return status.Snapshot{}, fmt.Errorf("status branch %s: %w", r.StatusBranch, err)
+	}
+	return snap, nil
 }

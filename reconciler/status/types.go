@@ -35,6 +35,10 @@ type ClusterStatus struct {
 	// Mode is "pull" for a cluster reconciled by its own agent (the
 	// record comes from the agent's status ref); empty for push.
 	Mode string `json:"mode,omitempty" yaml:"mode,omitempty"`
+	// Handover is the writer of this file's side of the handshake that
+	// keeps the central daemon and a cluster's agent from both writing to
+	// the cluster across a change of spec.mode (reconciler/agent).
+	Handover *Handover `json:"handover,omitempty" yaml:"handover,omitempty"`
 	// Generation counts the writes of this record on the status branch:
 	// each write is its parent commit's plus one (NextRecord), so a record
 	// never goes back to an older write.
@@ -56,6 +60,21 @@ type ClusterStatus struct {
 	// (each keeps its last result), with script, line and error.
 	ClassifierErrors []ClassifierError `json:"classifierErrors,omitempty" yaml:"classifierErrors,omitempty"`
 	Profiles         []Profile         `json:"profiles,omitempty" yaml:"profiles,omitempty"`
+}
+
+// Handover is one side's turn in the handshake between the central
+// daemon and a cluster's agent: turns count the handovers of the cluster,
+// the central daemon holds the even ones and the agent the odd ones, and
+// the turn in force is the larger of the two sides' (docs/operations.md,
+// "Switching a cluster between push and pull").
+type Handover struct {
+	Turn int64 `json:"turn" yaml:"turn"`
+	// Revision is the followed branch's revision at which this side took
+	// or handed over the turn.
+	Revision string `json:"revision,omitempty" yaml:"revision,omitempty"`
+	// By is who recorded it by hand (regatta release-agent); empty for
+	// regatta's own processes.
+	By string `json:"by,omitempty" yaml:"by,omitempty"`
 }
 
 // ClassifierError is a classifier that could not be evaluated.

@@ -20,6 +20,8 @@ func TestAgentFlagsRefuseWhatAnAgentCannotDo(t *testing.T) {
 		{[]string{"--cluster", "edge-1", "--kubeconfig", "/nonexistent"}, "--kubeconfig: open /nonexistent"},
 		{[]string{"--kubeconfig", "/nonexistent"}, "needs --cluster"},
 		{[]string{"--cluster", "../main"}, "is not a cluster name"},
+		{[]string{"--status-git-username", "agent-edge-1"}, "--status-git-username needs --status-git-password-file"},
+		{[]string{"--status-git-password-file", "/nonexistent"}, "--status-git-password-file: open /nonexistent"},
 	} {
 		t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a pod
 		code, _, stderr := run(t, append([]string{"run", "--repo", t.TempDir(), "--metrics-addr", ""}, tt.args...)...)

@@ -102,6 +102,7 @@ REGATTA_FOO_BAR. Flags on the command line win.`,
 		newHelmWorkerCommand(),
 		newRenderWorkerCommand(),
 		newCodeownersCommand(stdout, stderr),
+		newReleaseAgentCommand(stdout),
 	)
 	return root
 }

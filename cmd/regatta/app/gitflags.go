@@ -19,6 +19,8 @@ type gitFlags struct {
 	sshKnownHostsFile string
 	insecureHostKey   bool
 	caFile            string
+	// prefix of the flags named in errors: "git-" when empty.
+	prefix string
 }
 
 func (g *gitFlags) register(fl *pflag.FlagSet) {
@@ -33,11 +35,21 @@ func (g *gitFlags) register(fl *pflag.FlagSet) {
 
 // auth reads the credentials the flags point at.
 func (g *gitFlags) auth() (repo.Auth, error) {
+	return g.authWith(os.Getenv("REGATTA_GIT_PASSWORD"), os.Getenv("REGATTA_GIT_TOKEN"))
+}
+
+// authWith reads the credentials the flags point at, with the password
+// and token of the environment.
+func (g *gitFlags) authWith(password, token string) (repo.Auth, error) {
 	a := repo.Auth{
 		Username:              g.username,
-		Password:              os.Getenv("REGATTA_GIT_PASSWORD"),
-		BearerToken:           os.Getenv("REGATTA_GIT_TOKEN"),
+		Password:              password,
+		BearerToken:           token,
 		InsecureIgnoreHostKey: g.insecureHostKey,
+	}
+	prefix := "--" + g.prefix
+	if g.prefix == "" {
+		prefix = "--git-"
 	}
 	for _, f := range []struct {
 		path string
@@ -45,9 +57,9 @@ func (g *gitFlags) auth() (repo.Auth, error) {
 		str  *string
 		what string
 	}{
-		{g.passwordFile, nil, &a.Password, "--git-password-file"},
-		{g.tokenFile, nil, &a.BearerToken, "--git-token-file"},
-		{g.sshKeyFile, &a.SSHPrivateKey, nil, "--git-ssh-key-file"},
+		{g.passwordFile, nil, &a.Password, prefix + "password-file"},
+		{g.tokenFile, nil, &a.BearerToken, prefix + "token-file"},
+		{g.sshKeyFile, &a.SSHPrivateKey, nil, prefix + "ssh-key-file"},
 		{g.sshKnownHostsFile, &a.KnownHosts, nil, "--git-known-hosts-file"},
 		{g.caFile, &a.CABundle, nil, "--git-ca-file"},
 	} {
@@ -75,4 +87,40 @@ func trimNewline(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// statusGitFlags are a credential for status pushes only (--status-git-*),
+// so that the --git-* credential may be read-only: an agent's may then
+// read the fleet repository and push nothing but its own status ref. Host
+// keys and CAs are the --git-* ones.
+type statusGitFlags struct {
+	username     string
+	passwordFile string
+	tokenFile    string
+	sshKeyFile   string
+}
+
+func (s *statusGitFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&s.username, "status-git-username", "", "user name for HTTPS basic auth of status pushes only (password from --status-git-password-file or $REGATTA_STATUS_GIT_PASSWORD); default: the --git-* credential")
+	fl.StringVar(&s.passwordFile, "status-git-password-file", "", "file holding the HTTPS password or access token of status pushes only")
+	fl.StringVar(&s.tokenFile, "status-git-token-file", "", "file holding a bearer token for status pushes only (or $REGATTA_STATUS_GIT_TOKEN)")
+	fl.StringVar(&s.sshKeyFile, "status-git-ssh-key-file", "", "SSH private key file for status pushes only")
+}
+
+// auth is the status push credential; nil when none is set (status
+// pushes use the --git-* credential).
+func (s *statusGitFlags) auth() (*repo.Auth, error) {
+	password, token := os.Getenv("REGATTA_STATUS_GIT_PASSWORD"), os.Getenv("REGATTA_STATUS_GIT_TOKEN")
+	if s.username == "" && s.passwordFile == "" && s.tokenFile == "" && s.sshKeyFile == "" && password == "" && token == "" {
+		return nil, nil
+	}
+	g := gitFlags{username: s.username, passwordFile: s.passwordFile, tokenFile: s.tokenFile, sshKeyFile: s.sshKeyFile, prefix: "status-git-"}
+	a, err := g.authWith(password, token)
+	if err != nil {
+		return nil, err
+	}
+	if a.Password == "" && a.BearerToken == "" && len(a.SSHPrivateKey) == 0 {
+		return nil, usageError("--status-git-username needs --status-git-password-file, --status-git-token-file or their environment variables")
+	}
+	return &a, nil
 }

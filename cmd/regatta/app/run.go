@@ -31,6 +31,7 @@ type runFlags struct {
 	repoURL, branch      string
 	fleet                string
 	git                  gitFlags
+	statusGit            statusGitFlags
 	cacheDir             string
 	interval             time.Duration
 	driftInterval        time.Duration
@@ -112,6 +113,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.branch, "branch", repo.DefaultBranch, "branch to follow")
 	fl.StringVar(&f.fleet, "fleet", "", "fleet identity scoping inventories, ownership labels and withdrawal, so that several regattas can share a cluster (a DNS label; default: derived from --repo, e.g. fleet-infra-1a2b3c4d)")
 	f.git.register(fl)
+	f.statusGit.register(fl)
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep the repository clone on disk here (default: in memory)")
 	fl.DurationVar(&f.interval, "interval", 30*time.Second, "how often the remote branch is polled")
 	fl.DurationVar(&f.driftInterval, "drift-interval", 5*time.Minute, "how often every cluster is re-classified and its drift-detected pairs checked in full (0 disables)")
@@ -187,7 +189,11 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 	if err != nil {
 		return nil, nil, err
 	}
-	src, err := repo.NewSource(repo.Options{URL: f.repoURL, Branch: f.branch, Auth: auth, Dir: f.cacheDir, Logger: log})
+	pushAuth, err := f.statusGit.auth()
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := repo.NewSource(repo.Options{URL: f.repoURL, Branch: f.branch, Auth: auth, PushAuth: pushAuth, Dir: f.cacheDir, Logger: log})
 	if err != nil {
 		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
 	}

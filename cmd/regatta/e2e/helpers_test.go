@@ -144,7 +144,10 @@ func (p *process) kill(sig syscall.Signal) {
 }
 
 // applies reads regatta_applies_total per cluster from the process.
-func (p *process) applies() (map[string]float64, error) {
+func (p *process) applies() (map[string]float64, error) { return p.counter("regatta_applies_total") }
+
+// counter reads a metric of the process, summed per cluster.
+func (p *process) counter(name string) (map[string]float64, error) {
 	resp, err := http.Get(p.metrics)
 	if err != nil {
 		return nil, err
@@ -154,7 +157,7 @@ func (p *process) applies() (map[string]float64, error) {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "regatta_applies_total{") {
+		if !strings.HasPrefix(line, name+"{") {
 			continue
 		}
 		_, rest, _ := strings.Cut(line, `cluster="`)

@@ -45,6 +45,10 @@ that cannot work; each message names the value to fix.
 {{- if and $v.agent.enabled (not $v.agent.cluster) -}}
 {{- fail "agent.cluster is required with agent.enabled: the name of this cluster in the fleet repository (clusters/<name>/), which its cluster.yaml marks spec.mode: pull" -}}
 {{- end -}}
+{{- $sauth := $v.agent.statusAuth | default dict -}}
+{{- if and $v.agent.enabled (ne (default "none" $sauth.type) "none") (not $sauth.secretName) -}}
+{{- fail (printf "agent.statusAuth.secretName is required with agent.statusAuth.type %s: the Secret holding the Git credential of the agent's status pushes" $sauth.type) -}}
+{{- end -}}
 {{- if and $v.agent.enabled (eq $v.replicasMode "shard") -}}
 {{- fail "agent.enabled reconciles one cluster: use replicasMode standby" -}}
 {{- end -}}

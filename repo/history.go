@@ -1,0 +1,61 @@
+package repo
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// AnyVersion reports whether some commit reachable from rev holds the file
+// at path with a content for which match is true. The history a shallow
+// clone lacks is fetched first (the followed branch's whole history, once).
+func (s *Source) AnyVersion(ctx context.Context, rev, path string, match func([]byte) bool) (bool, error) {
+	found, err := s.anyVersion(ctx, rev, path, match)
+	if !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return found, err
+	}
+	s.mu.Lock()
+	err = s.fetchDepth(ctx, s.opts.branch(), unshallow)
+	s.mu.Unlock()
+	if err != nil {
+		return false, s.wrap("fetch", err)
+	}
+	return s.anyVersion(ctx, rev, path, match)
+}
+
+func (r *Repository) anyVersion(ctx context.Context, rev, path string, match func([]byte) bool) (bool, error) {
+	c, err := r.commit(ctx, rev)
+	if err != nil {
+		return false, err
+	}
+	seen := map[plumbing.Hash]bool{}
+	found := false
+	err = object.NewCommitPreorderIter(c, nil, nil).ForEach(func(c *object.Commit) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f, err := c.File(path)
+		switch {
+		case errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound):
+			return nil
+		case err != nil:
+			return err
+		case seen[f.Hash]:
+			return nil
+		}
+		seen[f.Hash] = true
+		b, err := f.Contents()
+		if err != nil {
+			return err
+		}
+		if match([]byte(b)) {
+			found = true
+			return storer.ErrStop
+		}
+		return nil
+	})
+	return found, err
+}

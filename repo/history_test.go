@@ -1,0 +1,43 @@
+package repo
+
+import (
+	"bytes"
+	"testing"
+)
+
+// AnyVersion finds a file's old versions behind the head of a shallow
+// clone, over HTTP: the history is fetched when the walk reaches the
+// shallow boundary; a path in no commit matches nothing.
+func TestAnyVersion(t *testing.T) {
+	root := t.TempDir()
+	up := newUpstream(t, root, "fleet.git")
+	up.write("clusters/x/cluster.yaml", "spec: {mode: push}\n")
+	up.commit("x pushed")
+	up.write("clusters/x/cluster.yaml", "spec: {mode: pull}\n")
+	up.commit("x pulled")
+	up.write("README.md", "later\n")
+	head := up.commit("later")
+	srv := newHTTPServer(t, root, nil)
+	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := src.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	is := func(s string) func([]byte) bool { return func(b []byte) bool { return bytes.Contains(b, []byte(s)) } }
+	for _, tt := range []struct {
+		path, content string
+		want          bool
+	}{
+		{"clusters/x/cluster.yaml", "mode: push", true},
+		{"clusters/x/cluster.yaml", "mode: pull", true},
+		{"clusters/x/cluster.yaml", "mode: other", false},
+		{"clusters/y/cluster.yaml", "", false},
+	} {
+		got, err := src.AnyVersion(t.Context(), head, tt.path, is(tt.content))
+		if err != nil || got != tt.want {
+			t.Errorf("AnyVersion(%s, %q) = %v, %v; want %v", tt.path, tt.content, got, err, tt.want)
+		}
+	}
+}
