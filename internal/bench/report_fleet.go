@@ -34,9 +34,9 @@ func fleetTargets(r *Results) []target {
 			secs(run.Change.P99), run.Change.Clusters, run.Clusters)
 		ts[1].met = met(run.Change.Missing == 0 && run.Change.Last <= 60)
 	}
-	if run := f.largestIdle(); run != nil {
-		ts[2].figure = fmt.Sprintf("%.2f requests per cluster per minute at %d clusters (plus %.2f watches re-opened; drift interval %s, idle window %s)",
-			run.IdleOther, run.Clusters, run.IdleWatches, secs(run.DriftSecs), secs(run.IdleSecs))
+	if run := f.largestDriftIdle(); run != nil {
+		ts[2].figure = fmt.Sprintf("%.2f requests per cluster per minute at %d clusters (plus %.2f watches re-opened; drift interval %s, idle window %s)%s",
+			run.IdleOther, run.Clusters, run.IdleWatches, secs(run.DriftSecs), secs(run.IdleSecs), measuredNote(run.Measured))
 		ts[2].met = met(run.IdleOther <= 1)
 	}
 	if run := f.at(1000); run != nil && run.Restart != nil && run.Restart.Secs > 0 {
@@ -53,7 +53,7 @@ func fleetTargets(r *Results) []target {
 		ts[1].figure += measuredNote(run.Measured)
 		ts[3].figure += measuredNote(run.Measured)
 	}
-	for _, i := range []int{0, 2, 4} {
+	for _, i := range []int{0, 4} {
 		if ts[i].figure != "–" {
 			ts[i].figure += f.curvesNote()
 		}
@@ -121,6 +121,26 @@ func (f *FleetResult) largestIdle() *FleetRun {
 		return nil
 	}
 	return &c[len(c)-1]
+}
+
+// largestDriftIdle is the largest run with regatta's defaults whose idle
+// window was at least its drift interval, so that it holds a drift pass
+// (a shorter window may hold none and count no request): of the curves'
+// measurement when one of its runs qualifies, else of any measurement.
+func (f *FleetResult) largestDriftIdle() *FleetRun {
+	held := func(r FleetRun) bool { return r.Idle.RSS > 0 && len(r.Args) == 0 && r.IdleSecs >= r.DriftSecs }
+	var best *FleetRun
+	for _, runs := range [][]FleetRun{f.complete(), f.Runs} {
+		for i := range runs {
+			if held(runs[i]) && (best == nil || runs[i].Clusters > best.Clusters) {
+				best = &runs[i]
+			}
+		}
+		if best != nil {
+			return best
+		}
+	}
+	return nil
 }
 
 // rssSlope is the least-squares slope of idle RSS over the runs from lo

@@ -38,6 +38,21 @@ func TestFleetTargets(t *testing.T) {
 			t.Errorf("%s: %q, want prefix %q", prefix, got, want)
 		}
 	}
+	// An idle window shorter than the drift interval holds no drift pass:
+	// the idle requests are read from the largest run whose window held one,
+	// of another measurement when the curves' runs have none.
+	for i := range r.Fleet.Runs {
+		r.Fleet.Runs[i].IdleSecs, r.Fleet.Runs[i].DriftSecs, r.Fleet.Runs[i].IdleOther = 180, 300, 0
+	}
+	other := run(2000, 1600, 100)
+	other.IdleSecs, other.DriftSecs, other.IdleOther, other.Measured = 360, 300, 0.95, &PhaseRun{Commit: "abc1234"}
+	r.Fleet.Runs = append(r.Fleet.Runs, other)
+	for _, tg := range fleetTargets(r) {
+		if strings.Contains(tg.name, "idle ≤ 1 request") && !strings.HasPrefix(tg.figure, "0.95 requests per cluster per minute at 2000 clusters") {
+			t.Errorf("idle requests read from a window without a drift pass: %s", tg.figure)
+		}
+	}
+	r.Fleet.Runs = r.Fleet.Runs[:3]
 	r.Fleet.Runs[2] = run(1000, 1500, 90)
 	r.Fleet.Calibration[1].Idle.RSS *= 2
 	for _, tg := range fleetTargets(r) {
