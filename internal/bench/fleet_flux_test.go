@@ -132,7 +132,21 @@ func TestFluxTarget(t *testing.T) {
 	if tg := fluxTarget(f); tg.verdict() != "not measured" {
 		t.Errorf("regatta's 500 from an earlier run: %s", tg.verdict())
 	}
-	f.Runs[1].Measured = nil
+	// All four carried over from one earlier run: still one run's figures.
+	earlier := &PhaseRun{Commit: "abc", Date: time.Date(2026, 12, 3, 16, 0, 0, 0, time.UTC)}
+	for i := range f.Runs {
+		f.Runs[i].Measured, f.Flux[i].Measured = earlier, earlier
+	}
+	if tg := fluxTarget(f); tg.verdict() != "**met**" || !strings.Contains(tg.figure, "(measured at `abc`, 2026-12-03)") {
+		t.Errorf("both sizes of one earlier run: %s %s", tg.verdict(), tg.figure)
+	}
+	f.Flux[1].Measured = &PhaseRun{Commit: "abc", Date: earlier.Date.Add(time.Hour)}
+	if tg := fluxTarget(f); tg.verdict() != "not measured" {
+		t.Errorf("Flux's 500 from another run: %s", tg.verdict())
+	}
+	for i := range f.Runs {
+		f.Runs[i].Measured, f.Flux[i].Measured = nil, nil
+	}
 	f.Flux = f.Flux[:1]
 	if tg := fluxTarget(f); tg.verdict() != "not measured" {
 		t.Errorf("no Flux at 500: %s", tg.verdict())

@@ -31,11 +31,13 @@ func fluxTarget(f *FleetResult) target {
 	}
 	var figs []string
 	allFaster, allSmaller := true, true
-	for _, n := range fluxSizes {
+	var at *PhaseRun
+	for i, n := range fluxSizes {
 		r, x := f.at(n), f.fluxAt(n)
-		if r == nil || x == nil || r.Measured != nil || r.Idle.RSS == 0 || x.Idle.RSS == 0 {
-			return t // not both measured in this run
+		if r == nil || x == nil || !sameRun(r.Measured, x.Measured) || (i > 0 && !sameRun(r.Measured, at)) || r.Idle.RSS == 0 || x.Idle.RSS == 0 {
+			return t // not all measured in one run
 		}
+		at = r.Measured
 		faster := r.First.Missing == 0 && r.Change.Missing == 0 && r.First.Last < x.First.Last && r.Change.Last < x.Change.Last
 		smaller := r.Idle.RSS < x.Idle.RSS
 		allFaster, allSmaller = allFaster && faster, allSmaller && smaller
@@ -43,10 +45,20 @@ func fluxTarget(f *FleetResult) target {
 			n, secs(r.First.Last), flux(x.First), ratio(x.First.Last/r.First.Last), secs(r.Change.Last), flux(x.Change),
 			ratio(x.Change.Last/r.Change.Last), mib(r.Idle.RSS), mib(x.Idle.RSS), ratio(float64(x.Idle.RSS)/float64(r.Idle.RSS))))
 	}
-	t.figure = fmt.Sprintf("faster at both: %s; smaller at both: %s. regatta vs Flux (Flux ÷ regatta) at %s", yesNo(allFaster), yesNo(allSmaller),
-		strings.Join(figs, "; "))
+	t.figure = fmt.Sprintf("faster at both: %s; smaller at both: %s. regatta vs Flux (Flux ÷ regatta) at %s%s", yesNo(allFaster), yesNo(allSmaller),
+		strings.Join(figs, "; "), measuredNote(at))
 	t.met = met(allFaster && allSmaller)
 	return t
+}
+
+// sameRun reports whether a and b mark figures of one run: both of this
+// run (nil), or both carried over from the run of the same commit and
+// start time.
+func sameRun(a, b *PhaseRun) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Commit == b.Commit && a.Date.Equal(b.Date)
 }
 
 func yesNo(b bool) string {
@@ -81,8 +93,8 @@ func reportFleetFlux(b *strings.Builder, f *FleetResult) {
 		"them every second). CPU to converge is the process's CPU from its start to the change converged (connecting, first rollout, change). "+
 		"With interval 1h, Flux reconciles nothing while idle: it has no drift detection between intervals (regatta's `fa` is drift-detected); "+
 		"requests per cluster in the change are what one reconcile of every cluster costs, so per minute at an interval of k minutes divide by k. "+
-		"Memory: regatta keeps a client, its discovery, informers and watches per cluster (drift detection, events; the curves above: ~0.9 MiB "+
-		"and 16 goroutines per cluster), so its RSS grows with the fleet; kustomize-controller builds a client (and its discovery) from the "+
+		"Memory: regatta keeps a client, its discovery, informers and watches per cluster (drift detection, events; the curves above: ~0.45 MiB "+
+		"and 13 goroutines per cluster), so its RSS grows with the fleet; kustomize-controller builds a client (and its discovery) from the "+
 		"kubeconfig Secret at every reconciliation and drops it, so it holds almost nothing per cluster between reconciliations and pays in "+
 		"CPU and time instead. RSS is the process's VmRSS (what its `process_resident_memory_bytes` reports), heap `go_memstats_heap_inuse_bytes` "+
 		"from each process's /metrics.\n\n",
@@ -96,8 +108,8 @@ func reportFleetFlux(b *strings.Builder, f *FleetResult) {
 				secs(r.StartSecs), lat(r.First), lat(r.Change), r.ChangeRequests, mib(r.Converged.RSS), mib(r.Idle.RSS), mib(r.Idle.HeapInuse),
 				r.Idle.Goroutines, secs(r.Converged.CPUSecs), secs(perMinute(r.IdleCPUPerDrift, r.DriftSecs)), r.IdleOther, r.IdleWatches)
 		}
-		fmt.Fprintf(b, "| %d | Flux | %s | %s | %s | %s, %s | %.1f | %s / %s | %s | %d | %s | %s | %.2f (%.2f) |\n", x.Clusters,
-			secs(x.StartSecs), lat(x.First), lat(x.Change), secs(x.FirstReadySecs), secs(x.ChangeReadySecs), x.ChangeRequests,
+		fmt.Fprintf(b, "| %d | Flux%s | %s | %s | %s | %s, %s | %.1f | %s / %s | %s | %d | %s | %s | %.2f (%.2f) |\n", x.Clusters,
+			measuredNote(x.Measured), secs(x.StartSecs), lat(x.First), lat(x.Change), secs(x.FirstReadySecs), secs(x.ChangeReadySecs), x.ChangeRequests,
 			mib(x.Converged.RSS), mib(x.Idle.RSS), mib(x.Idle.HeapInuse), x.Idle.Goroutines, secs(x.Converged.CPUSecs), secs(x.IdleCPU),
 			x.IdleOther, x.IdleWatches)
 	}

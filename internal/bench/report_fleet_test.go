@@ -52,6 +52,11 @@ func TestFleetTargets(t *testing.T) {
 			t.Errorf("idle requests read from a window without a drift pass: %s", tg.figure)
 		}
 	}
+	for _, tg := range fleetTargets(r) {
+		if strings.Contains(tg.name, "linearly") && !strings.Contains(tg.figure, "idle requests not compared") {
+			t.Errorf("linearity compared idle windows without a drift pass: %s", tg.figure)
+		}
+	}
 	r.Fleet.Runs = r.Fleet.Runs[:3]
 	r.Fleet.Runs[2] = run(1000, 1500, 90)
 	r.Fleet.Calibration[1].Idle.RSS *= 2
