@@ -35,6 +35,8 @@ type Options struct {
 	// https://eks.<region>.amazonaws.com.)
 	GKEEndpoint string
 	ARMEndpoint string
+	// Now is the clock of look-up intervals. Default: time.Now.
+	Now func() time.Time
 }
 
 // The management APIs' public endpoints.
@@ -56,6 +58,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ARMEndpoint == "" {
 		o.ARMEndpoint = DefaultARMEndpoint
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -24,28 +25,39 @@ type provider interface {
 // endpoint looked up from the cloud's management API. A looked-up endpoint
 // is kept until a request fails as if the cluster had moved (an unknown
 // CA, an address that does not resolve or refuses connections); the next
-// Config looks it up again. Safe for concurrent use.
+// Config looks it up again, at most once per RelookupInterval while the
+// management API keeps answering the same endpoint (a cluster that is down
+// or unreachable, not moved). Safe for concurrent use.
 type Cluster struct {
 	name string
 	spec *spec.CloudCredentials
 	prov provider
 	src  *token.Source
+	now  func() time.Time
 
 	mu    sync.Mutex
 	ep    Endpoint
 	cfg   *rest.Config
 	gen   int  // the generation of cfg
 	stale bool // a request of cfg failed as if the cluster had moved
+	// sameAt is when a look-up last answered the endpoint in use.
+	sameAt time.Time
 }
+
+// RelookupInterval is the least time between two look-ups of a cluster
+// whose management API answered the endpoint in use: an unreachable
+// cluster costs its cloud at most one call a minute, not one per pass.
+const RelookupInterval = time.Minute
 
 // NewCluster returns the Cluster of a cloud entry; tokens are fetched
 // within ctx (the daemon's lifetime). Nothing is fetched yet.
 func NewCluster(ctx context.Context, name string, c *spec.CloudCredentials, opts Options) (*Cluster, error) {
-	p, err := newProvider(name, c, opts.withDefaults())
+	opts = opts.withDefaults()
+	p, err := newProvider(name, c, opts)
 	if err != nil {
 		return nil, err
 	}
-	cl := &Cluster{name: name, spec: c, prov: p, src: token.NewSource(ctx, p, nil)}
+	cl := &Cluster{name: name, spec: c, prov: p, src: token.NewSource(ctx, p, nil), now: opts.Now}
 	if !c.LooksUp() {
 		cl.build(Endpoint{Server: c.Server, CAData: c.CAData()})
 	}
@@ -59,7 +71,7 @@ func NewCluster(ctx context.Context, name string, c *spec.CloudCredentials, opts
 func (cl *Cluster) Config(ctx context.Context) (*rest.Config, Endpoint, error) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	if cl.cfg != nil && !cl.stale {
+	if cl.cfg != nil && (!cl.stale || cl.now().Sub(cl.sameAt) < RelookupInterval) {
 		return cl.cfg, cl.ep, nil
 	}
 	ep, err := cl.prov.lookup(ctx)
@@ -68,6 +80,9 @@ func (cl *Cluster) Config(ctx context.Context) (*rest.Config, Endpoint, error) {
 	}
 	if cl.cfg == nil || ep.Server != cl.ep.Server || !bytes.Equal(ep.CAData, cl.ep.CAData) {
 		cl.build(ep)
+		cl.sameAt = time.Time{}
+	} else {
+		cl.sameAt = cl.now()
 	}
 	cl.stale = false
 	return cl.cfg, cl.ep, nil

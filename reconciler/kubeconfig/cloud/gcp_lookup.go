@@ -11,14 +11,18 @@ import (
 
 // gkeCluster is what regatta reads of a GKE clusters.get answer.
 type gkeCluster struct {
-	Endpoint   string `json:"endpoint"`
+	Endpoint             string `json:"endpoint"`
+	PrivateClusterConfig struct {
+		PrivateEndpoint string `json:"privateEndpoint"`
+	} `json:"privateClusterConfig"`
 	MasterAuth struct {
 		ClusterCaCertificate string `json:"clusterCaCertificate"`
 	} `json:"masterAuth"`
 }
 
 // lookup calls GKE clusters.get with the OAuth2 token of the pod's
-// identity: the public endpoint and the cluster's CA.
+// identity: the endpoint (else the private endpoint, for a cluster whose
+// answer names only that) and the cluster's CA.
 func (f *gcpFetcher) lookup(ctx context.Context) (Endpoint, error) {
 	ts, err := f.source(ctx)
 	if err != nil {
@@ -45,7 +49,7 @@ func (f *gcpFetcher) lookup(ctx context.Context) (Endpoint, error) {
 	if err != nil {
 		return Endpoint{}, lookupErr(err)
 	}
-	ep, err := endpointOf(out.Endpoint, ca)
+	ep, err := endpointOf(firstOf(out.Endpoint, out.PrivateClusterConfig.PrivateEndpoint), ca)
 	if err != nil {
 		return Endpoint{}, lookupErr(err)
 	}

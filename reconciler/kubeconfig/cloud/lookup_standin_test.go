@@ -33,8 +33,9 @@ type directory struct {
 }
 
 type directoryEntry struct {
-	server string // host:port, as the clouds answer
-	ca     []byte // PEM
+	server  string // host:port, as the clouds answer
+	ca      []byte // PEM
+	private bool   // GKE: only the private endpoint is answered
 }
 
 func newDirectory() *directory {
@@ -46,6 +47,14 @@ func (d *directory) Set(id, server string, ca []byte) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.clusters[id] = directoryEntry{server: strings.TrimPrefix(server, "https://"), ca: ca}
+}
+
+// SetPrivate makes the GKE cluster id answer server as its private
+// endpoint only (endpoint empty), as a cluster without a public one does.
+func (d *directory) SetPrivate(id, server string, ca []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.clusters[id] = directoryEntry{server: strings.TrimPrefix(server, "https://"), ca: ca, private: true}
 }
 
 // Deny refuses the identity to read cluster id.
@@ -162,8 +171,13 @@ func (m *metadataStandIn) clustersGet(w http.ResponseWriter, r *http.Request) {
 	case !found:
 		googleError(http.StatusNotFound, "NOT_FOUND", "Not found: "+id+".")
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"name": id[strings.LastIndex(id, "/")+1:], "endpoint": e.server,
-			"masterAuth": map[string]any{"clusterCaCertificate": base64.StdEncoding.EncodeToString(e.ca)}})
+		answer := map[string]any{"name": id[strings.LastIndex(id, "/")+1:], "endpoint": e.server,
+			"masterAuth": map[string]any{"clusterCaCertificate": base64.StdEncoding.EncodeToString(e.ca)}}
+		if e.private {
+			answer["endpoint"] = ""
+			answer["privateClusterConfig"] = map[string]any{"enablePrivateEndpoint": true, "privateEndpoint": e.server}
+		}
+		writeJSON(w, http.StatusOK, answer)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,6 +175,74 @@ func TestLookupAgainWhenClusterMoved(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLookupAtMostOncePerIntervalWhileUnreachable: a cluster that stays
+// unreachable at the endpoint its management API answers is looked up
+// again at most once per cloud.RelookupInterval, not at every pass; an
+// answer that changes is taken at once (TestLookupAgainWhenClusterMoved).
+func TestLookupAtMostOncePerIntervalWhileUnreachable(t *testing.T) {
+	clock := &fakeClock{t: time.Now()}
+	opts := options()
+	opts.Now = clock.Now
+	n := namedCluster(1, "down", "")
+	n.dir.Set(n.key, "https://"+closedAddress(t), env.Cluster("gke").CAData())
+	cl, err := cloud.NewCluster(t.Context(), "down-gcp", &n.creds, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tries := func(times int) {
+		t.Helper()
+		for range times {
+			if _, err := whoAmI(t.Context(), clientOf(t, cl)); err == nil || !isDial(err) {
+				t.Fatalf("want a dial error, got %v", err)
+			}
+		}
+	}
+	tries(1) // the first look-up, then the address refuses: stale
+	tries(1) // looked up again: the same answer
+	tries(5) // within the interval: no look-up
+	if got := n.dir.Lookups(n.key); got != 2 {
+		t.Fatalf("looked up %d times within the interval, want 2", got)
+	}
+	clock.Add(cloud.RelookupInterval)
+	tries(3)
+	if got := n.dir.Lookups(n.key); got != 3 {
+		t.Fatalf("looked up %d times after the interval, want 3", got)
+	}
+}
+
+// TestLookupGKEPrivateEndpoint: a GKE cluster whose clusters.get answer
+// names only its private endpoint (no public one) is reached there.
+func TestLookupGKEPrivateEndpoint(t *testing.T) {
+	n := namedCluster(1, "private", "")
+	right := env.Cluster("gke")
+	n.dir.SetPrivate(n.key, right.URL(), right.CAData())
+	cl, err := cloud.NewCluster(t.Context(), "private-gcp", &n.creds, options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := whoAmI(t.Context(), clientOf(t, cl)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeClock is a clock the test moves.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }
 
 // clientOf returns a client of the cluster's current REST config.
