@@ -115,7 +115,7 @@ func (d *Daemon) loop(ctx context.Context, s *session, revs <-chan string, watch
 			d.rebalanced(s)
 		case <-commit.C:
 			d.refreshPeers(ctx)
-			d.handoverTick(ctx, func(name string) { s.q.add(name, false) })
+			d.handoverTick(ctx, func(name string) { s.q.addUrgent(name) })
 			if err := d.commitStatus(); err != nil {
 				d.r.log.Error("status commit", "error", err)
 			}
@@ -183,7 +183,7 @@ func graceContext(ctx context.Context, grace time.Duration) (context.Context, co
 func (d *Daemon) startSession(ctx, parent context.Context, once bool) *session {
 	s := &session{d: d, q: newClusterQueue(), once: once, parent: parent, stopCh: make(chan struct{})}
 	d.r.events.SetNotify(d.onClusterEvent(s))
-	d.r.rollouts.setWake(func(cluster string) { s.q.add(cluster, false) })
+	d.r.rollouts.setWake(func(cluster string) { s.q.addUrgent(cluster) })
 	for range d.r.opts.Concurrency {
 		s.wg.Go(func() { s.work(ctx) })
 	}

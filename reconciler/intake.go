@@ -48,7 +48,7 @@ func (d *Daemon) load(ctx context.Context, sha string, s *session, every bool) e
 	if good != before {
 		d.dropLost() // clusters that became pulled: no more drift watches here
 	}
-	d.handoverTick(ctx, func(name string) { s.q.add(name, false) })
+	d.handoverTick(ctx, func(name string) { s.q.addUrgent(name) })
 	if good != before || every {
 		d.refreshPeers(ctx)
 		s.queueAll(false)

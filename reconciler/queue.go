@@ -21,7 +21,8 @@ const (
 // whatever asked for it (a revision, the drift interval, a health change,
 // a retry). It also remembers which clusters are due for a drift check.
 type clusterQueue struct {
-	q workqueue.TypedRateLimitingInterface[string]
+	q     workqueue.TypedRateLimitingInterface[string]
+	lanes *lanes
 
 	mu    sync.Mutex
 	drift map[string]bool
@@ -37,8 +38,13 @@ type clusterQueue struct {
 
 func newClusterQueue() *clusterQueue {
 	rl := &jitteredBackoff{base: RetryBase, max: RetryMax, failures: map[string]int{}}
+	l := newLanes()
+	fifo := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Queue: l})
+	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Queue: fifo})
 	return &clusterQueue{
-		q:     workqueue.NewTypedRateLimitingQueue[string](rl),
+		q: workqueue.NewTypedRateLimitingQueueWithConfig[string](rl,
+			workqueue.TypedRateLimitingQueueConfig[string]{DelayingQueue: delaying}),
+		lanes: l,
 		drift: map[string]bool{},
 		adds:  map[string]int{},
 		taken: map[string]int{},
@@ -55,6 +61,13 @@ func (cq *clusterQueue) add(name string, withDrift bool) {
 	cq.adds[name]++
 	cq.mu.Unlock()
 	cq.q.Add(name)
+}
+
+// addUrgent queues one cluster for a reason of its own (an event, a health
+// verdict, a wake): it goes before the clusters a fleet-wide add queued.
+func (cq *clusterQueue) addUrgent(name string) {
+	cq.lanes.mark(name)
+	cq.add(name, false)
 }
 
 // retry queues a cluster after its backoff.

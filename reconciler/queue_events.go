@@ -16,7 +16,7 @@ func (d *Daemon) onClusterEvent(s *session) func(cluster, source string) {
 			return
 		}
 		for _, name := range d.eventDestinations(rev, cluster, source) {
-			s.q.add(name, false)
+			s.q.addUrgent(name)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -58,4 +59,43 @@ func TestJitteredBackoff(t *testing.T) {
 	if d := b.When("c"); d > 1200*time.Millisecond {
 		t.Errorf("after Forget: %s", d)
 	}
+}
+
+// TestUrgentClusterGoesFirst: a cluster queued for a reason of its own (an
+// event, a health verdict) is handed out before the clusters a fleet-wide
+// add queued earlier, whether it was not queued yet, already queued behind
+// them, or being reconciled when the urgent add came.
+func TestUrgentClusterGoesFirst(t *testing.T) {
+	q := newClusterQueue()
+	defer q.shutDown()
+	for i := range 100 {
+		q.add(fmt.Sprintf("c%03d", i), false)
+	}
+	next := func(want string) {
+		t.Helper()
+		name, _, ok := q.get()
+		if !ok || name != want {
+			t.Fatalf("get = %q (ok %v), want %q", name, ok, want)
+		}
+	}
+	q.addUrgent("event-dest") // not queued yet
+	next("event-dest")
+	q.addUrgent("c050") // queued behind 49 others
+	next("c050")
+	next("c000")        // then the fleet in its order
+	q.addUrgent("c000") // being reconciled: first once it is done
+	q.done("c000")
+	next("c000")
+	next("c001")
+	for _, n := range []string{"event-dest", "c050", "c000", "c001"} {
+		q.done(n)
+	}
+	q.add("c001", false) // a fleet-wide add after the urgent one was served
+	for i := 2; i < 100; i++ {
+		if i == 50 {
+			continue
+		}
+		next(fmt.Sprintf("c%03d", i))
+	}
+	next("c001")
 }

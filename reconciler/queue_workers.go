@@ -117,7 +117,7 @@ func (s *session) pollHealth(ctx context.Context) {
 		case <-s.stopCh:
 			return
 		case <-t.C:
-			s.d.r.opts.Apply.PollHealth(ctx, func(cluster string) { s.q.add(cluster, false) })
+			s.d.r.opts.Apply.PollHealth(ctx, func(cluster string) { s.q.addUrgent(cluster) })
 		}
 	}
 }
