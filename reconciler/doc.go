@@ -27,6 +27,7 @@
 //	rollout_resume.go        after a restart; they use only revision.go
 //	status_store.go        the latest records of clusters, fleet and rollouts
 //	queue.go               the per-cluster work queue (dedup, drift, backoff)
+//	queue_lanes.go           its order: urgent clusters before fleet-wide adds
 //	match.go               matched profiles, withdrawal order (pure)
 //	status_fleet.go        the fleet record's parts of a revision (pure)
 //	apply_result.go        apply results as pair records (pure)
