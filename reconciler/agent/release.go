@@ -32,27 +32,51 @@ type ReleaseResult struct {
 // when the agent holds the turn, and not at all when the agent's ref
 // moved since it was read (an agent that is alive releases on its own).
 func Release(ctx context.Context, src *repo.Source, cluster, centralBranch string, author repo.Signature) (ReleaseResult, error) {
-	head, _, err := src.Sync(ctx)
+	r, err := readRelease(ctx, src, cluster, centralBranch)
 	if err != nil {
 		return ReleaseResult{}, err
+	}
+	if !Agent.holds(r.turn) {
+		return ReleaseResult{Turn: r.turn}, nil
+	}
+	return r.write(ctx, src, author)
+}
+
+// releaseRead is what Release read: the followed branch's head, the
+// cluster's record on its agent's ref with the turn in it (read), and the
+// turn in force.
+type releaseRead struct {
+	head       string
+	rec        status.ClusterStatus
+	read, turn int64
+}
+
+func readRelease(ctx context.Context, src *repo.Source, cluster, centralBranch string) (releaseRead, error) {
+	head, _, err := src.Sync(ctx)
+	if err != nil {
+		return releaseRead{}, err
 	}
 	refs := &Refs{Source: src, StatusBranch: centralBranch}
 	central, err := refs.Turns(ctx, false, []string{cluster})
 	if err != nil {
-		return ReleaseResult{}, err
+		return releaseRead{}, err
 	}
 	rec, err := refs.own(ctx, cluster)
 	if err != nil {
-		return ReleaseResult{}, err
+		return releaseRead{}, err
 	}
-	read := int64(0)
+	r := releaseRead{head: head, rec: rec}
 	if rec.Handover != nil {
-		read = rec.Handover.Turn
+		r.read = rec.Handover.Turn
 	}
-	turn := max(read, central[cluster])
-	if !Agent.holds(turn) {
-		return ReleaseResult{Turn: turn}, nil
-	}
+	r.turn = max(r.read, central[cluster])
+	return r, nil
+}
+
+// write records the turn after r.turn on the agent's ref, unless the ref's
+// record no longer holds the turn r read.
+func (r releaseRead) write(ctx context.Context, src *repo.Source, author repo.Signature) (ReleaseResult, error) {
+	rec, read, turn, head, cluster := r.rec, r.read, r.turn, r.head, r.rec.Cluster
 	rec.Handover = &status.Handover{Turn: turn + 1, Revision: head, By: ReleasedBy}
 	rec.Error = fmt.Sprintf("released by hand (%s, turn %d): the agent is taken for gone; the central daemon writes to the cluster while cluster.yaml says spec.mode: push", ReleasedBy, turn+1)
 	files, err := status.Files(status.Snapshot{Clusters: []status.ClusterStatus{rec}})
