@@ -2,7 +2,9 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -54,7 +56,9 @@ REGATTA_BENCH_DEBUG=1 go run ./internal/bench/cmd/regatta-bench -phases rollout 
 func reportHeader(b *strings.Builder, r *Results) {
 	m := r.Machine
 	fmt.Fprintf(b, "# regatta benchmark report\n\n")
-	fmt.Fprintf(b, "Today's figure of each target, with the command that measures it and the commit and date it was measured at. "+
+	fmt.Fprintf(b, "Today's figure of each target, with the command that measures it and the commit and date it was measured at; "+
+		"a figure that says \"measured at\" was carried over from an earlier invocation of its phase, at that commit and date, and the "+
+		"command, commit and date columns are then those of the phase's latest invocation. "+
 		"Written by `make bench` (`go run ./internal/bench/cmd/regatta-bench`); the last full run was on %s at commit `%s` and took %s. "+
 		"History: [CHANGELOG.md](CHANGELOG.md) (each figure by commit and date) and the raw results of past runs in `internal/bench/results/` "+
 		"(`results.json` is the run below; `<date>-<commit>*.json` are earlier runs; `sessions.md` is the reading of each past session).\n\n",
@@ -264,7 +268,8 @@ func templatedPathTargets(r *Results) []target {
 		}
 		by[s.Style][s.Clusters] = s
 	}
-	for n, tp := range by[StyleTemplatedPaths] {
+	for _, n := range slices.Sorted(maps.Keys(by[StyleTemplatedPaths])) {
+		tp := by[StyleTemplatedPaths][n]
 		ov, ok := by[StyleOverlays][n]
 		if !ok {
 			continue
