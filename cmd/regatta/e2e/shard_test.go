@@ -20,7 +20,7 @@ import (
 const (
 	leaseDuration = 3 * time.Second
 	nClusters     = 9
-	bulk          = 25 // ConfigMaps of the first add-on
+	bulk          = 100 // ConfigMaps of the first add-on: a window to catch a replica mid-rollout in
 )
 
 func fleetFiles(version string) map[string]string {
