@@ -8,7 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
@@ -45,6 +47,18 @@ func (l *entryRequests) reset() []string {
 	l.lines = nil
 	slices.Sort(out)
 	return out
+}
+
+// has reports whether every one of lines was recorded since the last reset.
+func (l *entryRequests) has(lines ...string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range lines {
+		if !slices.Contains(l.lines, line) {
+			return false
+		}
+	}
+	return true
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
@@ -103,6 +117,13 @@ func TestFleetWideChangeRequests(t *testing.T) {
 	if _, err := h.d.RunOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The drift watches list their kinds when they start, which may be
+	// after the pass: those lists belong to the first rollout, not to the
+	// change.
+	testenv.WaitFor(t, 20*time.Second, "the drift watches' first lists", func() bool {
+		return reqs.has("GET /api/v1/namespaces/s-fc-a/configmaps", "GET /api/v1/namespaces/s-fc-a/secrets",
+			"GET /api/v1/namespaces/s-fc-a/serviceaccounts")
+	})
 	reqs.reset()
 
 	f.Commit("one-line change", benchProfiles(1))
