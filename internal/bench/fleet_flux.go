@@ -73,19 +73,12 @@ func RunFleetFlux(ctx context.Context, o FleetOptions, flux FluxOptions) (*Fleet
 	servers := ServersFor(o.Clusters, o.PerServer)
 	res := &FleetFluxRun{Clusters: o.Clusters, Servers: servers, Objects: 2 * o.Objects, Concurrent: flux.concurrent(o.Clusters, 1),
 		IdleSecs: o.Idle.Seconds()}
-	var le *logicalEnv
-	var err error
-	res.ServersSecs, err = timed(func() error {
-		le, err = startLogicalEnv(ctx, o.Bins, o.Clusters, servers, filepath.Join(o.Dir, "kubeconfigs"))
-		return err
-	})
+	le, serversSecs, usersSecs, err := startFleetEnv(ctx, o, servers, fluxNamespace)
+	res.ServersSecs, res.UsersSecs = serversSecs, usersSecs
 	if err != nil {
 		return res, err
 	}
 	defer le.Stop()
-	if res.UsersSecs, err = timed(func() error { return le.setupUsers(ctx, o.SetupWorkers, fluxNamespace) }); err != nil {
-		return res, err
-	}
 	o.Logf("fleet flux %d: %d API servers in %.1fs, namespace users and kubeconfig Secrets in %.1fs", o.Clusters, servers, res.ServersSecs, res.UsersSecs)
 	fr := &fleetFluxRun{o: o, le: le, res: res, fleet: ScaleFleet{Clusters: le.Names, Objects: o.Objects}}
 	if fr.fx, err = newFluxEnv(ctx, le.Mgmt, filepath.Join(o.Dir, "flux"), flux, res.Concurrent); err != nil {

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 )
 
@@ -133,20 +132,13 @@ func RunFleet(ctx context.Context, o FleetOptions) (*FleetRun, error) {
 	servers := ServersFor(o.Clusters, o.PerServer)
 	res := &FleetRun{Clusters: o.Clusters, Servers: servers, PerServer: o.PerServer, Objects: 2 * o.Objects, Args: o.Args,
 		IdleSecs: o.Idle.Seconds(), DriftSecs: o.DriftInterval.Seconds()}
-	var le *logicalEnv
-	var err error
-	res.ServersSecs, err = timed(func() error {
-		le, err = startLogicalEnv(ctx, o.Bins, o.Clusters, servers, filepath.Join(o.Dir, "kubeconfigs"))
-		return err
-	})
+	le, serversSecs, usersSecs, err := startFleetEnv(ctx, o, servers, regattaNamespace)
+	res.ServersSecs, res.UsersSecs = serversSecs, usersSecs
 	if err != nil {
 		return res, err
 	}
 	defer le.Stop()
 	o.Logf("fleet %d: %d API servers in %.1fs", o.Clusters, servers, res.ServersSecs)
-	if res.UsersSecs, err = timed(func() error { return le.setupUsers(ctx, o.SetupWorkers, regattaNamespace) }); err != nil {
-		return res, err
-	}
 	o.Logf("fleet %d: namespace users and kubeconfig Secrets in %.1fs", o.Clusters, res.UsersSecs)
 	fr := &fleetRun{o: o, le: le, res: res, fleet: ScaleFleet{Clusters: le.Names, Objects: o.Objects}}
 	defer fr.stop()

@@ -236,6 +236,24 @@ func forEach(ctx context.Context, n, workers int, fn func(i int) error) error {
 }
 
 // timed runs fn and returns its seconds.
+// startFleetEnv starts a fleet size's API servers, then its namespace
+// users with their kubeconfig Secrets in the management cluster's
+// secretsNS, timing each step; on success the caller stops le.
+func startFleetEnv(ctx context.Context, o FleetOptions, servers int, secretsNS string) (le *logicalEnv, serversSecs, usersSecs float64, err error) {
+	serversSecs, err = timed(func() error {
+		le, err = startLogicalEnv(ctx, o.Bins, o.Clusters, servers, filepath.Join(o.Dir, "kubeconfigs"))
+		return err
+	})
+	if err != nil {
+		return nil, serversSecs, 0, err
+	}
+	if usersSecs, err = timed(func() error { return le.setupUsers(ctx, o.SetupWorkers, secretsNS) }); err != nil {
+		le.Stop()
+		return nil, serversSecs, usersSecs, err
+	}
+	return le, serversSecs, usersSecs, nil
+}
+
 func timed(fn func() error) (float64, error) {
 	start := time.Now()
 	err := fn()
