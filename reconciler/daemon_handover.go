@@ -81,7 +81,7 @@ func (d *Daemon) committedTurns(ctx context.Context) map[string]int64 {
 // the replica that owns the cluster does: the one whose passes of it may
 // be in flight.
 func (d *Daemon) handoverStep(ctx context.Context, rev *revision, name string, queue func(string)) {
-	if d.opts.Agent == nil && d.opts.Ownership != nil && !d.opts.Ownership.Owns(name) {
+	if d.opts.Agent == nil && !d.ownsShard(name) {
 		d.hand.mu.Lock()
 		d.hand.waiting[name] = false
 		d.hand.mu.Unlock()

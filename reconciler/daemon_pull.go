@@ -111,6 +111,12 @@ func (d *Daemon) refreshPeers(ctx context.Context) {
 	}
 }
 
+// ownsShard reports whether this replica owns the cluster's shard: always
+// without an Ownership.
+func (d *Daemon) ownsShard(cluster string) bool {
+	return d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster)
+}
+
 // shows reports whether this daemon writes a record of a cluster it does
 // not reconcile: an agent its own (the record of a refusal says why), the
 // central daemon (with replicas, the cluster's owner, which records its
@@ -121,10 +127,10 @@ func (d *Daemon) shows(cluster string) bool {
 		return cluster == d.opts.Agent.Name
 	}
 	if d.hand.isWaiting(cluster) {
-		return d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster)
+		return d.ownsShard(cluster)
 	}
 	_, ok := d.peer(cluster)
-	return ok && (d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster))
+	return ok && d.ownsShard(cluster)
 }
 
 // needsPeers reports whether this daemon uses the other processes'

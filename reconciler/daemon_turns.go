@@ -65,7 +65,7 @@ func (d *Daemon) writable(cluster string) bool {
 func (d *Daemon) begin(cluster string) bool {
 	d.hand.mu.Lock()
 	defer d.hand.mu.Unlock()
-	if !d.mayWrite(cluster) || (d.opts.Ownership != nil && !d.opts.Ownership.Owns(cluster)) {
+	if !d.mayWrite(cluster) || !d.ownsShard(cluster) {
 		return false
 	}
 	d.hand.inFlight[cluster]++

@@ -10,10 +10,10 @@ import (
 // well within the margin the Lease leaves before another may start.
 const fencePoll = 100 * time.Millisecond
 
-// owns reports whether this daemon may work on a cluster: always without
-// an Ownership.
+// owns reports whether this daemon may work on a cluster: its turn, and
+// its shard (ownsShard).
 func (d *Daemon) owns(cluster string) bool {
-	return d.writable(cluster) && (d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster))
+	return d.writable(cluster) && d.ownsShard(cluster)
 }
 
 // fenced returns a context for one cluster's reconciliation that ends
