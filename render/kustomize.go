@@ -23,13 +23,46 @@ import (
 // kustomizeMu guards kyaml's OpenAPI schema, which kyaml keeps in
 // package-level variables. Every build sets it (krusty's Run calls
 // openapi.SetSchema), but a build whose kustomizations declare no
-// `openapi` field only ever resets it to the built-in schema, which kyaml
-// reads under its own lock: such builds share kustomizeMu and run in
-// parallel. A build whose kustomizations declare a custom schema takes it
-// alone and resets the schema afterwards, so the custom schema reaches no
-// other build (kyaml would otherwise keep it for the rest of the process).
-// This is the package's only mutable package-level state.
+// `openapi` field only ever resets it to the built-in schema: such builds
+// share kustomizeMu and run in parallel, once the schema is parsed (see
+// lockShared). A build whose kustomizations declare a custom schema takes
+// it alone and resets the schema afterwards, so the custom schema reaches
+// no other build (kyaml would otherwise keep it for the rest of the
+// process). kustomizeMu and schemaParsed are the package's only mutable
+// package-level state.
 var kustomizeMu sync.RWMutex
+
+// schemaParsed says kyaml's built-in schema is parsed; guarded by
+// kustomizeMu. kyaml parses it lazily at a build's first need and marks it
+// parsed before it has filled its maps, which it then reads without a
+// lock: two shared builds after a reset would read what the other one is
+// still writing. So the first shared build after a reset parses it alone.
+var schemaParsed bool
+
+// lockShared read-locks kustomizeMu for a build that shares kyaml's
+// built-in schema, parsing the schema first under the write lock if a
+// reset dropped it. Release with kustomizeMu.RUnlock.
+func lockShared() {
+	for {
+		kustomizeMu.RLock()
+		if schemaParsed {
+			return
+		}
+		kustomizeMu.RUnlock()
+		kustomizeMu.Lock()
+		if !schemaParsed {
+			openapi.Schema() // parses the built-in schema
+			schemaParsed = true
+		}
+		kustomizeMu.Unlock()
+	}
+}
+
+// resetSchema drops kyaml's schema; kustomizeMu must be write-locked.
+func resetSchema() {
+	openapi.ResetOpenAPI()
+	schemaParsed = false
+}
 
 // schemaRelease drops kyaml's parsed OpenAPI schema (about 4 MiB, kept
 // process-wide once a build needed it) when the Renderer built no
@@ -60,7 +93,7 @@ func (s *schemaRelease) built() {
 func releaseSchema() {
 	kustomizeMu.Lock()
 	defer kustomizeMu.Unlock()
-	openapi.ResetOpenAPI()
+	resetSchema()
 }
 
 // errCustomSchema stops a shared build at the first kustomization that
@@ -70,7 +103,7 @@ var errCustomSchema = errors.New("the kustomization declares an OpenAPI schema")
 // runKustomize builds dir in the file system fsys: shared first, alone
 // when a kustomization read on the way declares a custom schema.
 func runKustomize(fsys *kustFS, dir string) (resmap.ResMap, error) {
-	kustomizeMu.RLock()
+	lockShared()
 	fsys.shared = true
 	m, err := krusty.MakeKustomizer(kustomizeOptions()).Run(fsys, dir)
 	kustomizeMu.RUnlock()
@@ -80,7 +113,7 @@ func runKustomize(fsys *kustFS, dir string) (resmap.ResMap, error) {
 	fsys.shared, fsys.failure = false, nil
 	kustomizeMu.Lock()
 	defer kustomizeMu.Unlock()
-	defer openapi.ResetOpenAPI()
+	defer resetSchema()
 	return krusty.MakeKustomizer(kustomizeOptions()).Run(fsys, dir)
 }
 

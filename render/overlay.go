@@ -88,7 +88,7 @@ func patchStream(stream []byte, patches []spec.Patch) ([]Object, error) {
 	if err := mem.WriteFile("/kustomization.yaml", kus); err != nil {
 		return nil, err
 	}
-	kustomizeMu.RLock() // a kustomization of ours, with no OpenAPI schema
+	lockShared() // a kustomization of ours, with no OpenAPI schema
 	m, err := krusty.MakeKustomizer(kustomizeOptions()).Run(mem, "/")
 	kustomizeMu.RUnlock()
 	if err != nil {
