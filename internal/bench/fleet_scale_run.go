@@ -240,6 +240,12 @@ func (fr *fleetRun) idle(ctx context.Context) error {
 	fr.res.IdleCPUPerDrift = (cpu1 - cpu0).Seconds() / (fr.o.Idle.Seconds() / fr.o.DriftInterval.Seconds())
 	fr.res.IdlePasses = passes1 - passes0
 	fr.res.Idle, err = sampleProc(ctx, fr.child, fr.le.Ports())
+	for _, name := range []string{"heap", "goroutine"} {
+		// What an idle cluster costs, for the report's reader to look into.
+		if perr := fr.child.SaveProfile(ctx, name, filepath.Join(fr.o.Dir, "regatta.idle."+name+".pprof")); perr != nil {
+			fr.o.Logf("fleet %d: %v", fr.o.Clusters, perr)
+		}
+	}
 	fr.o.Logf("fleet %d: idle %s: %.2f requests per cluster per minute (%.2f watches), CPU %.2fs per drift interval, RSS %s",
 		fr.o.Clusters, fr.o.Idle, fr.res.IdleOther+fr.res.IdleWatches, fr.res.IdleWatches, fr.res.IdleCPUPerDrift, mib(fr.res.Idle.RSS))
 	return err

@@ -55,8 +55,11 @@ type Client struct {
 	Hash   string
 	Kube   client.Client
 	Mapper meta.RESTMapper
-	// Watch is a dynamic client without request timeout, for watches.
-	Watch dynamic.Interface
+	// Watch is a dynamic client without request timeout, for watches;
+	// watchREST requests raw watch streams over the same connections
+	// (listWatch).
+	Watch     dynamic.Interface
+	watchREST rest.Interface
 	// Dynamic and Discovery share the connections of the others, with
 	// the request timeout (classification reads with them).
 	Dynamic   dynamic.Interface
@@ -115,6 +118,10 @@ func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*C
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: watch client: %w", cluster, err)
 	}
+	watchREST, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(watchCfg), &http.Client{Transport: httpClient.Transport})
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: watch client: %w", cluster, err)
+	}
 	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: dynamic client: %w", cluster, err)
@@ -124,10 +131,11 @@ func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*C
 		Kube:      kube,
 		Mapper:    mapper,
 		Watch:     watch,
+		watchREST: watchREST,
 		Dynamic:   dyn,
 		Discovery: disco,
 		http:      httpClient,
-		informers: newInformers(watch),
+		informers: newInformers(watch, watchREST),
 		base:      in,
 		opts:      opts,
 	}, nil

@@ -235,31 +235,19 @@ func (w *healthWatch) list(ctx context.Context, g *watchGroup) (string, error) {
 // watch judges the group's objects on every event from resourceVersion rv
 // until the watch closes (nil) or fails.
 func (w *healthWatch) watch(ctx context.Context, g *watchGroup, rv string) error {
-	opts := g.list
-	opts.ResourceVersion, opts.AllowWatchBookmarks = rv, true
-	wi, err := w.cl.Watch.Resource(g.gvr).Namespace(g.ns).Watch(ctx, opts)
-	if err != nil {
-		return err
-	}
-	defer wi.Stop()
-	for ev := range wi.ResultChan() {
-		if ev.Type == watch.Error {
-			return apierrors.FromObject(ev.Object)
-		}
-		u, ok := ev.Object.(*unstructured.Unstructured)
-		if !ok || ev.Type == watch.Bookmark {
-			continue
-		}
+	lw := newListWatch(w.cl.Watch, w.cl.watchREST, g.gvr, g.ns, g.list.LabelSelector, g.list.FieldSelector)
+	_, err := lw.watch(ctx, rv, func(t watch.EventType, u *unstructured.Unstructured) error {
 		id, ok := g.ids[u.GetName()]
 		switch {
 		case !ok:
-		case ev.Type == watch.Deleted:
+		case t == watch.Deleted:
 			w.recordNotFound(id)
 		default:
 			w.record(ctx, g, u)
 		}
-	}
-	return nil
+		return nil
+	})
+	return err
 }
 
 // record judges one object as the server returned it, unless it is older

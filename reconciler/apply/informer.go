@@ -4,30 +4,33 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 )
 
 // Informer is one list and watch of a cluster's resource with its cache:
-// client-go's Reflector lists and watches into it (relisting, resuming
-// and backing off as client-go's informers do), and it transforms each
-// object, stores it and hands the change to its users' handlers, in
-// order, on the reflector's goroutine. Handlers must therefore not block
-// (the drift watches and event sources only queue work). It is lighter
-// than client-go's shared informer, which runs about ten goroutines and a
-// growing buffer per handler for each watch; a fleet daemon runs one
-// watch per kind and cluster.
+// it lists into the cache, watches from the list's resourceVersion,
+// watches again where a watch ended, lists again when the server no
+// longer has that resourceVersion (410 Gone), and backs off after
+// failures. It transforms each object, stores it and hands the change to
+// its users' handlers, in order, on its one goroutine. Handlers must
+// therefore not block (the drift watches and event sources only queue
+// work). It is lighter than client-go's shared informer (about ten
+// goroutines and a growing buffer per handler for each watch) and than
+// its Reflector (four goroutines with the watch's decoder and the HTTP/2
+// stream): two, its own and the stream's. A fleet daemon runs one watch
+// per kind and cluster.
 type Informer struct {
 	transform cache.TransformFunc
-	reflector *cache.Reflector
+	lw        listWatch
 
 	// dispatchMu orders the changes and the handlers' registration: a
 	// handler added sees every object once, as a replayed addition or as
@@ -39,6 +42,9 @@ type Informer struct {
 	items   map[string]any
 
 	synced atomic.Bool
+	// lastErr is the last failure of a list or watch (nil once one works).
+	errMu   sync.Mutex
+	lastErr error
 }
 
 type informerHandler struct {
@@ -49,29 +55,108 @@ type informerHandler struct {
 func (h *informerHandler) HasSynced() bool { return h.synced.Load() }
 
 // newInformer returns the informer of one watch key; Run starts it.
-func newInformer(client dynamic.Interface, key InformerKey, transform cache.TransformFunc) *Informer {
-	res := client.Resource(key.Resource).Namespace(key.Namespace)
-	tweak := func(o metav1.ListOptions) metav1.ListOptions {
-		o.LabelSelector, o.FieldSelector = key.LabelSelector, key.FieldSelector
-		return o
-	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return res.List(ctx, tweak(o))
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return res.Watch(ctx, tweak(o))
-		},
-	}
-	inf := &Informer{transform: transform, handlers: map[*informerHandler]bool{}, items: map[string]any{}}
-	inf.reflector = cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client),
-		&unstructured.Unstructured{}, (*informerStore)(inf),
-		cache.ReflectorOptions{Name: key.String(), TypeDescription: key.Resource.String()})
-	return inf
+func newInformer(lw listWatch, transform cache.TransformFunc) *Informer {
+	return &Informer{transform: transform, lw: lw, handlers: map[*informerHandler]bool{}, items: map[string]any{}}
 }
 
+// Informer back-off after a failed list or watch: from informerMinBackoff,
+// doubling up to informerMaxBackoff, with jitter.
+const (
+	informerMinBackoff = 800 * time.Millisecond
+	informerMaxBackoff = 30 * time.Second
+)
+
 // Run lists and watches until ctx ends.
-func (inf *Informer) Run(ctx context.Context) { inf.reflector.RunWithContext(ctx) }
+func (inf *Informer) Run(ctx context.Context) {
+	delay := informerMinBackoff
+	listed, rv := false, ""
+	for ctx.Err() == nil {
+		var err error
+		start, watching := time.Now(), listed
+		if !watching {
+			rv, err = inf.list(ctx)
+			listed = err == nil
+		} else {
+			rv, err = inf.lw.watch(ctx, rv, inf.apply)
+		}
+		switch {
+		case ctx.Err() != nil:
+			return
+		case isExpired(err):
+			listed = false // the resourceVersion is gone: list again at once
+			continue
+		case err == nil && (!watching || time.Since(start) >= time.Second):
+			inf.failed(nil)
+			delay = informerMinBackoff
+			continue
+		}
+		// A failure, or a watch the server (or a proxy) ended at once:
+		// try again after a pause, from the same resourceVersion.
+		if err != nil {
+			inf.failed(err)
+		}
+		if !sleepCtx(ctx, jitter(delay)) {
+			return
+		}
+		delay = min(2*delay, informerMaxBackoff)
+	}
+}
+
+// list takes a fresh list into the cache and returns its resourceVersion.
+func (inf *Informer) list(ctx context.Context) (string, error) {
+	items, rv, err := inf.lw.listAll(ctx)
+	if err != nil {
+		return "", err
+	}
+	list := make([]any, len(items))
+	for i := range items {
+		list[i] = &items[i]
+	}
+	return rv, (*informerStore)(inf).Replace(list, rv)
+}
+
+// isExpired reports a resourceVersion (or list continuation) the server no
+// longer serves: a fresh list is the answer.
+func isExpired(err error) bool {
+	return apierrors.IsGone(err) || apierrors.IsResourceExpired(err)
+}
+
+// jitter spreads d by up to a fifth, so a fleet's retries do not align.
+func jitter(d time.Duration) time.Duration { return d + rand.N(d/5+1) }
+
+// sleepCtx waits d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// Err returns the last list or watch failure, nil while it works.
+func (inf *Informer) Err() error {
+	inf.errMu.Lock()
+	defer inf.errMu.Unlock()
+	return inf.lastErr
+}
+
+func (inf *Informer) failed(err error) {
+	inf.errMu.Lock()
+	inf.lastErr = err
+	inf.errMu.Unlock()
+}
+
+// apply takes one watch event into the cache.
+func (inf *Informer) apply(t watch.EventType, u *unstructured.Unstructured) error {
+	s := (*informerStore)(inf)
+	if t == watch.Deleted {
+		return s.Delete(u)
+	}
+	return s.put(u)
+}
 
 // HasSynced reports whether the first list is in the cache.
 func (inf *Informer) HasSynced() bool { return inf.synced.Load() }
@@ -124,14 +209,14 @@ func (inf *Informer) removeHandler(reg *informerHandler) {
 	delete(inf.handlers, reg)
 }
 
-// informerStore is the Informer as the Reflector's store.
+// informerStore is the Informer's cache as its lists and watches fill it
+// (the methods of client-go's cache.Store it needs).
 type informerStore Informer
 
 func (s *informerStore) inf() *Informer { return (*Informer)(s) }
 
 func (s *informerStore) Add(obj any) error    { return s.put(obj) }
 func (s *informerStore) Update(obj any) error { return s.put(obj) }
-func (s *informerStore) Resync() error        { return nil }
 
 func (s *informerStore) put(obj any) error {
 	inf := s.inf()

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -42,7 +43,10 @@ func (k InformerKey) String() string {
 // Informers holds the shared informers of one client. Safe for concurrent
 // use; the zero value is not usable (see Client.Informers).
 type Informers struct {
-	watch   dynamic.Interface
+	// list lists (the watch client: no request timeout, see listAll),
+	// watch requests raw watch streams.
+	list    dynamic.Interface
+	watch   rest.Interface
 	mu      sync.Mutex
 	entries map[InformerKey]*informerEntry
 	started int
@@ -65,8 +69,8 @@ type InformerLease struct {
 	once     sync.Once
 }
 
-func newInformers(watch dynamic.Interface) *Informers {
-	return &Informers{watch: watch, entries: map[InformerKey]*informerEntry{}}
+func newInformers(list dynamic.Interface, watch rest.Interface) *Informers {
+	return &Informers{list: list, watch: watch, entries: map[InformerKey]*informerEntry{}}
 }
 
 // Acquire returns a lease on the informer of key, started on first use
@@ -90,10 +94,10 @@ func (r *Informers) Acquire(key InformerKey, transform cache.TransformFunc, h ca
 
 // start creates and runs the informer of key; r.mu is held.
 func (r *Informers) start(key InformerKey, transform cache.TransformFunc) (*informerEntry, error) {
-	if r.watch == nil {
+	if r.watch == nil || r.list == nil {
 		return nil, fmt.Errorf("watch %s: the client has no watch connection", key.Resource)
 	}
-	inf := newInformer(r.watch, key, transform)
+	inf := newInformer(newListWatch(r.list, r.watch, key.Resource, key.Namespace, key.LabelSelector, key.FieldSelector), transform)
 	ctx, stop := context.WithCancel(context.Background())
 	e := &informerEntry{inf: inf, stop: stop, done: make(chan struct{})}
 	go func() {
