@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -93,8 +94,8 @@ func reportFleetFlux(b *strings.Builder, f *FleetResult) {
 		"them every second). CPU to converge is the process's CPU from its start to the change converged (connecting, first rollout, change). "+
 		"With interval 1h, Flux reconciles nothing while idle: it has no drift detection between intervals (regatta's `fa` is drift-detected); "+
 		"requests per cluster in the change are what one reconcile of every cluster costs, so per minute at an interval of k minutes divide by k. "+
-		"Memory: regatta keeps a client, its discovery, informers and watches per cluster (drift detection, events; the curves above: ~0.45 MiB "+
-		"and 13 goroutines per cluster), so its RSS grows with the fleet; kustomize-controller builds a client (and its discovery) from the "+
+		"Memory: regatta keeps a client, its discovery, informers and watches per cluster (drift detection, events; the curves above: "+
+		f.perClusterNote()+"), so its RSS grows with the fleet; kustomize-controller builds a client (and its discovery) from the "+
 		"kubeconfig Secret at every reconciliation and drops it, so it holds almost nothing per cluster between reconciliations and pays in "+
 		"CPU and time instead. RSS is the process's VmRSS (what its `process_resident_memory_bytes` reports), heap `go_memstats_heap_inuse_bytes` "+
 		"from each process's /metrics.\n\n",
@@ -127,4 +128,20 @@ func perMinute(perDrift, driftSecs float64) float64 {
 		return 0
 	}
 	return perDrift * 60 / driftSecs
+}
+
+// perClusterNote is what one more idle cluster costs regatta, from the
+// curves of this run: RSS and goroutines per cluster, least squares over
+// every size.
+func (f *FleetResult) perClusterNote() string {
+	var xs, rss, gs []float64
+	for _, r := range f.complete() {
+		xs = append(xs, float64(r.Clusters))
+		rss, gs = append(rss, float64(r.Idle.RSS)), append(gs, float64(r.Idle.Goroutines))
+	}
+	m, g := Slope(xs, rss), Slope(xs, gs)
+	if math.IsNaN(m) || math.IsNaN(g) {
+		return "one size only, no slope"
+	}
+	return fmt.Sprintf("%s and %.0f goroutines per cluster", kib(m), g)
 }
