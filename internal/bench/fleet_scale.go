@@ -61,6 +61,12 @@ type FleetRun struct {
 	// ChangeRequests are the fleet API servers' requests from the change's
 	// push to regatta's converged pass after it, per cluster.
 	ChangeRequests float64 `json:"changeRequestsPerCluster,omitempty"`
+	// ChangeCPU and ChangeServersCPU are regatta's and the fleet's API
+	// servers' (with etcd) CPU seconds from the change's push to regatta's
+	// converged pass: what the change cost, apart from how busy the
+	// machine was.
+	ChangeCPU        float64 `json:"changeCpuSeconds,omitempty"`
+	ChangeServersCPU float64 `json:"changeServersCpuSeconds,omitempty"`
 	// Converged is regatta after the change converged; Idle after the
 	// idle window.
 	Converged ProcSample `json:"converged"`

@@ -100,6 +100,23 @@ func (le *logicalEnv) RSS() (apiservers, etcd int64) {
 	return apiservers, etcd
 }
 
+// CPU sums the CPU time the fleet's API servers and etcd have used.
+func (le *logicalEnv) CPU() time.Duration {
+	var pids []int
+	for _, s := range le.Servers {
+		if pid, err := s.Pid(); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	var total time.Duration
+	for _, pid := range append(pids, le.env.EtcdPids()...) {
+		if c, err := ProcCPU(pid); err == nil {
+			total += c
+		}
+	}
+	return total
+}
+
 // regattaNamespace holds regatta's kubeconfig Secrets in the management
 // cluster.
 const regattaNamespace = "regatta-system"

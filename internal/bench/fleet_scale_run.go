@@ -173,6 +173,11 @@ func (fr *fleetRun) change(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cpu0, err := ProcCPU(fr.child.Pid())
+	if err != nil {
+		return err
+	}
+	servers0 := fr.le.CPU()
 	rev, at, err := fr.push(ctx, "one-line change", fr.fleet.Files(1, true))
 	if err != nil {
 		return err
@@ -188,6 +193,11 @@ func (fr *fleetRun) change(ctx context.Context) error {
 	if err := fr.waitConverged(ctx); err != nil {
 		return err
 	}
+	cpu1, err := ProcCPU(fr.child.Pid())
+	if err != nil {
+		return err
+	}
+	fr.res.ChangeCPU, fr.res.ChangeServersCPU = (cpu1 - cpu0).Seconds(), (fr.le.CPU() - servers0).Seconds()
 	if fr.res.ChangeRequests, err = fr.le.requestsSince(ctx, before); err != nil {
 		return err
 	}

@@ -159,6 +159,15 @@ func (f *FleetResult) rssSlope(lo, hi int) (slope float64, from, to int, ok bool
 	return slope, int(xs[0]), int(xs[len(xs)-1]), true
 }
 
+// cpuPer is CPU milliseconds per added cluster between two sizes' change
+// figures ("–" where one was not measured).
+func cpuPer(a, z, clusters float64) string {
+	if a == 0 || z == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f ms", 1000*(z-a)/clusters)
+}
+
 // linearity compares what one more cluster costs at the largest sizes
 // (the last two runs) with the smallest (the first two): the change's
 // last cluster and idle RSS per added cluster, and idle requests per
@@ -180,6 +189,12 @@ func (f *FleetResult) linearity() (string, bool, bool) {
 	memA, memZ := per(a, b, rss), per(y, z, rss)
 	fig := fmt.Sprintf("per added cluster, %d → %d vs %d → %d: change %.1f → %.1f ms (%s), idle RSS %s → %s (%s)",
 		a.Clusters, b.Clusters, y.Clusters, z.Clusters, timeA*1000, timeZ*1000, ratio(timeZ/timeA), kib(memA), kib(memZ), ratio(memZ/memA))
+	if a.ChangeCPU > 0 && z.ChangeCPU > 0 {
+		// Information beside the verdict: the change's wall time also holds
+		// how busy the machine's two cores were (API servers included).
+		cpu := func(r FleetRun) float64 { return r.ChangeCPU }
+		fig += fmt.Sprintf("; regatta's CPU in the change %.1f → %.1f ms per added cluster", 1000*per(a, b, cpu), 1000*per(y, z, cpu))
+	}
 	ok := timeZ <= 1.5*timeA && memZ <= 1.5*memA
 	// Idle requests compare only windows that each held a drift pass: a
 	// shorter window may count none at one size and one at another.
@@ -322,7 +337,8 @@ func fleetSlopes(b *strings.Builder, f *FleetResult) {
 	if len(c) < 2 {
 		return
 	}
-	b.WriteString("Per added cluster between consecutive sizes (the curves" + f.curvesNote() + "):\n\n| from → to | RSS | heap | goroutines | change, last cluster | restart |\n|---|---|---|---|---|---|\n")
+	b.WriteString("Per added cluster between consecutive sizes (the curves" + f.curvesNote() + "):\n\n| from → to | RSS | heap | goroutines | change, last cluster | change: regatta CPU | change: API servers' and etcd CPU | restart |\n" +
+		"|---|---|---|---|---|---|---|---|\n")
 	for i := 1; i < len(c); i++ {
 		a, z := c[i-1], c[i]
 		d := float64(z.Clusters - a.Clusters)
@@ -330,9 +346,9 @@ func fleetSlopes(b *strings.Builder, f *FleetResult) {
 		if a.Restart != nil && z.Restart != nil {
 			rs = fmt.Sprintf("%.1f ms", 1000*(z.Restart.Secs-a.Restart.Secs)/d)
 		}
-		fmt.Fprintf(b, "| %d → %d | %s | %s | %.1f | %.1f ms | %s |\n", a.Clusters, z.Clusters, kib(float64(z.Idle.RSS-a.Idle.RSS)/d),
+		fmt.Fprintf(b, "| %d → %d | %s | %s | %.1f | %.1f ms | %s | %s | %s |\n", a.Clusters, z.Clusters, kib(float64(z.Idle.RSS-a.Idle.RSS)/d),
 			kib(float64(z.Idle.HeapInuse-a.Idle.HeapInuse)/d), float64(z.Idle.Goroutines-a.Idle.Goroutines)/d,
-			1000*(z.Change.Last-a.Change.Last)/d, rs)
+			1000*(z.Change.Last-a.Change.Last)/d, cpuPer(a.ChangeCPU, z.ChangeCPU, d), cpuPer(a.ChangeServersCPU, z.ChangeServersCPU, d), rs)
 	}
 	b.WriteString("\n")
 }

@@ -65,12 +65,21 @@ func (c *Cluster) Running() bool {
 
 // RSS returns the resident memory of the API server process in bytes.
 func (c *Cluster) RSS() (int64, error) {
+	pid, err := c.Pid()
+	if err != nil {
+		return 0, err
+	}
+	return rssBytes(pid)
+}
+
+// Pid returns the process id of the cluster's API server.
+func (c *Cluster) Pid() (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.proc == nil {
 		return 0, fmt.Errorf("cluster %s is stopped", c.name)
 	}
-	return rssBytes(c.proc.pid())
+	return c.proc.pid(), nil
 }
 
 // Start starts the API server, with the given version ("v1.36.3", "v1.36",

@@ -177,6 +177,15 @@ func (e *Env) EtcdRSS() (int64, error) {
 	return total, nil
 }
 
+// EtcdPids returns the process ids of the etcd processes.
+func (e *Env) EtcdPids() []int {
+	pids := make([]int, 0, len(e.etcds))
+	for _, etcd := range e.etcds {
+		pids = append(pids, etcd.proc.pid())
+	}
+	return pids
+}
+
 // Stop kills every process the environment started and removes its folder.
 // It is safe to call more than once.
 func (e *Env) Stop() {
