@@ -82,7 +82,7 @@ func (inf *Informer) Run(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 			return
-		case isExpired(err):
+		case watching && isExpired(err):
 			listed = false // the resourceVersion is gone: list again at once
 			continue
 		case err == nil && (!watching || time.Since(start) >= time.Second):
@@ -90,8 +90,9 @@ func (inf *Informer) Run(ctx context.Context) {
 			delay = informerMinBackoff
 			continue
 		}
-		// A failure, or a watch the server (or a proxy) ended at once:
-		// try again after a pause, from the same resourceVersion.
+		// A failure (a list's expired continuation among them: listed
+		// again), or a watch the server (or a proxy) ended at once: try
+		// again after a pause, a watch from the same resourceVersion.
 		if err != nil {
 			inf.failed(err)
 		}
