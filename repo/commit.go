@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
@@ -166,9 +168,10 @@ func (s *Source) buildTree(req CommitRequest, base plumbing.Hash) (plumbing.Hash
 	for _, p := range req.Delete {
 		edits[p] = edit{del: true}
 	}
+	parents := newTreeFiles(s.store, base)
 	for p, data := range req.Files {
 		if req.Rewrite != nil {
-			parent, found, err := readTreeFile(s.store, base, p)
+			parent, found, err := parents.read(p)
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
@@ -254,22 +257,82 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// readTreeFile reads path in the tree root (zero: empty tree).
-func readTreeFile(st storer.EncodedObjectStorer, root plumbing.Hash, path string) ([]byte, bool, error) {
-	if root.IsZero() {
+// treeFiles reads files of one tree, decoding each folder once: a commit
+// that rewrites every cluster's record reads them all from one folder, and
+// decoding that folder for each file made a status commit grow with the
+// square of the fleet.
+type treeFiles struct {
+	st   storer.EncodedObjectStorer
+	root plumbing.Hash
+	// dirs are the folders decoded so far by path ("" the root); nil for
+	// one that does not exist.
+	dirs map[string]*object.Tree
+}
+
+// newTreeFiles reads files of the tree root (zero: the empty tree).
+func newTreeFiles(st storer.EncodedObjectStorer, root plumbing.Hash) *treeFiles {
+	return &treeFiles{st: st, root: root, dirs: map[string]*object.Tree{}}
+}
+
+// read returns the content of the file at p (slash-separated), found false
+// when the tree has none there.
+func (r *treeFiles) read(p string) ([]byte, bool, error) {
+	dir, err := r.dir(path.Dir(p))
+	if err != nil || dir == nil {
+		return nil, false, err
+	}
+	e, err := dir.FindEntry(path.Base(p))
+	if errors.Is(err, object.ErrEntryNotFound) || err == nil && !e.Mode.IsFile() {
 		return nil, false, nil
 	}
-	t, err := object.GetTree(st, root)
 	if err != nil {
 		return nil, false, err
 	}
-	f, err := t.File(path)
-	if errors.Is(err, object.ErrFileNotFound) {
-		return nil, false, nil
-	}
+	blob, err := object.GetBlob(r.st, e.Hash)
 	if err != nil {
 		return nil, false, err
 	}
-	s, err := f.Contents()
-	return []byte(s), err == nil, err
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, false, err
+	}
+	defer rd.Close()
+	b, err := io.ReadAll(rd)
+	return b, err == nil, err
+}
+
+// dir returns the folder at p ("." the root), nil when there is none.
+func (r *treeFiles) dir(p string) (*object.Tree, error) {
+	if p == "." {
+		p = ""
+	}
+	if t, ok := r.dirs[p]; ok {
+		return t, nil
+	}
+	var t *object.Tree
+	switch {
+	case p == "" && r.root.IsZero():
+	case p == "":
+		var err error
+		if t, err = object.GetTree(r.st, r.root); err != nil {
+			return nil, err
+		}
+	default:
+		parent, err := r.dir(path.Dir(p))
+		if err != nil || parent == nil {
+			return nil, err
+		}
+		e, err := parent.FindEntry(path.Base(p))
+		switch {
+		case errors.Is(err, object.ErrEntryNotFound), err == nil && e.Mode != filemode.Dir:
+		case err != nil:
+			return nil, err
+		default:
+			if t, err = object.GetTree(r.st, e.Hash); err != nil {
+				return nil, err
+			}
+		}
+	}
+	r.dirs[p] = t
+	return t, nil
 }
