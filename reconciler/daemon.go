@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/repo"
 )
 
@@ -62,6 +63,9 @@ type Daemon struct {
 	opts    DaemonOptions
 	watcher *repo.Watcher
 	store   *statusStore
+	// records decides status records unchanged since the last commit
+	// without parsing them (writeRecord).
+	records status.RecordMemo
 
 	mu       sync.Mutex
 	restored bool   // the status branch was read

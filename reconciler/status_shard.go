@@ -76,7 +76,7 @@ func (d *Daemon) writeRecord(file string, parent []byte, found bool, proposed []
 	if name := strings.TrimSuffix(path.Base(file), ".yaml"); !d.owns(name) && !d.shows(name) {
 		return nil, false
 	}
-	return status.NextRecord(parent, found, proposed)
+	return d.records.Next(file, parent, found, proposed)
 }
 
 // clusterFilesOnly keeps the cluster records of a status tree.

@@ -178,6 +178,8 @@ func (fr *fleetRun) change(ctx context.Context) error {
 		return err
 	}
 	servers0 := fr.le.CPU()
+	profiled := fr.profileChange(ctx)
+	defer func() { <-profiled }()
 	rev, at, err := fr.push(ctx, "one-line change", fr.fleet.Files(1, true))
 	if err != nil {
 		return err
@@ -203,6 +205,25 @@ func (fr *fleetRun) change(ctx context.Context) error {
 	}
 	fr.res.Converged, err = sampleProc(ctx, fr.child, fr.le.Ports())
 	return err
+}
+
+// changeProfileSecs is how long the CPU profile of the change runs.
+const changeProfileSecs = 30
+
+// profileChange records regatta's CPU profile over the change's first
+// changeProfileSecs seconds into the run's folder, for the report's reader
+// (what a fleet-wide change costs regatta, by function); the channel closes
+// when it is written.
+func (fr *fleetRun) profileChange(ctx context.Context) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		path := filepath.Join(fr.o.Dir, "regatta.change.cpu.pprof")
+		if err := fr.child.SaveProfile(ctx, fmt.Sprintf("profile?seconds=%d", changeProfileSecs), path); err != nil {
+			fr.o.Logf("fleet %d: %v", fr.o.Clusters, err)
+		}
+	}()
+	return done
 }
 
 // idle counts the API servers' requests and regatta's CPU over the idle

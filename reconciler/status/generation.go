@@ -2,6 +2,8 @@ package status
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -35,4 +37,44 @@ func NextRecord(parent []byte, found bool, proposed []byte) ([]byte, bool) {
 		return proposed, true
 	}
 	return out, true
+}
+
+// RecordMemo remembers the records NextRecord left as they were, so that
+// a status commit, which proposes every cluster's record, decides an
+// unchanged one without parsing it: NextRecord is a function of its
+// arguments, and parsing and printing two records per cluster at every
+// commit grew with the fleet. Safe for concurrent use; the zero value is
+// ready.
+type RecordMemo struct {
+	mu sync.Mutex
+	// kept are, by file, the parent and proposed records (their SHA-256)
+	// of the last decision to keep the parent's record.
+	kept map[string][2][sha256.Size]byte
+}
+
+// Next is NextRecord for the record at file, from memory when the same
+// parent and proposal were decided before.
+func (m *RecordMemo) Next(file string, parent []byte, found bool, proposed []byte) ([]byte, bool) {
+	if !found {
+		return NextRecord(parent, found, proposed)
+	}
+	key := [2][sha256.Size]byte{sha256.Sum256(parent), sha256.Sum256(proposed)}
+	m.mu.Lock()
+	hit := m.kept != nil && m.kept[file] == key
+	m.mu.Unlock()
+	if hit {
+		return nil, false
+	}
+	out, write := NextRecord(parent, found, proposed)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.kept == nil {
+		m.kept = map[string][2][sha256.Size]byte{}
+	}
+	if write {
+		delete(m.kept, file)
+	} else {
+		m.kept[file] = key
+	}
+	return out, write
 }
