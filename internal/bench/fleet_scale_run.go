@@ -33,6 +33,9 @@ type fleetRun struct {
 	changeDone time.Time
 	// converged counts regatta's converged passes before the last push.
 	converged float64
+	// profiled closes when the change's CPU profile is written (nil: none
+	// taken). The status commit is timed meanwhile; the idle window waits.
+	profiled <-chan struct{}
 }
 
 const fleetWebhookSecret = "bench-webhook-secret"
@@ -178,8 +181,7 @@ func (fr *fleetRun) change(ctx context.Context) error {
 		return err
 	}
 	servers0 := fr.le.CPU()
-	profiled := fr.profileChange(ctx)
-	defer func() { <-profiled }()
+	fr.profiled = fr.profileChange(ctx)
 	rev, at, err := fr.push(ctx, "one-line change", fr.fleet.Files(1, true))
 	if err != nil {
 		return err
@@ -229,6 +231,9 @@ func (fr *fleetRun) profileChange(ctx context.Context) <-chan struct{} {
 // idle counts the API servers' requests and regatta's CPU over the idle
 // window.
 func (fr *fleetRun) idle(ctx context.Context) error {
+	if fr.profiled != nil {
+		<-fr.profiled // the change's CPU profile is written, and off the window
+	}
 	before, err := fr.le.scrape(ctx)
 	if err != nil {
 		return err
