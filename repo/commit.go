@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // Defaults of a CommitRequest.
@@ -168,10 +165,10 @@ func (s *Source) buildTree(req CommitRequest, base plumbing.Hash) (plumbing.Hash
 	for _, p := range req.Delete {
 		edits[p] = edit{del: true}
 	}
-	parents := newTreeFiles(s.store, base)
+	parents := newTree(s.store, "", base, time.Time{})
 	for p, data := range req.Files {
 		if req.Rewrite != nil {
-			parent, found, err := parents.read(p)
+			parent, found, err := readParent(parents, p)
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
@@ -257,82 +254,24 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// treeFiles reads files of one tree, decoding each folder once: a commit
-// that rewrites every cluster's record reads them all from one folder, and
-// decoding that folder for each file made a status commit grow with the
-// square of the fleet.
-type treeFiles struct {
-	st   storer.EncodedObjectStorer
-	root plumbing.Hash
-	// dirs are the folders decoded so far by path ("" the root); nil for
-	// one that does not exist.
-	dirs map[string]*object.Tree
-}
-
-// newTreeFiles reads files of the tree root (zero: the empty tree).
-func newTreeFiles(st storer.EncodedObjectStorer, root plumbing.Hash) *treeFiles {
-	return &treeFiles{st: st, root: root, dirs: map[string]*object.Tree{}}
-}
-
-// read returns the content of the file at p (slash-separated), found false
-// when the tree has none there.
-func (r *treeFiles) read(p string) ([]byte, bool, error) {
-	dir, err := r.dir(path.Dir(p))
-	if err != nil || dir == nil {
-		return nil, false, err
-	}
-	e, err := dir.FindEntry(path.Base(p))
-	if errors.Is(err, object.ErrEntryNotFound) || err == nil && !e.Mode.IsFile() {
+// readParent reads the file at p in the parent tree t (zero root: the
+// empty tree); found is false where t holds no file. One Tree decodes each
+// folder once: a commit that rewrites every cluster's record reads them all
+// from one folder, and decoding that folder for each file made a status
+// commit grow with the square of the fleet.
+func readParent(t *Tree, p string) ([]byte, bool, error) {
+	if t.root.IsZero() {
 		return nil, false, nil
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	blob, err := object.GetBlob(r.st, e.Hash)
-	if err != nil {
-		return nil, false, err
-	}
-	rd, err := blob.Reader()
-	if err != nil {
-		return nil, false, err
-	}
-	defer rd.Close()
-	b, err := io.ReadAll(rd)
-	return b, err == nil, err
-}
-
-// dir returns the folder at p ("." the root), nil when there is none.
-func (r *treeFiles) dir(p string) (*object.Tree, error) {
-	if p == "." {
-		p = ""
-	}
-	if t, ok := r.dirs[p]; ok {
-		return t, nil
-	}
-	var t *object.Tree
+	n, err := t.resolve("read", p, false)
 	switch {
-	case p == "" && r.root.IsZero():
-	case p == "":
-		var err error
-		if t, err = object.GetTree(r.st, r.root); err != nil {
-			return nil, err
-		}
-	default:
-		parent, err := r.dir(path.Dir(p))
-		if err != nil || parent == nil {
-			return nil, err
-		}
-		e, err := parent.FindEntry(path.Base(p))
-		switch {
-		case errors.Is(err, object.ErrEntryNotFound), err == nil && e.Mode != filemode.Dir:
-		case err != nil:
-			return nil, err
-		default:
-			if t, err = object.GetTree(r.st, e.Hash); err != nil {
-				return nil, err
-			}
-		}
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	case !n.mode.IsFile():
+		return nil, false, nil
 	}
-	r.dirs[p] = t
-	return t, nil
+	b, err := t.readBlob(n.hash)
+	return b, err == nil, err
 }

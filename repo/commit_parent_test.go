@@ -3,6 +3,7 @@ package repo
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage/memory"
@@ -31,12 +32,13 @@ func fleetTree(t testing.TB, n int) (*memory.Storage, plumbing.Hash) {
 	return st, root
 }
 
-// TestTreeFilesRead: a file is read from its folder, decoded once; a
-// missing file, a missing folder, a folder read as a file and a path under
-// a file are not found, without error; the empty tree has nothing.
-func TestTreeFilesRead(t *testing.T) {
+// TestReadParent: a file is read from its folder, each folder decoded
+// once; a missing file, a missing folder, a folder read as a file and a
+// path under a file are not found, without error; the empty tree has
+// nothing.
+func TestReadParent(t *testing.T) {
 	st, root := fleetTree(t, 3)
-	r := newTreeFiles(st, root)
+	r := newTree(st, "", root, time.Time{})
 	for p, want := range map[string]string{
 		"status/clusters/c00001.yaml": "name: c00001\ngeneration: 1\n",
 		"status/README.md":            "# fleet\n",
@@ -46,15 +48,17 @@ func TestTreeFilesRead(t *testing.T) {
 		"status/README.md/x":          "",
 		"top.yaml":                    "",
 	} {
-		got, found, err := r.read(p)
+		got, found, err := readParent(r, p)
 		if err != nil || found != (want != "") || string(got) != want {
 			t.Errorf("%s: %q found=%v err=%v, want %q", p, got, found, err, want)
 		}
 	}
-	if len(r.dirs) != 5 { // "", status, status/clusters, status/other (none), status/README.md (none)
-		t.Errorf("decoded folders %d, want 5 (each once)", len(r.dirs))
+	decoded := 0
+	r.dirs.Range(func(any, any) bool { decoded++; return true })
+	if decoded != 3 { // the root, status, status/clusters
+		t.Errorf("decoded folders %d, want 3 (each once)", decoded)
 	}
-	if _, found, err := newTreeFiles(st, plumbing.ZeroHash).read("status/README.md"); found || err != nil {
+	if _, found, err := readParent(newTree(st, "", plumbing.ZeroHash, time.Time{}), "status/README.md"); found || err != nil {
 		t.Errorf("the empty tree: found=%v err=%v", found, err)
 	}
 }
@@ -66,9 +70,9 @@ func BenchmarkStatusTreeParents(b *testing.B) {
 	const n = 2000
 	st, root := fleetTree(b, n)
 	for b.Loop() {
-		r := newTreeFiles(st, root)
+		r := newTree(st, "", root, time.Time{})
 		for i := range n {
-			if _, found, err := r.read(fmt.Sprintf("status/clusters/c%05d.yaml", i)); !found || err != nil {
+			if _, found, err := readParent(r, fmt.Sprintf("status/clusters/c%05d.yaml", i)); !found || err != nil {
 				b.Fatal(found, err)
 			}
 		}
