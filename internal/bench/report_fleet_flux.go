@@ -134,13 +134,13 @@ func perMinute(perDrift, driftSecs float64) float64 {
 // curves of this run: RSS and goroutines per cluster, least squares over
 // every size.
 func (f *FleetResult) perClusterNote() string {
-	var xs, rss, gs []float64
+	m, _, _, ok := f.rssSlope(0, math.MaxInt)
+	var xs, gs []float64
 	for _, r := range f.complete() {
-		xs = append(xs, float64(r.Clusters))
-		rss, gs = append(rss, float64(r.Idle.RSS)), append(gs, float64(r.Idle.Goroutines))
+		xs, gs = append(xs, float64(r.Clusters)), append(gs, float64(r.Idle.Goroutines))
 	}
-	m, g := Slope(xs, rss), Slope(xs, gs)
-	if math.IsNaN(m) || math.IsNaN(g) {
+	g := Slope(xs, gs)
+	if !ok || math.IsNaN(g) {
 		return "one size only, no slope"
 	}
 	return fmt.Sprintf("%s and %.0f goroutines per cluster", kib(m), g)

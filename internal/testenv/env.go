@@ -167,8 +167,8 @@ func (e *Env) StartupTime() time.Duration { return e.startup }
 // EtcdRSS returns the resident memory of all etcd processes in bytes.
 func (e *Env) EtcdRSS() (int64, error) {
 	var total int64
-	for _, etcd := range e.etcds {
-		rss, err := rssBytes(etcd.proc.pid())
+	for _, pid := range e.EtcdPids() {
+		rss, err := rssBytes(pid)
 		if err != nil {
 			return 0, err
 		}

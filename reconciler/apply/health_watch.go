@@ -180,7 +180,7 @@ func (w *healthWatch) run(ctx context.Context, g *watchGroup) {
 		switch {
 		case ctx.Err() != nil:
 			return
-		case err == nil, apierrors.IsGone(err), apierrors.IsResourceExpired(err):
+		case err == nil, isExpired(err):
 			continue // closed or expired: list again
 		case cannotWatch(err):
 			w.log.Debug("health: kind not watched, polled", "resource", g.gvr.String(), "namespace", g.ns, "error", err)
@@ -188,10 +188,7 @@ func (w *healthWatch) run(ctx context.Context, g *watchGroup) {
 			return
 		}
 		w.log.Debug("health watch failed", "resource", g.gvr.String(), "namespace", g.ns, "error", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(w.interval):
-		}
+		sleepCtx(ctx, w.interval)
 	}
 }
 
