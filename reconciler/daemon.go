@@ -66,6 +66,9 @@ type Daemon struct {
 	// records decides status records unchanged since the last commit
 	// without parsing them (writeRecord).
 	records status.RecordMemo
+	// encoder marshals only the cluster records that changed since the
+	// last status commit (statusFiles).
+	encoder status.RecordEncoder
 
 	mu       sync.Mutex
 	restored bool   // the status branch was read

@@ -27,7 +27,7 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[str
 		return d.agentFiles(snap)
 	}
 	if d.opts.Ownership == nil {
-		files, err := status.Files(snap)
+		files, err := status.FilesWith(&d.encoder, snap)
 		return files, nil, true, err
 	}
 	own := status.Snapshot{Fleet: snap.Fleet}
@@ -37,7 +37,7 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[str
 		}
 	}
 	if !d.opts.Ownership.OwnsFleet() {
-		files, err := status.Files(own)
+		files, err := status.FilesWith(&d.encoder, own)
 		return clusterFilesOnly(files), nil, false, err
 	}
 	base, err := d.branchStatus(ctx)
@@ -45,7 +45,7 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[str
 		return nil, nil, false, err
 	}
 	merged, del := d.overlay(base, own)
-	files, err := status.Files(merged)
+	files, err := status.FilesWith(&d.encoder, merged)
 	if err != nil {
 		return nil, nil, false, err
 	}

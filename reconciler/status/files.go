@@ -15,30 +15,45 @@ import (
 // is deterministic, so equal snapshots give byte-equal files. Every text a
 // profile controls is cut to MaxText in the records and escaped on the
 // dashboards.
-func Files(s Snapshot) (map[string][]byte, error) {
-	files := map[string][]byte{}
+func Files(s Snapshot) (map[string][]byte, error) { return FilesWith(nil, s) }
+
+// FilesWith is Files with the cluster records encoded by enc, which
+// marshals only those that changed since its last call (nil: all of
+// them). The output is byte-equal to Files'; the records' bytes may be
+// shared with enc's other calls and must not be modified.
+func FilesWith(enc *RecordEncoder, s Snapshot) (map[string][]byte, error) {
 	s.Fleet = boundFleet(s.Fleet)
 	s.Fleet.APIVersion, s.Fleet.Kind = APIVersion, KindFleetStatus
 	b, err := marshal(s.Fleet)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", FleetFile, err)
 	}
-	files[FleetFile] = b
-	clusters := sortedClusters(s.Clusters)
-	for i := range clusters {
-		c := &clusters[i]
-		c.APIVersion, c.Kind = APIVersion, KindClusterStatus
-		b, err := marshal(c)
-		if err != nil {
-			return nil, fmt.Errorf("encode status of cluster %s: %w", c.Cluster, err)
-		}
-		files[ClusterFile(c.Cluster)] = b
+	files := map[string][]byte{FleetFile: b}
+	s.Clusters = sortedClusters(s.Clusters)
+	if err := addRecords(files, enc, s.Clusters); err != nil {
+		return nil, err
 	}
-	files[Dashboard] = []byte(RenderDashboard(Snapshot{Fleet: s.Fleet, Clusters: clusters}))
-	for name, page := range TenantPages(Snapshot{Fleet: s.Fleet, Clusters: clusters}) {
+	files[Dashboard] = []byte(RenderDashboard(s))
+	for name, page := range TenantPages(s) {
 		files[TenantFile(name)] = page
 	}
 	return files, nil
+}
+
+// addRecords stamps the cluster records (sorted and bounded) with their
+// apiVersion and kind and adds their files, encoded by enc.
+func addRecords(files map[string][]byte, enc *RecordEncoder, clusters []ClusterStatus) error {
+	for i := range clusters {
+		clusters[i].APIVersion, clusters[i].Kind = APIVersion, KindClusterStatus
+	}
+	records, err := enc.Encode(clusters)
+	if err != nil {
+		return err
+	}
+	for i, c := range clusters {
+		files[ClusterFile(c.Cluster)] = records[i]
+	}
+	return nil
 }
 
 // ClusterFile is the status file of one cluster.
