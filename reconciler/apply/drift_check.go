@@ -274,8 +274,11 @@ const maxStaleReads = 4
 // with that copy. The others are left for check to read (liveOrGet),
 // unless more than maxStaleReads are, when the kind is listed in full: a
 // watch that is behind costs one more list, not a read per object.
-// Without a watch that has listed, the kind is listed in full. A
-// namespace-scoped entry's kinds are listed in each of its namespaces.
+// Without a watch that has listed, the kind is listed in full, except
+// without watches at all (intervalOnly), where the metadata list comes
+// first as well: a converged cluster then costs no more than with
+// watches. A namespace-scoped entry's kinds are listed in each of its
+// namespaces.
 func (w *DriftWatcher) listKind(ctx context.Context, gvk schema.GroupVersionKind, sel client.MatchingLabelsSelector,
 	live *liveState) error {
 	for _, ns := range w.watchNamespaces() {
@@ -287,7 +290,7 @@ func (w *DriftWatcher) listKind(ctx context.Context, gvk schema.GroupVersionKind
 }
 
 func (w *DriftWatcher) listKindIn(ctx context.Context, gvk schema.GroupVersionKind, sel []client.ListOption, live *liveState) error {
-	if w.kindsSynced([]schema.GroupKind{gvk.GroupKind()}) {
+	if w.intervalOnly || w.kindsSynced([]schema.GroupKind{gvk.GroupKind()}) {
 		meta := &metav1.PartialObjectMetadataList{}
 		meta.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := w.client.Kube.List(ctx, meta, sel...); err != nil {

@@ -57,6 +57,9 @@ type DriftWatcher struct {
 	log        *slog.Logger
 	// syncTimeout bounds the wait for new watches to list.
 	syncTimeout time.Duration
+	// intervalOnly: no watches; DriftCheck alone compares and corrects
+	// (Options.DriftIntervalOnly).
+	intervalOnly bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -147,7 +150,7 @@ type driftKey struct {
 func newDriftWatcher(parent context.Context, cluster string, namespaces []string, cl *Client, opts Options) *DriftWatcher {
 	ctx, cancel := context.WithCancel(parent)
 	w := &DriftWatcher{cluster: cluster, fleet: opts.Fleet, namespaces: namespaces, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
-		log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
+		intervalOnly: opts.DriftIntervalOnly, log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
 		rm:       resourceManager(cl.Kube, opts.Concurrency),
 		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind][]*Informer{},
 		leases: map[schema.GroupKind][]*InformerLease{}, counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
@@ -173,7 +176,7 @@ func (w *DriftWatcher) Stop() {
 
 // Track replaces the desired state of a profile and watches its kinds. Once
 // the new watches have listed (in the background), every object is compared
-// once.
+// once. Without watches (intervalOnly) the next DriftCheck compares them.
 func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) error {
 	dp, err := newDriftProfile(objs, rules)
 	if err != nil {
@@ -186,7 +189,7 @@ func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstruct
 	w.profiles[profile] = dp
 	delete(w.expected, profile)
 	w.mu.Unlock()
-	if err != nil {
+	if err != nil || w.intervalOnly {
 		return err
 	}
 	w.wg.Go(func() { w.compareWhenSynced(profile, dp, refs, kinds) })
@@ -236,11 +239,15 @@ func newDriftProfile(objs []*unstructured.Unstructured, rules []jsondiff.IgnoreR
 }
 
 // watchKinds makes sure an informer that selects profile runs for the kind
-// of every object, and returns the kinds.
+// of every object, and returns the kinds. Without watches (intervalOnly)
+// it only adds profile to the scope DriftCheck lists.
 func (w *DriftWatcher) watchKinds(profile string, objs []*unstructured.Unstructured) ([]schema.GroupKind, error) {
 	w.watchMu.Lock()
 	defer w.watchMu.Unlock()
 	w.widen(profile)
+	if w.intervalOnly {
+		return nil, nil
+	}
 	var kinds []schema.GroupKind
 	var errs []error
 	seen := map[schema.GroupKind]bool{}

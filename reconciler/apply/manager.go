@@ -33,6 +33,11 @@ type Options struct {
 	// correction). It is called from the drift watchers' goroutines and
 	// must not block for long.
 	OnDrift func(DriftEvent)
+	// DriftIntervalOnly leaves drift of ContinuousWithDriftDetection
+	// profiles to DriftCheck (every --drift-interval) instead of watches
+	// that correct it within seconds: no watch, and once idle no
+	// connection, is held per cluster (--drift-watches=false).
+	DriftIntervalOnly bool
 	// Logger receives one line per meaningful event; never credentials.
 	Logger *slog.Logger
 	// Fleet scopes inventories, ownership labels, prune and withdrawal;

@@ -35,6 +35,7 @@ type runFlags struct {
 	cacheDir             string
 	interval             time.Duration
 	driftInterval        time.Duration
+	driftWatches         bool
 	render               renderOptionFlags
 	managementKubeconfig string
 	statusBranch         string
@@ -117,6 +118,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "keep the repository clone on disk here (default: in memory)")
 	fl.DurationVar(&f.interval, "interval", 30*time.Second, "how often the remote branch is polled")
 	fl.DurationVar(&f.driftInterval, "drift-interval", 5*time.Minute, "how often every cluster is re-classified and its drift-detected pairs checked in full (0 disables)")
+	fl.BoolVar(&f.driftWatches, "drift-watches", true, "watch the objects of drift-detected profiles and correct drift within seconds; false: correct it at each --drift-interval check only, holding no watch and no idle connection per cluster (very large fleets)")
 	f.render.register(fl)
 	fl.StringVar(&f.managementKubeconfig, "management-kubeconfig", "", `management cluster kubeconfig for kubeconfig Secrets and leader election ("in-cluster" for the pod's service account)`)
 	fl.StringVar(&f.statusBranch, "status-branch", DefaultStatusBranch, "branch for status commits; the followed branch puts status/ on it; empty disables status commits")
@@ -145,6 +147,9 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error {
 	if f.repoURL == "" {
 		return usageError("--repo is required")
+	}
+	if !f.driftWatches && f.driftInterval <= 0 {
+		return usageError("--drift-watches=false needs a --drift-interval above 0: drift would never be corrected")
 	}
 	log, err := newLogger(stderr, f.logFormat, f.logLevel)
 	if err != nil {
@@ -264,6 +269,7 @@ func (f *runFlags) applyOptions() apply.Options {
 	o.Client.AllowExec = f.allowExec
 	o.Client.Timeout = f.clusterTimeout
 	o.HealthTimeout = f.healthTimeout
+	o.DriftIntervalOnly = !f.driftWatches
 	return o
 }
 

@@ -58,4 +58,8 @@ func TestRunOnce(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "--repo is required") {
 		t.Errorf("without --repo: %d %s", code, stderr)
 	}
+	code, _, stderr = run(t, "run", "--once", "--repo", dir, "--drift-watches=false", "--drift-interval", "0")
+	if code != 2 || !strings.Contains(stderr, "--drift-watches=false needs a --drift-interval") {
+		t.Errorf("drift correction off altogether: %d %s", code, stderr)
+	}
 }
