@@ -115,21 +115,30 @@ func TestFluxTarget(t *testing.T) {
 	}
 	f := &FleetResult{Runs: []FleetRun{reg(100, 7, 160<<20), reg(500, 50, 520<<20)},
 		Flux: []FleetFluxRun{fx(100, 20, 200<<20), fx(500, 90, 600<<20)}}
-	if tg := fluxTarget(f); tg.verdict() != "**met**" || !strings.Contains(tg.figure, "500: first rollout last 50.00 s vs 90.00 s (1.80×)") {
+	if tg := fluxTargets(f)[0]; tg.verdict() != "**met**" || !strings.Contains(tg.figure, "500: first rollout last 50.00 s vs 90.00 s (1.80×)") {
 		t.Errorf("regatta ahead everywhere: %s %s", tg.verdict(), tg.figure)
 	}
+	if tg := fluxTargets(f)[1]; tg.verdict() != "not measured" {
+		t.Errorf("no run without drift watches: %s", tg.verdict())
+	}
 	f.Flux[1].Idle.RSS = 500 << 20
-	if tg := fluxTarget(f); tg.verdict() != "**missed**" || !strings.HasPrefix(tg.figure, "faster at both: yes; smaller at both: no.") {
+	if tg := fluxTargets(f)[0]; tg.verdict() != "**missed**" || !strings.HasPrefix(tg.figure, "faster at both: yes; smaller at both: no.") {
 		t.Errorf("Flux smaller at 500: %s %s", tg.verdict(), tg.figure)
 	}
+	// Like for like: regatta without drift watches is judged on its own rows.
+	f.NoWatches = []FleetRun{reg(100, 8, 90<<20), reg(500, 55, 150<<20)}
+	if tg := fluxTargets(f)[1]; tg.verdict() != "**met**" || !strings.Contains(tg.figure, "idle RSS 150.0 MiB vs 500.0 MiB") {
+		t.Errorf("regatta without drift watches smaller: %s %s", tg.verdict(), tg.figure)
+	}
+	f.NoWatches = nil
 	f.Flux[1].Idle.RSS = 600 << 20
 	f.Runs[0].Change.Missing = 1
-	if tg := fluxTarget(f); tg.verdict() != "**missed**" {
+	if tg := fluxTargets(f)[0]; tg.verdict() != "**missed**" {
 		t.Errorf("regatta missing a cluster at 100: %s", tg.verdict())
 	}
 	f.Runs[0].Change.Missing = 0
 	f.Runs[1].Measured = &PhaseRun{Commit: "abc"}
-	if tg := fluxTarget(f); tg.verdict() != "not measured" {
+	if tg := fluxTargets(f)[0]; tg.verdict() != "not measured" {
 		t.Errorf("regatta's 500 from an earlier run: %s", tg.verdict())
 	}
 	// All four carried over from one earlier run: still one run's figures.
@@ -137,21 +146,21 @@ func TestFluxTarget(t *testing.T) {
 	for i := range f.Runs {
 		f.Runs[i].Measured, f.Flux[i].Measured = earlier, earlier
 	}
-	if tg := fluxTarget(f); tg.verdict() != "**met**" || !strings.Contains(tg.figure, "(measured at `abc`, 2026-12-03)") {
+	if tg := fluxTargets(f)[0]; tg.verdict() != "**met**" || !strings.Contains(tg.figure, "(measured at `abc`, 2026-12-03)") {
 		t.Errorf("both sizes of one earlier run: %s %s", tg.verdict(), tg.figure)
 	}
 	f.Flux[1].Measured = &PhaseRun{Commit: "abc", Date: earlier.Date.Add(time.Hour)}
-	if tg := fluxTarget(f); tg.verdict() != "not measured" {
+	if tg := fluxTargets(f)[0]; tg.verdict() != "not measured" {
 		t.Errorf("Flux's 500 from another run: %s", tg.verdict())
 	}
 	for i := range f.Runs {
 		f.Runs[i].Measured, f.Flux[i].Measured = nil, nil
 	}
 	f.Flux = f.Flux[:1]
-	if tg := fluxTarget(f); tg.verdict() != "not measured" {
+	if tg := fluxTargets(f)[0]; tg.verdict() != "not measured" {
 		t.Errorf("no Flux at 500: %s", tg.verdict())
 	}
-	if tg := fluxTarget(nil); tg.verdict() != "not measured" {
+	if tg := fluxTargets(nil)[0]; tg.verdict() != "not measured" {
 		t.Errorf("no fleet phase: %s", tg.verdict())
 	}
 }

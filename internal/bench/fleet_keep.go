@@ -7,7 +7,7 @@ import (
 
 // keepFrom carries over from old, an earlier run of the fleet phase
 // measured at at, what this run did not measure: the sizes it did not run
-// (regatta's, Flux's), the calibration and the shard run, each marked with
+// (regatta's, with and without drift watches, Flux's), the calibration and the shard run, each marked with
 // the commit and date it was measured at. A run of -fleet 100,500 then
 // leaves the rows of 1,000 and 2,000 in the report, marked as older. When
 // this run has fewer sizes than the earlier run's curves, those curves are
@@ -45,6 +45,13 @@ func (f *FleetResult) keepFrom(old *FleetResult, at PhaseRun) {
 		}
 	}
 	slices.SortStableFunc(f.Flux, func(a, b FleetFluxRun) int { return cmp.Compare(a.Clusters, b.Clusters) })
+	for _, r := range old.NoWatches {
+		if f.noWatchesAt(r.Clusters) == nil {
+			r.Measured = mark(r.Measured)
+			f.NoWatches = append(f.NoWatches, r)
+		}
+	}
+	slices.SortStableFunc(f.NoWatches, func(a, b FleetRun) int { return cmp.Compare(a.Clusters, b.Clusters) })
 	if len(f.Calibration) == 0 {
 		for _, r := range old.Calibration {
 			r.Measured = mark(r.Measured)

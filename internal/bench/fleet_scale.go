@@ -14,6 +14,9 @@ type FleetResult struct {
 	Shard *FleetShard `json:"shard,omitempty"`
 	// Flux are Flux's kustomize-controller's runs on the same fleets.
 	Flux []FleetFluxRun `json:"flux,omitempty"`
+	// NoWatches are regatta's runs with --drift-watches=false at Flux's
+	// sizes: drift corrected at the interval only, as Flux corrects it.
+	NoWatches []FleetRun `json:"withoutDriftWatches,omitempty"`
 }
 
 // FleetOptions configures one run of the fleet phase (one fleet size).
@@ -67,6 +70,10 @@ type FleetRun struct {
 	// machine was.
 	ChangeCPU        float64 `json:"changeCpuSeconds,omitempty"`
 	ChangeServersCPU float64 `json:"changeServersCpuSeconds,omitempty"`
+	// ChangeAlloc is what regatta allocated over the same window (its
+	// go_memstats_alloc_bytes_total): its work in the change, in a unit
+	// that does not depend on how busy the machine was.
+	ChangeAlloc float64 `json:"changeAllocBytes,omitempty"`
 	// Converged is regatta after the change converged; Idle after the
 	// idle window.
 	Converged ProcSample `json:"converged"`

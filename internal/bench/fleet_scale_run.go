@@ -181,6 +181,10 @@ func (fr *fleetRun) change(ctx context.Context) error {
 		return err
 	}
 	servers0 := fr.le.CPU()
+	alloc0, err := fr.allocated(ctx)
+	if err != nil {
+		return err
+	}
 	fr.profiled = fr.profileChange(ctx)
 	rev, at, err := fr.push(ctx, "one-line change", fr.fleet.Files(1, true))
 	if err != nil {
@@ -202,11 +206,25 @@ func (fr *fleetRun) change(ctx context.Context) error {
 		return err
 	}
 	fr.res.ChangeCPU, fr.res.ChangeServersCPU = (cpu1 - cpu0).Seconds(), (fr.le.CPU() - servers0).Seconds()
+	alloc1, err := fr.allocated(ctx)
+	if err != nil {
+		return err
+	}
+	fr.res.ChangeAlloc = alloc1 - alloc0
 	if fr.res.ChangeRequests, err = fr.le.requestsSince(ctx, before); err != nil {
 		return err
 	}
 	fr.res.Converged, err = sampleProc(ctx, fr.child, fr.le.Ports())
 	return err
+}
+
+// allocated is regatta's bytes allocated since it started.
+func (fr *fleetRun) allocated(ctx context.Context) (float64, error) {
+	m, err := fr.child.Metrics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return m["go_memstats_alloc_bytes_total"], nil
 }
 
 // changeProfileSecs is how long the CPU profile of the change runs.

@@ -18,12 +18,12 @@ func fleetTargets(r *Results) []target {
 		{name: "fleet: a fleet-wide change reaches all 1,000 clusters in ≤ 60 s", how: fleetHow, figure: "–"},
 		{name: "fleet: idle ≤ 1 request per cluster per minute beyond the open watches", how: fleetHow, figure: "–"},
 		{name: "fleet: restart at 1,000 clusters ≤ 60 s with 0 applies", how: fleetHow, figure: "–"},
-		{name: "fleet: nothing grows faster than linearly (what one more cluster costs at the largest sizes ≤ 1.5× at the smallest)", how: fleetHow, figure: "–"},
+		{name: "fleet: nothing grows faster than linearly (what one more cluster costs regatta at the largest sizes ≤ 1.5× at the smallest; its CPU against the API servers' for the same work)", how: fleetHow, figure: "–"},
 		{name: "fleet: calibration, 10 clusters on one server vs on 10: per-cluster figures within 15 %", how: fleetHow, figure: "–"},
 	}
 	f := r.Fleet
 	if f == nil {
-		return append(ts, fluxTarget(f))
+		return append(ts, fluxTargets(f)...)
 	}
 	if slope, from, to, ok := f.rssSlope(100, 1000); ok {
 		ts[0].figure = fmt.Sprintf("%s per cluster (idle RSS, least squares over %d → %d clusters)", kib(slope), from, to)
@@ -61,7 +61,7 @@ func fleetTargets(r *Results) []target {
 	if len(f.Calibration) > 0 {
 		ts[5].figure += measuredNote(f.Calibration[0].Measured)
 	}
-	return append(ts, fluxTarget(f))
+	return append(ts, fluxTargets(f)...)
 }
 
 // curvesNote marks the curves' figures when their runs were carried over
@@ -169,33 +169,48 @@ func cpuPer(a, z, clusters float64) string {
 }
 
 // linearity compares what one more cluster costs at the largest sizes
-// (the last two runs) with the smallest (the first two): the change's
-// last cluster and idle RSS per added cluster, and idle requests per
-// cluster. A cost that grows faster than linearly costs more per added
-// cluster as the fleet grows; a fixed cost (the first rollout's start,
-// the process) does not count.
+// (the last two runs) with the smallest (the first two): regatta's work in
+// the change, idle RSS per added cluster, and idle requests per cluster. A
+// cost that grows faster than linearly costs more per added cluster as the
+// fleet grows; a fixed cost (the first rollout's start, the process) does
+// not count.
+//
+// regatta's work in the change is judged by what it allocated (a count
+// that does not depend on the machine) and by its CPU against the API
+// servers': each server holds the same 250 clusters at every size and
+// serves the same requests per cluster, so their CPU per added cluster is
+// the price of a fixed amount of work on the machine at that size (two
+// cores hold regatta, the servers and etcd; at 2,000 clusters they are
+// saturated). The change's wall time is shown beside; it judged alone
+// when a run has no allocation figures (results before changeAllocBytes).
 func (f *FleetResult) linearity() (string, bool, bool) {
 	c := f.complete()
 	if len(c) < 3 {
 		return "", false, false
 	}
 	a, b, y, z := c[0], c[1], c[len(c)-2], c[len(c)-1]
-	per := func(p, q FleetRun, v func(FleetRun) float64) float64 {
-		return (v(q) - v(p)) / float64(q.Clusters-p.Clusters)
+	// per is a figure per added cluster at the smallest and largest sizes.
+	per := func(v func(FleetRun) float64) (float64, float64) {
+		return (v(b) - v(a)) / float64(b.Clusters-a.Clusters), (v(z) - v(y)) / float64(z.Clusters-y.Clusters)
 	}
-	change := func(r FleetRun) float64 { return r.Change.Last }
-	rss := func(r FleetRun) float64 { return float64(r.Idle.RSS) }
-	timeA, timeZ := per(a, b, change), per(y, z, change)
-	memA, memZ := per(a, b, rss), per(y, z, rss)
-	fig := fmt.Sprintf("per added cluster, %d → %d vs %d → %d: change %.1f → %.1f ms (%s), idle RSS %s → %s (%s)",
-		a.Clusters, b.Clusters, y.Clusters, z.Clusters, timeA*1000, timeZ*1000, ratio(timeZ/timeA), kib(memA), kib(memZ), ratio(memZ/memA))
-	if a.ChangeCPU > 0 && z.ChangeCPU > 0 {
-		// Information beside the verdict: the change's wall time also holds
-		// how busy the machine's two cores were (API servers included).
-		cpu := func(r FleetRun) float64 { return r.ChangeCPU }
-		fig += fmt.Sprintf("; regatta's CPU in the change %.1f → %.1f ms per added cluster", 1000*per(a, b, cpu), 1000*per(y, z, cpu))
+	memA, memZ := per(func(r FleetRun) float64 { return float64(r.Idle.RSS) })
+	timeA, timeZ := per(func(r FleetRun) float64 { return r.Change.Last })
+	fig := fmt.Sprintf("per added cluster, %d → %d vs %d → %d: ", a.Clusters, b.Clusters, y.Clusters, z.Clusters)
+	var ok bool
+	if a.ChangeAlloc > 0 && z.ChangeAlloc > 0 && a.ChangeServersCPU > 0 && z.ChangeServersCPU > 0 {
+		allocA, allocZ := per(func(r FleetRun) float64 { return r.ChangeAlloc })
+		cpuA, cpuZ := per(func(r FleetRun) float64 { return r.ChangeCPU })
+		srvA, srvZ := per(func(r FleetRun) float64 { return r.ChangeServersCPU })
+		fig += fmt.Sprintf("regatta's allocations in the change %s → %s (%s), its CPU %.1f → %.1f ms (%s) while the API servers' and "+
+			"etcd's for the same requests per cluster went %.1f → %.1f ms (%s), idle RSS %s → %s (%s); beside, the change's last "+
+			"cluster %.1f → %.1f ms (%s)", kib(allocA), kib(allocZ), ratio(allocZ/allocA), 1000*cpuA, 1000*cpuZ, ratio(cpuZ/cpuA),
+			1000*srvA, 1000*srvZ, ratio(srvZ/srvA), kib(memA), kib(memZ), ratio(memZ/memA), 1000*timeA, 1000*timeZ, ratio(timeZ/timeA))
+		ok = allocZ <= 1.5*allocA && cpuZ/cpuA <= 1.5*srvZ/srvA && memZ <= 1.5*memA
+	} else {
+		fig += fmt.Sprintf("change %.1f → %.1f ms (%s), idle RSS %s → %s (%s)", timeA*1000, timeZ*1000, ratio(timeZ/timeA),
+			kib(memA), kib(memZ), ratio(memZ/memA))
+		ok = timeZ <= 1.5*timeA && memZ <= 1.5*memA
 	}
-	ok := timeZ <= 1.5*timeA && memZ <= 1.5*memA
 	// Idle requests compare only windows that each held a drift pass: a
 	// shorter window may count none at one size and one at another.
 	if a.IdleSecs >= a.DriftSecs && z.IdleSecs >= z.DriftSecs {
@@ -337,8 +352,8 @@ func fleetSlopes(b *strings.Builder, f *FleetResult) {
 	if len(c) < 2 {
 		return
 	}
-	b.WriteString("Per added cluster between consecutive sizes (the curves" + f.curvesNote() + "):\n\n| from → to | RSS | heap | goroutines | change, last cluster | change: regatta CPU | change: API servers' and etcd CPU | restart |\n" +
-		"|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("Per added cluster between consecutive sizes (the curves" + f.curvesNote() + "):\n\n| from → to | RSS | heap | goroutines | change, last cluster | change: regatta CPU | change: API servers' and etcd CPU | change: regatta allocated | restart |\n" +
+		"|---|---|---|---|---|---|---|---|---|\n")
 	for i := 1; i < len(c); i++ {
 		a, z := c[i-1], c[i]
 		d := float64(z.Clusters - a.Clusters)
@@ -346,9 +361,13 @@ func fleetSlopes(b *strings.Builder, f *FleetResult) {
 		if a.Restart != nil && z.Restart != nil {
 			rs = fmt.Sprintf("%.1f ms", 1000*(z.Restart.Secs-a.Restart.Secs)/d)
 		}
-		fmt.Fprintf(b, "| %d → %d | %s | %s | %.1f | %.1f ms | %s | %s | %s |\n", a.Clusters, z.Clusters, kib(float64(z.Idle.RSS-a.Idle.RSS)/d),
+		alloc := "–"
+		if a.ChangeAlloc > 0 && z.ChangeAlloc > 0 {
+			alloc = kib((z.ChangeAlloc - a.ChangeAlloc) / d)
+		}
+		fmt.Fprintf(b, "| %d → %d | %s | %s | %.1f | %.1f ms | %s | %s | %s | %s |\n", a.Clusters, z.Clusters, kib(float64(z.Idle.RSS-a.Idle.RSS)/d),
 			kib(float64(z.Idle.HeapInuse-a.Idle.HeapInuse)/d), float64(z.Idle.Goroutines-a.Idle.Goroutines)/d,
-			1000*(z.Change.Last-a.Change.Last)/d, cpuPer(a.ChangeCPU, z.ChangeCPU, d), cpuPer(a.ChangeServersCPU, z.ChangeServersCPU, d), rs)
+			1000*(z.Change.Last-a.Change.Last)/d, cpuPer(a.ChangeCPU, z.ChangeCPU, d), cpuPer(a.ChangeServersCPU, z.ChangeServersCPU, d), alloc, rs)
 	}
 	b.WriteString("\n")
 }

@@ -72,3 +72,39 @@ func TestFleetTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetLinearityByWork: with allocation and CPU figures, linearity
+// judges regatta's work in the change (allocations per added cluster, its
+// CPU against the API servers' for the same requests), not the wall time a
+// saturated machine stretches; the wall time is shown beside.
+func TestFleetLinearityByWork(t *testing.T) {
+	run := func(n int, change, alloc, cpu, servers float64) FleetRun {
+		return FleetRun{Clusters: n, Change: Latency{Clusters: n, Last: change}, IdleOther: 0.8,
+			Idle:        ProcSample{RSS: int64(n) << 19, HeapInuse: 1 << 20, Goroutines: 10, Conns: n},
+			ChangeAlloc: alloc, ChangeCPU: cpu, ChangeServersCPU: servers}
+	}
+	linear := func(f *FleetResult) target {
+		for _, tg := range fleetTargets(&Results{Fleet: f}) {
+			if strings.Contains(tg.name, "linearly") {
+				return tg
+			}
+		}
+		t.Fatal("no linearity target")
+		return target{}
+	}
+	// Wall time per added cluster doubles at 2,000 while regatta's
+	// allocations stay flat and its CPU grows as the servers' does.
+	f := &FleetResult{Runs: []FleetRun{run(100, 1, 1e8, 0.7, 1.5), run(500, 5, 5e8, 3.4, 6), run(1000, 9, 1e9, 5.7, 11.5),
+		run(2000, 30, 2e9, 18.7, 37.4)}}
+	if tg := linear(f); tg.verdict() != "**met**" || !strings.Contains(tg.figure, "the change's last cluster 10.0 → 21.0 ms (2.10×)") {
+		t.Errorf("flat work, slower machine: %s %s", tg.verdict(), tg.figure)
+	}
+	f.Runs[3].ChangeAlloc = 4e9 // allocations per added cluster tripled
+	if tg := linear(f); tg.verdict() != "**missed**" {
+		t.Errorf("allocations per cluster growing: %s %s", tg.verdict(), tg.figure)
+	}
+	f.Runs[3].ChangeAlloc, f.Runs[3].ChangeCPU = 2e9, 40 // CPU grew far more than the servers'
+	if tg := linear(f); tg.verdict() != "**missed**" {
+		t.Errorf("regatta's CPU outgrowing the servers': %s %s", tg.verdict(), tg.figure)
+	}
+}
