@@ -18,12 +18,14 @@ import (
 // trackDrift hands a profile's applied objects to the cluster's drift
 // watcher, starting it on first use. A watcher that cannot track the profile
 // makes the next pass re-apply instead of skipping.
-// Corrections are written as user (a tenant's ServiceAccount) when set.
-func (c *Cluster) trackDrift(profile, user string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) {
+// Corrections are written as user (a tenant's ServiceAccount) when set;
+// applied are the resourceVersions the pass's applies left (see Track).
+func (c *Cluster) trackDrift(profile, user string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule,
+	applied map[ObjectRef]string) {
 	if c.m.ctx.Err() != nil {
 		return // the Manager is closed
 	}
-	if err := c.driftWatcher().Track(profile, user, objs, rules); err != nil {
+	if err := c.driftWatcher().Track(profile, user, objs, rules, applied); err != nil {
 		c.log().Error("drift tracking failed", "profile", profile, "error", err)
 		c.setState(profile, nil)
 	}

@@ -14,8 +14,9 @@ import (
 
 // With DriftIntervalOnly (--drift-watches=false) a drift-detected profile
 // opens no watch: an edit stays until the drift check, which restores it
-// (and a deleted object), and a converged cluster's check then costs one
-// metadata LIST per kind, as with watches.
+// (and a deleted object), and a converged cluster's check costs one
+// metadata LIST per kind, as with watches, from the first check after the
+// apply on (the apply's resourceVersions are known in sync).
 func TestDriftIntervalOnly(t *testing.T) {
 	ns := "drift-interval"
 	opts, counter := countedOptions()
@@ -41,6 +42,16 @@ func TestDriftIntervalOnly(t *testing.T) {
 			configMap(ns, "deleted", map[string]string{"v": "1"}), configMap(ns, "kept", map[string]string{"v": "1"}))}}))
 	if !c.Drift().Tracked("drift-interval") {
 		t.Fatal("profile not tracked")
+	}
+	// The apply left each object at a resourceVersion found in sync: the
+	// first check compares none of them.
+	counter.reset()
+	whole.Store(0)
+	if events, err := c.DriftCheck(t.Context()); err != nil || len(events) != 0 {
+		t.Fatalf("DriftCheck after the apply: %v, %v", events, err)
+	}
+	if reqs := counter.reset(); len(reqs) != 1 || reqs["GET"] != 2 || whole.Load() != 0 {
+		t.Errorf("DriftCheck after the apply made %v (%d reading whole objects); want 2 GETs of metadata", reqs, whole.Load())
 	}
 	mergePatch(t, k, getCM(t, k, ns, "edited"), `{"data":{"v":"changed"}}`)
 	if err := k.Delete(t.Context(), getCM(t, k, ns, "deleted")); err != nil {

@@ -176,11 +176,19 @@ func (w *DriftWatcher) Stop() {
 
 // Track replaces the desired state of a profile and watches its kinds. Once
 // the new watches have listed (in the background), every object is compared
-// once. Without watches (intervalOnly) the next DriftCheck compares them.
-func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule) error {
+// once. Without watches (intervalOnly) the next DriftCheck compares them,
+// except those at the resourceVersion applied gives them (by ObjectRef
+// key): the apply that left it made them as desired.
+func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule,
+	applied map[ObjectRef]string) error {
 	dp, err := newDriftProfile(objs, rules)
 	if err != nil {
 		return err
+	}
+	for ref, d := range dp.objects {
+		if rv := applied[ref]; rv != "" {
+			d.markInSync(rv)
+		}
 	}
 	dp.user = user
 	kinds, err := w.watchKinds(profile, objs)
@@ -507,7 +515,7 @@ func (w *DriftWatcher) restart(parent context.Context, cl *Client, opts Options)
 		for name, dp := range profiles {
 			objs, err := decode(desired[name])
 			if err == nil {
-				err = nw.Track(name, dp.user, objs, dp.rules)
+				err = nw.Track(name, dp.user, objs, dp.rules, nil)
 			}
 			if err != nil {
 				nw.log.Error("drift re-track failed", "profile", name, "error", err)

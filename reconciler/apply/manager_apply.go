@@ -126,6 +126,9 @@ type pass struct {
 	awaited *awaiting
 	current sync.Map // object.ObjMetadata -> true: healthy as applied
 	gens    sync.Map // object.ObjMetadata -> int64: generation as applied
+	// versions are the resourceVersions this pass's applies left, by
+	// ObjectRef key: the drift watcher finds those objects in sync there.
+	versions sync.Map
 }
 
 func (c *Cluster) newPass(req Request, res *Result) *pass {
@@ -183,7 +186,7 @@ func (p *pass) restore(ctx context.Context, inv *Inventory) {
 				objs = append(objs, o)
 			}
 		}
-		p.c.trackDrift(p.req.Profile, p.req.Impersonate, objs, p.rules)
+		p.c.trackDrift(p.req.Profile, p.req.Impersonate, objs, p.rules, nil)
 	}
 	p.c.setState(p.req.Profile, &profileState{renderHash: inv.RenderHash, healthy: true, health: inv.Health})
 	p.res.State, p.res.Skipped, p.res.Health = StateApplied, true, inv.Health
@@ -468,8 +471,18 @@ func (p *pass) finish(ctx context.Context, objects []InventoryEntry, pruneErr er
 	p.c.setState(p.req.Profile, &profileState{renderHash: p.req.RenderHash,
 		healthy: p.res.State == StateApplied, health: p.res.Health, applied: p.appliedHashes()})
 	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
-		p.c.trackDrift(p.req.Profile, p.req.Impersonate, p.tracked, p.rules)
+		p.c.trackDrift(p.req.Profile, p.req.Impersonate, p.tracked, p.rules, p.appliedVersions())
 	}
+}
+
+// appliedVersions are the resourceVersions this pass's applies left.
+func (p *pass) appliedVersions() map[ObjectRef]string {
+	out := map[ObjectRef]string{}
+	p.versions.Range(func(k, v any) bool {
+		out[k.(ObjectRef)] = v.(string)
+		return true
+	})
+	return out
 }
 
 // writeIfChanged writes the inventory unless the cluster holds it already.

@@ -207,6 +207,9 @@ func (p *pass) applyOne(ctx context.Context, o *unstructured.Unstructured) (*ssa
 	if err != nil {
 		return nil, &ObjectError{Object: RefOf(o), Op: "apply", Err: err}
 	}
+	if rv != "" {
+		p.versions.Store(RefOf(o).key(), rv)
+	}
 	return &ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(o),
 		GroupVersion: o.GroupVersionKind().Version, Subject: utils.FmtUnstructured(o), Action: p.actionOf(o, rv, adopted)}, nil
 }
