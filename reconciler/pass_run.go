@@ -25,6 +25,9 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, rev *revision, c *spe
 		stop:    stop,
 	}
 	p.reconcile(ctx, drift)
+	if p.cl != nil {
+		p.cl.EndPass()
+	}
 	return clusterOutcome{status: p.st, superseded: p.superseded, retry: p.retry}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -161,7 +162,7 @@ func configure(cluster string, in *rest.Config, opts ClientOptions) *rest.Config
 // close releases idle connections of a client that was replaced.
 func (c *Client) close() {
 	if c != nil && c.http != nil {
-		c.http.CloseIdleConnections()
+		utilnet.CloseIdleConnectionsFor(c.http.Transport)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
 // connGateIdle is how long a cluster may go without a request before the
@@ -93,4 +95,17 @@ func (g *connGate) leave(ok, lead bool) {
 		close(g.first)
 		g.first = nil
 	}
+}
+
+// CloseIdleConnections closes the transport's idle connections (client-go's
+// utilnet.CloseIdleConnectionsFor reaches it through the wrappers around
+// the gate); with no request in flight the gate closes too, since the next
+// request finds no connection.
+func (g *connGate) CloseIdleConnections() {
+	g.mu.Lock()
+	if g.inFlight == 0 {
+		g.open = false
+	}
+	g.mu.Unlock()
+	utilnet.CloseIdleConnectionsFor(g.rt)
 }

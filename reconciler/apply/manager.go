@@ -35,7 +35,7 @@ type Options struct {
 	OnDrift func(DriftEvent)
 	// DriftIntervalOnly leaves drift of ContinuousWithDriftDetection
 	// profiles to DriftCheck (every --drift-interval) instead of watches
-	// that correct it within seconds: no watch, and once idle no
+	// that correct it within seconds: no watch, and between passes no
 	// connection, is held per cluster (--drift-watches=false).
 	DriftIntervalOnly bool
 	// Logger receives one line per meaningful event; never credentials.
@@ -224,6 +224,17 @@ func (c *Cluster) Name() string { return c.name }
 
 // Client returns the cluster's current client.
 func (c *Cluster) Client() *Client { return c.currentClient() }
+
+// EndPass tells the cluster that a pass over it ended. Without drift
+// watches (Options.DriftIntervalOnly) it closes the client's idle
+// connections, so that a cluster between passes holds none (the next pass
+// dials again); a connection that carries a watch (an event source, a
+// health wait) stays open. With drift watches it does nothing.
+func (c *Cluster) EndPass() {
+	if c.m.opts.DriftIntervalOnly {
+		c.currentClient().close()
+	}
+}
 
 func (c *Cluster) currentClient() *Client {
 	c.mu.Lock()
