@@ -90,6 +90,21 @@ func TestDriftIntervalOnly(t *testing.T) {
 		t.Errorf("converged DriftCheck made %v (%d reading whole objects); want 2 GETs of metadata (a LIST of Namespaces and of ConfigMaps)",
 			reqs, whole.Load())
 	}
+
+	// A new render that changes one object: the others are still known in
+	// sync where they were, the changed one where its apply left it.
+	mustApplied(t, c.Apply(t.Context(), apply.Request{Profile: "drift-interval", RenderHash: "h2",
+		SyncMode: spec.SyncModeContinuousWithDriftDetection,
+		Steps: []apply.Step{step("a", namespace(ns), configMap(ns, "edited", map[string]string{"v": "2"}),
+			configMap(ns, "deleted", map[string]string{"v": "1"}), configMap(ns, "kept", map[string]string{"v": "1"}))}}))
+	counter.reset()
+	whole.Store(0)
+	if events, err := c.DriftCheck(t.Context()); err != nil || len(events) != 0 {
+		t.Fatalf("DriftCheck after a new render: %v, %v", events, err)
+	}
+	if reqs := counter.reset(); len(reqs) != 1 || reqs["GET"] != 2 || whole.Load() != 0 {
+		t.Errorf("DriftCheck after a new render made %v (%d reading whole objects); want 2 GETs of metadata", reqs, whole.Load())
+	}
 	if n := watches.Load(); n != 0 {
 		t.Errorf("%d watch requests; want none", n)
 	}

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,6 +76,11 @@ type DriftWatcher struct {
 
 	mu       sync.Mutex
 	profiles map[string]*driftProfile
+	// retired are the desired states Untrack removed, by profile (a pass
+	// untracks the profile it applies until it ends), so that Track keeps
+	// what is known in sync of objects that did not change. At most one per
+	// profile ever tracked on the cluster.
+	retired map[string]*driftProfile
 	// informers are each kind's, one per namespace of watchNamespaces in
 	// its order.
 	informers map[schema.GroupKind][]*Informer
@@ -152,7 +158,7 @@ func newDriftWatcher(parent context.Context, cluster string, namespaces []string
 	w := &DriftWatcher{cluster: cluster, fleet: opts.Fleet, namespaces: namespaces, client: cl, onDrift: opts.OnDrift, syncTimeout: opts.StageTimeout,
 		intervalOnly: opts.DriftIntervalOnly, log: opts.Logger.With("cluster", cluster), ctx: ctx, cancel: cancel,
 		rm:       resourceManager(cl.Kube, opts.Concurrency),
-		profiles: map[string]*driftProfile{}, informers: map[schema.GroupKind][]*Informer{},
+		profiles: map[string]*driftProfile{}, retired: map[string]*driftProfile{}, informers: map[schema.GroupKind][]*Informer{},
 		leases: map[schema.GroupKind][]*InformerLease{}, counts: map[string]int{}, failing: map[driftKey]bool{}, expected: map[string]bool{}}
 	w.queue = newDriftQueue(driftWorkers, &w.wg, w.handle)
 	return w
@@ -176,25 +182,24 @@ func (w *DriftWatcher) Stop() {
 
 // Track replaces the desired state of a profile and watches its kinds. Once
 // the new watches have listed (in the background), every object is compared
-// once. Without watches (intervalOnly) the next DriftCheck compares them,
-// except those at the resourceVersion applied gives them (by ObjectRef
-// key): the apply that left it made them as desired.
+// once. Without watches (intervalOnly) the next DriftCheck compares them.
+// Either way an object is known in sync at the resourceVersion applied
+// gives it (by ObjectRef key: the apply that left it made it as desired),
+// or, unchanged since the profile was last tracked, where it was found in
+// sync then.
 func (w *DriftWatcher) Track(profile, user string, objs []*unstructured.Unstructured, rules []jsondiff.IgnoreRule,
 	applied map[ObjectRef]string) error {
 	dp, err := newDriftProfile(objs, rules)
 	if err != nil {
 		return err
 	}
-	for ref, d := range dp.objects {
-		if rv := applied[ref]; rv != "" {
-			d.markInSync(rv)
-		}
-	}
 	dp.user = user
 	kinds, err := w.watchKinds(profile, objs)
 	refs := slices.Collect(maps.Keys(dp.objects)) // before workers may forget some
 	w.mu.Lock()
+	dp.inherit(cmp.Or(w.profiles[profile], w.retired[profile]), applied)
 	w.profiles[profile] = dp
+	delete(w.retired, profile)
 	delete(w.expected, profile)
 	w.mu.Unlock()
 	if err != nil || w.intervalOnly {
@@ -227,6 +232,26 @@ func (w *DriftWatcher) compareWhenSynced(profile string, dp *driftProfile, refs 
 	}
 	for _, ref := range refs {
 		w.queue.add(driftKey{profile: profile, ref: ref})
+	}
+}
+
+// inherit marks in sync the objects applied left at a resourceVersion,
+// and those old (the profile's previous desired state, nil: none) wanted
+// the same way, at the resourceVersion old found them in sync at.
+func (dp *driftProfile) inherit(old *driftProfile, applied map[ObjectRef]string) {
+	for ref, d := range dp.objects {
+		if rv := applied[ref]; rv != "" {
+			d.markInSync(rv)
+			continue
+		}
+		if old == nil {
+			continue
+		}
+		if o := old.objects[ref]; o != nil && o.raw == d.raw && o.version == d.version && o.disabled == d.disabled {
+			if rv := o.synced.Load(); rv != nil {
+				d.markInSync(*rv)
+			}
+		}
 	}
 }
 
@@ -444,6 +469,9 @@ func scopeSelector(profiles []string) string {
 func (w *DriftWatcher) Untrack(profile string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if dp := w.profiles[profile]; dp != nil {
+		w.retired[profile] = dp
+	}
 	delete(w.profiles, profile)
 	delete(w.expected, profile)
 	for k := range w.failing {
