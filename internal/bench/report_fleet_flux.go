@@ -119,7 +119,10 @@ func reportFleetFlux(b *strings.Builder, f *FleetResult) {
 		"Memory: regatta keeps a client, its discovery, informers and watches per cluster (drift detection, events; the curves above: "+
 		f.perClusterNote()+"), so its RSS grows with the fleet; kustomize-controller builds a client (and its discovery) from the "+
 		"kubeconfig Secret at every reconciliation and drops it, so it holds almost nothing per cluster between reconciliations and pays in "+
-		"CPU and time instead. RSS is the process's VmRSS (what its `process_resident_memory_bytes` reports), heap `go_memstats_heap_inuse_bytes` "+
+		"CPU and time instead. The rows `regatta --drift-watches=false` are regatta on the same fleet with Flux's drift semantics: "+
+		"drift corrected at each drift interval, no watch, each cluster's connection closed when a pass over it ends (no restart or "+
+		"status measured); their idle RSS is read whenever the window ends, which may be just after a drift pass re-opened every "+
+		"connection. RSS is the process's VmRSS (what its `process_resident_memory_bytes` reports), heap `go_memstats_heap_inuse_bytes` "+
 		"from each process's /metrics.\n\n",
 		f.Flux[0].Concurrent)
 	b.WriteString("| clusters | method | start: reach every cluster | first rollout p50 / p99 / last | change p50 / p99 / last | Ready: first, change | " +
