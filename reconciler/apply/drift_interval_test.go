@@ -43,16 +43,22 @@ func TestDriftIntervalOnly(t *testing.T) {
 	if !c.Drift().Tracked("drift-interval") {
 		t.Fatal("profile not tracked")
 	}
+	// metadataOnly runs a check that must find nothing to correct with a
+	// metadata LIST of Namespaces and one of ConfigMaps, and nothing else.
+	metadataOnly := func(when string) {
+		t.Helper()
+		counter.reset()
+		whole.Store(0)
+		if events, err := c.DriftCheck(t.Context()); err != nil || len(events) != 0 {
+			t.Fatalf("DriftCheck %s: %v, %v", when, events, err)
+		}
+		if reqs := counter.reset(); counter.writes() != 0 || len(reqs) != 1 || reqs["GET"] != 2 || whole.Load() != 0 {
+			t.Errorf("DriftCheck %s made %v (%d reading whole objects); want 2 GETs of metadata", when, reqs, whole.Load())
+		}
+	}
 	// The apply left each object at a resourceVersion found in sync: the
 	// first check compares none of them.
-	counter.reset()
-	whole.Store(0)
-	if events, err := c.DriftCheck(t.Context()); err != nil || len(events) != 0 {
-		t.Fatalf("DriftCheck after the apply: %v, %v", events, err)
-	}
-	if reqs := counter.reset(); len(reqs) != 1 || reqs["GET"] != 2 || whole.Load() != 0 {
-		t.Errorf("DriftCheck after the apply made %v (%d reading whole objects); want 2 GETs of metadata", reqs, whole.Load())
-	}
+	metadataOnly("after the apply")
 	mergePatch(t, k, getCM(t, k, ns, "edited"), `{"data":{"v":"changed"}}`)
 	if err := k.Delete(t.Context(), getCM(t, k, ns, "deleted")); err != nil {
 		t.Fatal(err)
@@ -65,11 +71,7 @@ func TestDriftIntervalOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]apply.Action{}
-	for _, ev := range events {
-		got[ev.Object.Name] = ev.Action
-	}
-	if len(got) != 2 || got["edited"] != apply.ActionConfigured || got["deleted"] != apply.ActionCreated {
+	if got := actionsByName(events); len(got) != 2 || got["edited"] != apply.ActionConfigured || got["deleted"] != apply.ActionCreated {
 		t.Errorf("corrections %v; want edited configured and deleted created", got)
 	}
 	if getCM(t, k, ns, "edited").Data["v"] != "1" || getCM(t, k, ns, "deleted") == nil {
@@ -81,15 +83,7 @@ func TestDriftIntervalOnly(t *testing.T) {
 	if events, err := c.DriftCheck(t.Context()); err != nil || len(events) != 0 {
 		t.Fatalf("DriftCheck after the corrections: %v, %v", events, err)
 	}
-	counter.reset()
-	whole.Store(0)
-	if events, err := c.DriftCheck(t.Context()); err != nil || len(events) != 0 {
-		t.Fatalf("DriftCheck on a converged cluster: %v, %v", events, err)
-	}
-	if reqs := counter.reset(); counter.writes() != 0 || len(reqs) != 1 || reqs["GET"] != 2 || whole.Load() != 0 {
-		t.Errorf("converged DriftCheck made %v (%d reading whole objects); want 2 GETs of metadata (a LIST of Namespaces and of ConfigMaps)",
-			reqs, whole.Load())
-	}
+	metadataOnly("on a converged cluster")
 
 	// A new render that changes one object: the others are still known in
 	// sync where they were, the changed one where its apply left it.
@@ -97,14 +91,7 @@ func TestDriftIntervalOnly(t *testing.T) {
 		SyncMode: spec.SyncModeContinuousWithDriftDetection,
 		Steps: []apply.Step{step("a", namespace(ns), configMap(ns, "edited", map[string]string{"v": "2"}),
 			configMap(ns, "deleted", map[string]string{"v": "1"}), configMap(ns, "kept", map[string]string{"v": "1"}))}}))
-	counter.reset()
-	whole.Store(0)
-	if events, err := c.DriftCheck(t.Context()); err != nil || len(events) != 0 {
-		t.Fatalf("DriftCheck after a new render: %v, %v", events, err)
-	}
-	if reqs := counter.reset(); len(reqs) != 1 || reqs["GET"] != 2 || whole.Load() != 0 {
-		t.Errorf("DriftCheck after a new render made %v (%d reading whole objects); want 2 GETs of metadata", reqs, whole.Load())
-	}
+	metadataOnly("after a new render")
 	if n := watches.Load(); n != 0 {
 		t.Errorf("%d watch requests; want none", n)
 	}

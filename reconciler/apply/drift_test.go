@@ -192,10 +192,7 @@ func TestDriftCheckSafetyNet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]apply.Action{}
-	for _, ev := range events {
-		got[ev.Object.Name] = ev.Action
-	}
+	got := actionsByName(events)
 	want := map[string]apply.Action{"edited": apply.ActionConfigured, "deleted": apply.ActionCreated,
 		"unlabelled": apply.ActionConfigured}
 	if len(got) != len(want) {
@@ -309,4 +306,13 @@ func countPrefix(lines []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// actionsByName are the drift corrections' actions by object name.
+func actionsByName(events []apply.DriftEvent) map[string]apply.Action {
+	got := map[string]apply.Action{}
+	for _, ev := range events {
+		got[ev.Object.Name] = ev.Action
+	}
+	return got
 }
