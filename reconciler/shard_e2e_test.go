@@ -149,6 +149,16 @@ func TestShardedDaemons(t *testing.T) {
 	for _, c := range shardClusters {
 		owner[c] = rs[ids[0]].member.OwnerOf(c)
 	}
+	// A probe at v1 is seen as soon as its apply is written, before the
+	// pass that wrote it ends and counts it.
+	testenv.WaitFor(t, 10*time.Second, "every owner's apply counted", func() bool {
+		for _, c := range shardClusters {
+			if rs[owner[c]].applies(t, c) == 0 {
+				return false
+			}
+		}
+		return true
+	})
 	for _, c := range shardClusters {
 		for _, id := range ids {
 			n := rs[id].applies(t, c)
