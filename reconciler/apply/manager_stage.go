@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // applyStaged applies CRDs, Namespaces and ClusterRoles first and waits for
@@ -207,8 +209,8 @@ func (p *pass) applyOne(ctx context.Context, o *unstructured.Unstructured) (*ssa
 	if err != nil {
 		return nil, &ObjectError{Object: RefOf(o), Op: "apply", Err: err}
 	}
-	if rv != "" {
-		p.versions.Store(RefOf(o).key(), rv)
+	if rv != "" && p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
+		p.versions.Store(RefOf(o).key(), rv) // for the drift watcher only
 	}
 	return &ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(o),
 		GroupVersion: o.GroupVersionKind().Version, Subject: utils.FmtUnstructured(o), Action: p.actionOf(o, rv, adopted)}, nil
