@@ -20,7 +20,6 @@ type Metrics struct {
 	// ClusterDuration and Clusters measure each cluster's reconciliation.
 	ClusterDuration  prometheus.Histogram
 	Clusters         *prometheus.CounterVec // result: converged, progressing, failed
-	PairState        *prometheus.GaugeVec   // cluster, profile, state: 1 for the current state
 	Applies          *prometheus.CounterVec // cluster, profile
 	Prunes           *prometheus.CounterVec // cluster, profile
 	DriftCorrections *prometheus.CounterVec // cluster, profile
@@ -30,6 +29,8 @@ type Metrics struct {
 	GitFetchErrors   prometheus.Counter
 	StatusCommits    prometheus.Counter
 	Rollout          *Rollout
+
+	pairStates *pairStates
 
 	ready atomic.Bool
 }
@@ -42,7 +43,8 @@ func New() *Metrics {
 	m.Passes = f.counterVec("regatta_passes_total", "Times the fleet settled (nothing queued, nothing waiting for health), by result: converged, unconverged or invalid.", "result")
 	m.ClusterDuration = f.histogram("regatta_cluster_reconcile_duration_seconds", "Duration of one cluster's reconciliation (health is awaited off it).")
 	m.Clusters = f.counterVec("regatta_cluster_reconciles_total", "Cluster reconciliations by result: converged, progressing or failed.", "result")
-	m.PairState = f.gaugeVec("regatta_pair_state", "1 for the current state of each (cluster, profile) pair.", "cluster", "profile", "state")
+	m.pairStates = newPairStates("regatta_pair_state", "1 for the current state of each (cluster, profile) pair.")
+	m.Registry.MustRegister(m.pairStates)
 	m.Applies = f.counterVec("regatta_applies_total", "Applies of a (cluster, profile) pair that wrote to the cluster.", "cluster", "profile")
 	m.Prunes = f.counterVec("regatta_prunes_total", "Objects deleted because they left a profile.", "cluster", "profile")
 	m.DriftCorrections = f.counterVec("regatta_drift_corrections_total", "Objects restored after drift.", "cluster", "profile")
@@ -57,19 +59,15 @@ func New() *Metrics {
 }
 
 // SetPairState marks state as the pair's current state.
+// all lists every state, each exported with 0 but the current one; it is
+// kept, not copied, so the same slice should be passed every time.
 func (m *Metrics) SetPairState(cluster, profile, state string, all []string) {
-	for _, s := range all {
-		v := 0.0
-		if s == state {
-			v = 1
-		}
-		m.PairState.WithLabelValues(cluster, profile, s).Set(v)
-	}
+	m.pairStates.set(cluster, profile, state, all)
 }
 
 // ForgetPair drops a pair's series once it no longer exists.
 func (m *Metrics) ForgetPair(cluster, profile string) {
-	m.PairState.DeletePartialMatch(prometheus.Labels{"cluster": cluster, "profile": profile})
+	m.pairStates.forget(cluster, profile)
 }
 
 // SetRevision marks rev as the revision in force.
