@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"testing"
+	"time"
 )
 
 // BenchmarkRenderCached renders the fleet profile (a kustomize and a
@@ -31,6 +32,29 @@ func BenchmarkRenderCached(b *testing.B) {
 	hits, misses := r.CacheStats()
 	b.ReportMetric(float64(misses), "misses")
 	_ = hits
+}
+
+// BenchmarkRenderCachedStored is BenchmarkRenderCached with every result
+// out of use (as a cluster's own results between drift intervals): each
+// hit decodes the stored JSON.
+func BenchmarkRenderCachedStored(b *testing.B) {
+	fsys := memRepo(b)
+	prof := loadProfile(b, fsys, "fleet")
+	r := New(Options{})
+	clusters := make([]ClusterFacts, 1000)
+	for i := range clusters {
+		clusters[i] = fleetCluster(i)
+	}
+	ctx := context.Background()
+	for i := 0; b.Loop(); i++ {
+		r.cache.hot.expire(time.Now().Add(time.Minute))
+		req := Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: clusters[i%len(clusters)]}
+		if _, err := r.Render(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_, misses := r.CacheStats()
+	b.ReportMetric(float64(misses), "misses")
 }
 
 // BenchmarkRenderUncached is the cost of one render with the cache off.

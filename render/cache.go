@@ -7,15 +7,19 @@ import (
 	"github.com/regatta-dev/regatta/render/sandbox"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 )
 
 // cache holds rendered results by key, the memo entries that make keys
-// computable before rendering, and revision-level key parts. All three are
-// LRUs bounded by (estimated) bytes.
+// computable before rendering, and revision-level key parts. All are LRUs
+// bounded by (estimated) bytes.
 type cache struct {
-	results  *lru[*Result]
+	// results are kept encoded (storedResult); hot holds the decoded
+	// results in use, those served in the last hotFor.
+	results  *lru[*storedResult]
+	hot      *lru[*Result]
 	failures *lru[error]
 	memo     *lru[memoEntry]
 	variants *lru[[]memoEntry]
@@ -25,6 +29,11 @@ type cache struct {
 	// logins are OCI registry logins by credentialsKey.
 	logins *lru[login]
 	flight singleflight.Group
+	hotFor time.Duration // defaultHotFor
+	// sweep expires hot results when no lookup comes to do it; nil when
+	// none is due (sweepMu).
+	sweep   *time.Timer
+	sweepMu sync.Mutex
 	// variantsMu makes addVariant's read-modify-write atomic.
 	variantsMu sync.Mutex
 	hits       atomic.Uint64
@@ -35,13 +44,68 @@ type cache struct {
 
 func newCache(resultBytes int64) *cache {
 	return &cache{
-		results:  newLRU[*Result](resultBytes),
+		results:  newLRU[*storedResult](resultBytes),
+		hot:      newLRU[*Result](resultBytes / 4),
+		hotFor:   defaultHotFor,
 		failures: newLRU[error](4 << 20),
 		memo:     newLRU[memoEntry](16 << 20),
 		variants: newLRU[[]memoEntry](4 << 20),
 		fields:   newLRU[fieldMemo](4 << 20),
 		logins:   newLRU[login](1 << 20),
 		revKeys:  newLRU[string](8 << 20),
+	}
+}
+
+// defaultHotFor is how long a result stays decoded after it was last served. A
+// pass over the fleet serves a result that many clusters share many times
+// in a row, so it stays decoded while the pass runs; a cluster's own
+// results are served once a pass and go back to their encoded form.
+const defaultHotFor = 30 * time.Second
+
+// result returns the cached result of key: the decoded one if it is in
+// use, else the stored one decoded (and kept decoded while in use).
+// Results last served before hotFor are out of use.
+func (c *cache) result(key string) (*Result, bool) {
+	c.hot.expire(time.Now().Add(-c.hotFor))
+	if res, ok := c.hot.get(key); ok {
+		return res, true
+	}
+	st, ok := c.results.get(key)
+	if !ok {
+		return nil, false
+	}
+	res, err := st.decode()
+	if err != nil { // it was encoded from objects: render it again
+		return nil, false
+	}
+	c.keepHot(key, res, st.decodedCost())
+	return res, true
+}
+
+// keepHot keeps res decoded while it is in use, and makes sure a sweep is
+// due: a daemon between commits and drift intervals looks nothing up.
+func (c *cache) keepHot(key string, res *Result, cost int64) {
+	if c.hot.max <= 0 {
+		return // no cache
+	}
+	c.hot.put(key, res, cost)
+	c.sweepMu.Lock()
+	defer c.sweepMu.Unlock()
+	if c.sweep == nil {
+		c.sweep = time.AfterFunc(c.hotFor, c.sweepHot)
+	}
+}
+
+// sweepHot expires the hot results out of use and, if any are left, is
+// due again when the oldest of them goes out of use.
+func (c *cache) sweepHot() {
+	now := time.Now()
+	c.hot.expire(now.Add(-c.hotFor))
+	c.sweepMu.Lock()
+	defer c.sweepMu.Unlock()
+	c.sweep = nil
+	if oldest, ok := c.hot.oldest(); ok {
+		c.sweep = time.AfterFunc(max(oldest.Add(c.hotFor).Sub(now), c.hotFor/30), c.sweepHot)
 	}
 }
 
@@ -83,7 +147,7 @@ func (r *Renderer) cachedRender(ctx context.Context, p *plan) (*Result, error) {
 			return nil, err
 		}
 		if known {
-			if res, ok := r.cache.results.get(key); ok {
+			if res, ok := r.cache.result(key); ok {
 				r.cache.hits.Add(1)
 				return res.share(), nil
 			}
@@ -158,7 +222,7 @@ func (r *Renderer) lookupOrRender(ctx context.Context, p *plan) (*Result, error)
 		return nil, cf.err
 	}
 	if err == nil && known {
-		if res, ok := r.cache.results.get(key); ok {
+		if res, ok := r.cache.result(key); ok {
 			r.cache.hits.Add(1)
 			return res, nil
 		}
@@ -182,13 +246,14 @@ func (r *Renderer) renderAndStore(ctx context.Context, p *plan) (*Result, error)
 		}
 	}
 	res.Key = resultKey(p, keys)
-	size, err := res.finish()
+	st, err := res.store()
 	if err != nil {
 		return nil, err
 	}
 	// The result goes in before the memo entries that make its key
 	// computable, so a request that can compute the key finds it.
-	r.cache.results.put(res.Key, res, size)
+	r.cache.results.put(res.Key, st, st.cost())
+	r.cache.keepHot(res.Key, res, st.decodedCost())
 	for i := range p.addons {
 		r.remember(p, &p.addons[i], entries[i])
 	}
@@ -240,6 +305,7 @@ type lruEntry[V any] struct {
 	key  string
 	val  V
 	cost int64
+	used time.Time // last get or put
 }
 
 func newLRU[V any](maxCost int64) *lru[V] {
@@ -255,7 +321,35 @@ func (c *lru[V]) get(k string) (V, bool) {
 		return zero, false
 	}
 	c.order.MoveToFront(el)
-	return el.Value.(*lruEntry[V]).val, true
+	e := el.Value.(*lruEntry[V])
+	e.used = time.Now()
+	return e.val, true
+}
+
+// oldest is when the least recently used entry was last used.
+func (c *lru[V]) oldest() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := c.order.Back()
+	if last == nil {
+		return time.Time{}, false
+	}
+	return last.Value.(*lruEntry[V]).used, true
+}
+
+// expire removes the entries last used before t.
+func (c *lru[V]) expire(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for last := c.order.Back(); last != nil; last = c.order.Back() {
+		e := last.Value.(*lruEntry[V])
+		if !e.used.Before(t) {
+			return
+		}
+		c.order.Remove(last)
+		delete(c.items, e.key)
+		c.size -= e.cost
+	}
 }
 
 // put stores v unless its cost alone exceeds the bound, evicting the least
@@ -271,7 +365,7 @@ func (c *lru[V]) put(k string, v V, cost int64) {
 	if cost > c.max {
 		return
 	}
-	c.items[k] = c.order.PushFront(&lruEntry[V]{key: k, val: v, cost: cost})
+	c.items[k] = c.order.PushFront(&lruEntry[V]{key: k, val: v, cost: cost, used: time.Now()})
 	c.size += cost
 	for c.size > c.max {
 		last := c.order.Back()

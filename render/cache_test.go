@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -168,6 +169,79 @@ func TestCacheHitSharesObjects(t *testing.T) {
 	}
 	if len(first.Steps) < 2 || n < 3 {
 		t.Fatalf("fixture too small: %d steps, %d objects", len(first.Steps), n)
+	}
+}
+
+// TestCacheKeepsResultsEncodedOutOfUse: a result not served for hotFor is
+// served from its encoded form, the same objects as a render without the
+// cache (value for value, numbers' types included), decoded afresh; while
+// served again within hotFor, it is shared as before.
+func TestCacheKeepsResultsEncodedOutOfUse(t *testing.T) {
+	fsys := memRepo(t)
+	r := New(Options{})
+	req := Request{FS: fsys, Revision: "rev1", Profile: loadProfile(t, fsys, "fleet"), Cluster: fleetCluster(0)}
+	want := mustRender(t, New(Options{CacheBytes: -1}), req)
+	first := mustRender(t, r, req)
+	if r.cache.hot.len() != 1 || r.cache.results.len() != 1 {
+		t.Fatalf("%d hot, %d stored results; want 1 and 1", r.cache.hot.len(), r.cache.results.len())
+	}
+	r.cache.hot.expire(time.Now().Add(time.Minute)) // as if hotFor had passed
+	if r.cache.hot.len() != 0 {
+		t.Fatalf("%d hot results after expiry", r.cache.hot.len())
+	}
+	second := mustRender(t, r, req)
+	third := mustRender(t, r, req)
+	if hits, misses := r.CacheStats(); hits != 2 || misses != 1 {
+		t.Fatalf("hits %d misses %d, want 2 and 1", hits, misses)
+	}
+	if !reflect.DeepEqual(second, want) {
+		t.Errorf("the stored result decodes to:\n%s\nwant:\n%s", dump(t, second), dump(t, want))
+	}
+	a, b, c := first.Steps[0].Objects[0].Unstructured, second.Steps[0].Objects[0].Unstructured, third.Steps[0].Objects[0].Unstructured
+	if a == b {
+		t.Error("the result out of use was served decoded, not from its encoded form")
+	}
+	if b != c {
+		t.Error("a result served again within hotFor was decoded again")
+	}
+}
+
+// TestCacheSweepsHotResultsWithoutLookups: a daemon between commits looks
+// nothing up; its results still go back to their encoded form.
+func TestCacheSweepsHotResultsWithoutLookups(t *testing.T) {
+	fsys := memRepo(t)
+	r := New(Options{})
+	r.cache.hotFor = 20 * time.Millisecond
+	prof := loadProfile(t, fsys, "fleet")
+	for i := range 3 {
+		mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(i)})
+	}
+	if r.cache.hot.len() == 0 {
+		t.Fatal("no hot result after rendering")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for r.cache.hot.len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d results still decoded 10 s after their last use", r.cache.hot.len())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := r.cache.results.len(); n == 0 {
+		t.Error("the stored results went with the hot ones")
+	}
+}
+
+func TestLRUExpire(t *testing.T) {
+	c := newLRU[int](100)
+	c.put("old", 1, 1)
+	c.put("new", 2, 1)
+	c.items["old"].Value.(*lruEntry[int]).used = time.Now().Add(-time.Hour)
+	c.expire(time.Now().Add(-time.Minute))
+	if _, ok := c.get("old"); ok {
+		t.Error("an entry last used before the cut stayed")
+	}
+	if _, ok := c.get("new"); !ok || c.size != 1 {
+		t.Errorf("the entry used after the cut went (size %d)", c.size)
 	}
 }
 

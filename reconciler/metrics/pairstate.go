@@ -34,7 +34,7 @@ type pairState struct {
 
 func newPairStates(name, help string) *pairStates {
 	return &pairStates{
-		desc:  prometheus.NewDesc(name, help, []string{"cluster", "profile", "state"}, nil),
+		desc:   prometheus.NewDesc(name, help, []string{"cluster", "profile", "state"}, nil),
 		pairs:  map[pairKey]pairState{},
 		states: map[string]*dto.LabelPair{},
 	}
