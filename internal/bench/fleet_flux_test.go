@@ -92,7 +92,7 @@ func TestFleetFluxKustomizations(t *testing.T) {
 		}
 		got := []string{k.GetName(), k.GetNamespace(), str("spec", "kubeConfig", "secretRef", "name"), str("spec", "targetNamespace"),
 			str("spec", "postBuild", "substitute", "ns"), str("spec", "path"), str("spec", "sourceRef", "name"), str("spec", "interval")}
-		want := []string{c, fluxNamespace, c + "-kubeconfig", LogicalNamespace(c), LogicalNamespace(c), "./fleet", "fleet", "1h"}
+		want := []string{c, fluxNamespace, c + "-kubeconfig", LogicalNamespace(c), LogicalNamespace(c), "./fleet", "fleet", FluxInterval.String()}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Kustomization %d: %v, want %v", i, got, want)
 		}

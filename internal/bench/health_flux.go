@@ -237,14 +237,20 @@ func gitRepository() *unstructured.Unstructured {
 	return u
 }
 
+// FluxInterval is the interval of the bench's Kustomizations: only a new
+// artifact starts a reconcile within it, so it is also how often Flux
+// corrects drift here. The fleet phase's like-for-like regatta run takes
+// it as its drift interval.
+const FluxInterval = time.Hour
+
 // fluxKustomization is a Kustomization of the GitRepository's path for
 // the cluster whose kubeconfig Secret is <cluster>-kubeconfig: interval
-// 1h (only a new artifact starts a reconcile), wait and prune.
+// FluxInterval, wait and prune.
 func fluxKustomization(name, path, cluster string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"name": name, "namespace": fluxNamespace},
 		"spec": map[string]any{
-			"interval":  "1h",
+			"interval":  FluxInterval.String(),
 			"timeout":   "5m",
 			"path":      path,
 			"prune":     true,

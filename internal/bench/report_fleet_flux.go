@@ -33,12 +33,13 @@ func (f *FleetResult) noWatchesAt(n int) *FleetRun {
 // fluxTargets judge "regatta faster and smaller than Flux's
 // kustomize-controller at 100 and 500" twice: regatta with its defaults
 // (drift watches: drift corrected within seconds, which Flux does not do),
-// and like for like, with --drift-watches=false (drift corrected at the
-// interval, as Flux corrects it at each Kustomization's interval).
+// and like for like, with --drift-watches=false at Flux's interval (drift
+// corrected as often as Flux corrects it: at each Kustomization's
+// interval).
 func fluxTargets(f *FleetResult) []target {
 	t := fluxTarget(f, "fleet: regatta faster and smaller than Flux's kustomize-controller at 100 and 500 clusters (same run, one Kustomization "+
 		"per cluster), regatta with its defaults (drift watches)", f.at)
-	nw := fluxTarget(f, "fleet: the same, like for like: regatta with `--drift-watches=false` (drift corrected at the interval, as Flux does)",
+	nw := fluxTarget(f, "fleet: the same, like for like: regatta with `--drift-watches=false` and Flux's interval as `--drift-interval` (drift corrected as often as Flux corrects it)",
 		f.noWatchesAt)
 	return []target{t, nw}
 }
@@ -119,10 +120,11 @@ func reportFleetFlux(b *strings.Builder, f *FleetResult) {
 		"Memory: regatta keeps a client, its discovery, informers and watches per cluster (drift detection, events; the curves above: "+
 		f.perClusterNote()+"), so its RSS grows with the fleet; kustomize-controller builds a client (and its discovery) from the "+
 		"kubeconfig Secret at every reconciliation and drops it, so it holds almost nothing per cluster between reconciliations and pays in "+
-		"CPU and time instead. The rows `regatta --drift-watches=false` are regatta on the same fleet with Flux's drift semantics: "+
-		"drift corrected at each drift interval, no watch, each cluster's connection closed when a pass over it ends (no restart or "+
-		"status measured); their idle RSS is read whenever the window ends, which may be just after a drift pass re-opened every "+
-		"connection. RSS is the process's VmRSS (what its `process_resident_memory_bytes` reports), heap `go_memstats_heap_inuse_bytes` "+
+		"CPU and time instead. The rows `regatta --drift-watches=false` are regatta on the same fleet with Flux's drift semantics and "+
+		"frequency: drift corrected at each drift interval, set to the Kustomizations' interval ("+FluxInterval.String()+"), no watch, each "+
+		"cluster's connection closed when a pass over it ends (no restart or status measured); their idle window, like Flux's, holds no "+
+		"drift pass (the regatta rows with watches also check drift every `-fleet-drift-interval`, and their idle RSS may be read "+
+		"during such a check). RSS is the process's VmRSS (what its `process_resident_memory_bytes` reports), heap `go_memstats_heap_inuse_bytes` "+
 		"from each process's /metrics.\n\n",
 		f.Flux[0].Concurrent)
 	b.WriteString("| clusters | method | start: reach every cluster | first rollout p50 / p99 / last | change p50 / p99 / last | Ready: first, change | " +

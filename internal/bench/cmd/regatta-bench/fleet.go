@@ -49,7 +49,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.shardLease, "fleet-shard-lease", 15*time.Second, "membership lease duration of the fleet phase's shard run")
 	fs.BoolVar(&f.restart, "fleet-restart", true, "measure a restart of regatta at every fleet size")
 	fs.StringVar(&f.flux, "fleet-flux", "", "fleet sizes at which Flux's kustomize-controller (-flux-kustomize-controller) also runs, on API servers of its own, right after regatta's run of that size: one Kustomization per cluster with spec.kubeConfig.secretRef, comma-separated (\"\": none)")
-	fs.BoolVar(&f.fluxNoWatches, "fleet-flux-no-watches", true, "at each -fleet-flux size, also run regatta with --drift-watches=false (drift corrected at the interval, as Flux does; no restart or status measured)")
+	fs.BoolVar(&f.fluxNoWatches, "fleet-flux-no-watches", true, "at each -fleet-flux size, also run regatta with --drift-watches=false and Flux's interval as drift interval (drift corrected as often as Flux corrects it; no restart or status measured)")
 	fs.IntVar(&f.fluxConc, "fleet-flux-concurrent", 20, "kustomize-controller's --concurrent in the fleet phase (20: as fluxcd/flux-benchmark; regatta runs with its default --concurrency 10)")
 }
 
@@ -179,12 +179,13 @@ func runFleetFlux(ctx context.Context, o *options, base bench.FleetOptions, n in
 }
 
 // runFleetNoWatches runs regatta with --drift-watches=false on n clusters
-// (Flux's drift semantics, for the side-by-side); it returns the error to
-// record, if any.
+// at Flux's interval (Flux's drift semantics and frequency, for the
+// side-by-side); it returns the error to record, if any.
 func runFleetNoWatches(ctx context.Context, o *options, base bench.FleetOptions, n int, res *bench.FleetResult) []string {
 	fo := base
 	fo.Clusters, fo.PerServer = n, o.fleet.perServer
 	fo.Restart, fo.Status = false, false
+	fo.DriftInterval = bench.FluxInterval
 	fo.Args = append(slices.Clone(base.Args), "--drift-watches=false")
 	fo.Dir = abs(filepath.Join(o.raw, "fleet", fmt.Sprintf("nowatch-%d", n)))
 	run, err := bench.RunFleet(ctx, fo)
