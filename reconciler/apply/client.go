@@ -3,6 +3,7 @@ package apply
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -56,11 +57,8 @@ type Client struct {
 	Hash   string
 	Kube   client.Client
 	Mapper meta.RESTMapper
-	// Watch is a dynamic client without request timeout, for watches;
-	// watchREST requests raw watch streams over the same connections
-	// (listWatch).
-	Watch     dynamic.Interface
-	watchREST rest.Interface
+	// watches lists and watches without request timeout (listWatch).
+	watches *watchClients
 	// Dynamic and Discovery share the connections of the others, with
 	// the request timeout (classification reads with them).
 	Dynamic   dynamic.Interface
@@ -111,18 +109,7 @@ func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*C
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: client: %w", cluster, err)
 	}
-	// Watches share the connections of the other requests, without their
-	// timeout.
-	watchCfg := rest.CopyConfig(cfg)
-	watchCfg.Timeout = 0
-	watch, err := dynamic.NewForConfigAndClient(watchCfg, &http.Client{Transport: httpClient.Transport})
-	if err != nil {
-		return nil, fmt.Errorf("cluster %s: watch client: %w", cluster, err)
-	}
-	watchREST, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(watchCfg), &http.Client{Transport: httpClient.Transport})
-	if err != nil {
-		return nil, fmt.Errorf("cluster %s: watch client: %w", cluster, err)
-	}
+	watches := newWatchClients(cluster, cfg, httpClient.Transport)
 	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: dynamic client: %w", cluster, err)
@@ -131,16 +118,58 @@ func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*C
 		Cluster:   cluster,
 		Kube:      kube,
 		Mapper:    mapper,
-		Watch:     watch,
-		watchREST: watchREST,
+		watches:   watches,
 		Dynamic:   dyn,
 		Discovery: disco,
 		http:      httpClient,
-		informers: newInformers(watch, watchREST),
+		informers: newInformers(watches),
 		base:      in,
 		opts:      opts,
 	}, nil
 }
+
+// watchClients are a client's clients for lists and watches without
+// request timeout, over the client's connections. They are built on first
+// use: a cluster whose profiles never wait on a watch (drift checked at
+// intervals, health read at once) never builds them, and keeps two REST
+// clients less.
+type watchClients struct {
+	once  sync.Once
+	build func() (dynamic.Interface, rest.Interface, error)
+	list  dynamic.Interface
+	raw   rest.Interface
+	err   error
+}
+
+func newWatchClients(cluster string, cfg *rest.Config, rt http.RoundTripper) *watchClients {
+	return &watchClients{build: func() (dynamic.Interface, rest.Interface, error) {
+		watchCfg := rest.CopyConfig(cfg)
+		watchCfg.Timeout = 0
+		list, err := dynamic.NewForConfigAndClient(watchCfg, &http.Client{Transport: rt})
+		if err != nil {
+			return nil, nil, fmt.Errorf("cluster %s: watch client: %w", cluster, err)
+		}
+		raw, err := rest.UnversionedRESTClientForConfigAndClient(dynamic.ConfigFor(watchCfg), &http.Client{Transport: rt})
+		if err != nil {
+			return nil, nil, fmt.Errorf("cluster %s: watch client: %w", cluster, err)
+		}
+		return list, raw, nil
+	}}
+}
+
+// get returns the clients, built by the first call.
+func (w *watchClients) get() (dynamic.Interface, rest.Interface, error) {
+	if w == nil {
+		return nil, nil, errNoWatchClient
+	}
+	w.once.Do(func() {
+		w.list, w.raw, w.err = w.build()
+		w.build = nil
+	})
+	return w.list, w.raw, w.err
+}
+
+var errNoWatchClient = errors.New("the client has no watch connection")
 
 func configure(cluster string, in *rest.Config, opts ClientOptions) *rest.Config {
 	cfg := rest.CopyConfig(in)

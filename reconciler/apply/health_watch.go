@@ -232,8 +232,12 @@ func (w *healthWatch) list(ctx context.Context, g *watchGroup) (string, error) {
 // watch judges the group's objects on every event from resourceVersion rv
 // until the watch closes (nil) or fails.
 func (w *healthWatch) watch(ctx context.Context, g *watchGroup, rv string) error {
-	lw := newListWatch(w.cl.Watch, w.cl.watchREST, g.gvr, g.ns, g.list.LabelSelector, g.list.FieldSelector)
-	_, err := lw.watch(ctx, rv, func(t watch.EventType, u *unstructured.Unstructured) error {
+	list, raw, err := w.cl.watches.get()
+	if err != nil {
+		return err
+	}
+	lw := newListWatch(list, raw, g.gvr, g.ns, g.list.LabelSelector, g.list.FieldSelector)
+	_, err = lw.watch(ctx, rv, func(t watch.EventType, u *unstructured.Unstructured) error {
 		id, ok := g.ids[u.GetName()]
 		switch {
 		case !ok:

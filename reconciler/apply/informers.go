@@ -6,8 +6,6 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -43,10 +41,9 @@ func (k InformerKey) String() string {
 // Informers holds the shared informers of one client. Safe for concurrent
 // use; the zero value is not usable (see Client.Informers).
 type Informers struct {
-	// list lists (the watch client: no request timeout, see listAll),
-	// watch requests raw watch streams.
-	list    dynamic.Interface
-	watch   rest.Interface
+	// clients list (no request timeout, see listAll) and request raw
+	// watch streams.
+	clients *watchClients
 	mu      sync.Mutex
 	entries map[InformerKey]*informerEntry
 	started int
@@ -69,8 +66,8 @@ type InformerLease struct {
 	once     sync.Once
 }
 
-func newInformers(list dynamic.Interface, watch rest.Interface) *Informers {
-	return &Informers{list: list, watch: watch, entries: map[InformerKey]*informerEntry{}}
+func newInformers(clients *watchClients) *Informers {
+	return &Informers{clients: clients, entries: map[InformerKey]*informerEntry{}}
 }
 
 // Acquire returns a lease on the informer of key, started on first use
@@ -94,10 +91,11 @@ func (r *Informers) Acquire(key InformerKey, transform cache.TransformFunc, h ca
 
 // start creates and runs the informer of key; r.mu is held.
 func (r *Informers) start(key InformerKey, transform cache.TransformFunc) (*informerEntry, error) {
-	if r.watch == nil || r.list == nil {
-		return nil, fmt.Errorf("watch %s: the client has no watch connection", key.Resource)
+	list, raw, err := r.clients.get()
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", key.Resource, err)
 	}
-	inf := newInformer(newListWatch(r.list, r.watch, key.Resource, key.Namespace, key.LabelSelector, key.FieldSelector), transform)
+	inf := newInformer(newListWatch(list, raw, key.Resource, key.Namespace, key.LabelSelector, key.FieldSelector), transform)
 	ctx, stop := context.WithCancel(context.Background())
 	e := &informerEntry{inf: inf, stop: stop, done: make(chan struct{})}
 	go func() {
