@@ -189,10 +189,13 @@ type Cluster struct {
 	nsMu    sync.Mutex
 	nsKnown bool
 
-	// listed says which profile's inventory held each object when the
-	// inventories were last listed (see claimant).
-	listedMu sync.Mutex
-	listed   map[ObjectRef]owner
+	// listedInvs are the inventories of the last listing; listed says
+	// which of them held each object, built on first use (see claimant):
+	// only objects without ownership labels need it, so a converged
+	// cluster rarely does.
+	listedMu   sync.Mutex
+	listedInvs []*Inventory
+	listed     map[ObjectRef]owner
 	// inventories are those of the last full listing (see Inventories).
 	inventories inventoryCache
 }

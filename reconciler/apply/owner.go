@@ -70,17 +70,26 @@ func (w *DriftWatcher) movedTo(ctx context.Context, cl *claims, profile string, 
 	return cl.claimed(ctx, ref, labels)
 }
 
-// remember indexes which profile's inventory holds each object.
+// remember keeps the inventories of a listing for claimant; the index
+// of their objects is built when first needed.
 func (c *Cluster) remember(invs []*Inventory) {
-	idx := map[ObjectRef]owner{}
-	for _, inv := range invs {
-		for _, e := range inv.Objects {
-			idx[e.key()] = owner{profile: inv.Profile, tier: inv.Tier}
+	c.listedMu.Lock()
+	c.listedInvs, c.listed = invs, nil
+	c.listedMu.Unlock()
+}
+
+// listedIndex says which profile's inventory held each object at the last
+// listing; c.listedMu is held.
+func (c *Cluster) listedIndex() map[ObjectRef]owner {
+	if c.listed == nil && len(c.listedInvs) > 0 {
+		c.listed = map[ObjectRef]owner{}
+		for _, inv := range c.listedInvs {
+			for _, e := range inv.Objects {
+				c.listed[e.key()] = owner{profile: inv.Profile, tier: inv.Tier}
+			}
 		}
 	}
-	c.listedMu.Lock()
-	c.listed = idx
-	c.listedMu.Unlock()
+	return c.listed
 }
 
 // claimant is the other profile whose inventory held ref at the last
@@ -89,7 +98,7 @@ func (c *Cluster) remember(invs []*Inventory) {
 func (c *Cluster) claimant(ref ObjectRef, profile string) (owner, bool) {
 	c.listedMu.Lock()
 	defer c.listedMu.Unlock()
-	o, ok := c.listed[ref]
+	o, ok := c.listedIndex()[ref]
 	if !ok || o.profile == profile {
 		return owner{}, false
 	}
