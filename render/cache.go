@@ -63,7 +63,10 @@ func newCache(resultBytes int64) *cache {
 const defaultHotFor = 30 * time.Second
 
 // result returns the cached result of key: the decoded one if it is in
-// use, else the stored one decoded (and kept decoded while in use).
+// use, else the stored one decoded (and kept decoded while in use). A
+// fresh render is not kept decoded: a cluster's own render serves the
+// pass that made it and no other, and is garbage when that pass ends;
+// a render many clusters share is decoded once more, by the first hit.
 // Results last served before hotFor are out of use.
 func (c *cache) result(key string) (*Result, bool) {
 	c.hot.expire(time.Now().Add(-c.hotFor))
@@ -253,7 +256,6 @@ func (r *Renderer) renderAndStore(ctx context.Context, p *plan) (*Result, error)
 	// The result goes in before the memo entries that make its key
 	// computable, so a request that can compute the key finds it.
 	r.cache.results.put(res.Key, st, st.cost())
-	r.cache.keepHot(res.Key, res, st.decodedCost())
 	for i := range p.addons {
 		r.remember(p, &p.addons[i], entries[i])
 	}

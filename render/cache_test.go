@@ -143,17 +143,19 @@ func TestCacheKeyFollowsContent(t *testing.T) {
 	}
 }
 
-// TestCacheHitSharesObjects: a hit, here for another cluster with the
-// same inputs, returns the cached objects themselves (no deep copy) in a
-// Result and slices of the caller's own.
+// TestCacheHitSharesObjects: hits, here for other clusters with the same
+// inputs, return the same objects (no deep copy: the first hit decodes
+// the stored render, the next ones share its objects) in a Result and
+// slices of each caller's own.
 func TestCacheHitSharesObjects(t *testing.T) {
 	fsys := memRepo(t)
 	r := New(Options{})
 	prof := loadProfile(t, fsys, "fleet")
-	first := mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(0)})
-	second := mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(3)}) // same tier
-	if hits, misses := r.CacheStats(); hits != 1 || misses != 1 {
-		t.Fatalf("hits %d misses %d, want 1 and 1", hits, misses)
+	mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(0)})
+	first := mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(3)}) // same tier
+	second := mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(6)})
+	if hits, misses := r.CacheStats(); hits != 2 || misses != 1 {
+		t.Fatalf("hits %d misses %d, want 2 and 1", hits, misses)
 	}
 	if first == second || &first.Steps[0] == &second.Steps[0] || &first.Steps[0].Objects[0] == &second.Steps[0].Objects[0] {
 		t.Error("two requests got the same Result or slices")
@@ -172,37 +174,37 @@ func TestCacheHitSharesObjects(t *testing.T) {
 	}
 }
 
-// TestCacheKeepsResultsEncodedOutOfUse: a result not served for hotFor is
-// served from its encoded form, the same objects as a render without the
-// cache (value for value, numbers' types included), decoded afresh; while
-// served again within hotFor, it is shared as before.
+// TestCacheKeepsResultsEncodedOutOfUse: a fresh render is stored encoded
+// only; a hit decodes it, the same objects as a render without the cache
+// (value for value, numbers' types included), and keeps it decoded while
+// served within hotFor; out of use, the next hit decodes it afresh.
 func TestCacheKeepsResultsEncodedOutOfUse(t *testing.T) {
 	fsys := memRepo(t)
 	r := New(Options{})
 	req := Request{FS: fsys, Revision: "rev1", Profile: loadProfile(t, fsys, "fleet"), Cluster: fleetCluster(0)}
 	want := mustRender(t, New(Options{CacheBytes: -1}), req)
-	first := mustRender(t, r, req)
-	if r.cache.hot.len() != 1 || r.cache.results.len() != 1 {
-		t.Fatalf("%d hot, %d stored results; want 1 and 1", r.cache.hot.len(), r.cache.results.len())
+	fresh := mustRender(t, r, req)
+	if r.cache.hot.len() != 0 || r.cache.results.len() != 1 {
+		t.Fatalf("%d hot, %d stored results after a render; want 0 and 1", r.cache.hot.len(), r.cache.results.len())
 	}
+	first := mustRender(t, r, req)
+	second := mustRender(t, r, req)
 	r.cache.hot.expire(time.Now().Add(time.Minute)) // as if hotFor had passed
 	if r.cache.hot.len() != 0 {
 		t.Fatalf("%d hot results after expiry", r.cache.hot.len())
 	}
-	second := mustRender(t, r, req)
 	third := mustRender(t, r, req)
-	if hits, misses := r.CacheStats(); hits != 2 || misses != 1 {
-		t.Fatalf("hits %d misses %d, want 2 and 1", hits, misses)
+	if hits, misses := r.CacheStats(); hits != 3 || misses != 1 {
+		t.Fatalf("hits %d misses %d, want 3 and 1", hits, misses)
 	}
-	if !reflect.DeepEqual(second, want) {
-		t.Errorf("the stored result decodes to:\n%s\nwant:\n%s", dump(t, second), dump(t, want))
+	for name, res := range map[string]*Result{"fresh": fresh, "first hit": first, "after expiry": third} {
+		if !reflect.DeepEqual(res, want) {
+			t.Errorf("%s:\n%s\nwant:\n%s", name, dump(t, res), dump(t, want))
+		}
 	}
-	a, b, c := first.Steps[0].Objects[0].Unstructured, second.Steps[0].Objects[0].Unstructured, third.Steps[0].Objects[0].Unstructured
-	if a == b {
-		t.Error("the result out of use was served decoded, not from its encoded form")
-	}
-	if b != c {
-		t.Error("a result served again within hotFor was decoded again")
+	obj := func(res *Result) any { return res.Steps[0].Objects[0].Unstructured }
+	if obj(fresh) == obj(first) || obj(second) != obj(first) || obj(third) == obj(second) {
+		t.Error("want the first hit and the one after expiry decoded afresh, the hit within hotFor shared")
 	}
 }
 
@@ -213,11 +215,11 @@ func TestCacheSweepsHotResultsWithoutLookups(t *testing.T) {
 	r := New(Options{})
 	r.cache.hotFor = 20 * time.Millisecond
 	prof := loadProfile(t, fsys, "fleet")
-	for i := range 3 {
-		mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(i)})
+	for range 2 {
+		mustRender(t, r, Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: fleetCluster(0)})
 	}
 	if r.cache.hot.len() == 0 {
-		t.Fatal("no hot result after rendering")
+		t.Fatal("no hot result after a hit")
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for r.cache.hot.len() > 0 {
@@ -253,7 +255,8 @@ func TestCallerChangesToItsResultSpareTheCache(t *testing.T) {
 	fsys := memRepo(t)
 	r := New(Options{})
 	req := Request{FS: fsys, Revision: "rev1", Profile: loadProfile(t, fsys, "fleet"), Cluster: fleetCluster(0)}
-	mine := mustRender(t, r, req)
+	mustRender(t, r, req)
+	mine := mustRender(t, r, req)                            // a hit: the decoded result the next hit shares
 	want := mustRender(t, New(Options{CacheBytes: -1}), req) // shares nothing with r
 	own := mine.DeepCopy()
 	own.Steps[0].Objects[0].SetNamespace("changed")
@@ -268,8 +271,8 @@ func TestCallerChangesToItsResultSpareTheCache(t *testing.T) {
 	mine.Steps = append(mine.Steps[:1], Step{Addon: "appended"})                       // likewise
 
 	again := mustRender(t, r, req)
-	if hits, _ := r.CacheStats(); hits != 1 {
-		t.Fatalf("%d hits, want 1", hits)
+	if hits, _ := r.CacheStats(); hits != 2 {
+		t.Fatalf("%d hits, want 2", hits)
 	}
 	if !reflect.DeepEqual(again, want) {
 		t.Errorf("the cached result changed:\n%s\nwant:\n%s", dump(t, again), dump(t, want))
