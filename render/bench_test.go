@@ -13,31 +13,14 @@ import (
 // BenchmarkRenderCached renders the fleet profile (a kustomize and a
 // plain add-on with overlays) for rotating clusters, all from the cache:
 // the cost per cluster and reconcile pass once a revision is rendered.
-func BenchmarkRenderCached(b *testing.B) {
-	fsys := memRepo(b)
-	prof := loadProfile(b, fsys, "fleet")
-	r := New(Options{})
-	clusters := make([]ClusterFacts, 1000)
-	for i := range clusters {
-		clusters[i] = fleetCluster(i)
-	}
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		req := Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: clusters[i%len(clusters)]}
-		if _, err := r.Render(ctx, req); err != nil {
-			b.Fatal(err)
-		}
-	}
-	hits, misses := r.CacheStats()
-	b.ReportMetric(float64(misses), "misses")
-	_ = hits
-}
+func BenchmarkRenderCached(b *testing.B) { renderRotating(b, false) }
 
 // BenchmarkRenderCachedStored is BenchmarkRenderCached with every result
 // out of use (as a cluster's own results between drift intervals): each
 // hit decodes the stored JSON.
-func BenchmarkRenderCachedStored(b *testing.B) {
+func BenchmarkRenderCachedStored(b *testing.B) { renderRotating(b, true) }
+
+func renderRotating(b *testing.B, outOfUse bool) {
 	fsys := memRepo(b)
 	prof := loadProfile(b, fsys, "fleet")
 	r := New(Options{})
@@ -47,7 +30,9 @@ func BenchmarkRenderCachedStored(b *testing.B) {
 	}
 	ctx := context.Background()
 	for i := 0; b.Loop(); i++ {
-		r.cache.hot.expire(time.Now().Add(time.Minute))
+		if outOfUse {
+			r.cache.hot.expire(time.Now().Add(time.Minute))
+		}
 		req := Request{FS: fsys, Revision: "rev1", Profile: prof, Cluster: clusters[i%len(clusters)]}
 		if _, err := r.Render(ctx, req); err != nil {
 			b.Fatal(err)
