@@ -26,7 +26,7 @@ func (c *Cluster) Apply(ctx context.Context, req Request) (res Result) {
 		return res
 	}
 	defer c.lockProfile(req.Profile)()
-	if req.syncMode() != spec.SyncModeContinuousWithDriftDetection {
+	if !req.detectsDrift() {
 		c.untrackDrift(req.Profile) // e.g. switched to DryRun: change nothing
 	}
 	p := c.newPass(req, &res)
@@ -69,7 +69,7 @@ func (c *Cluster) canSkip(req Request, inv *Inventory) bool {
 		return true
 	}
 	st := c.state(req.Profile)
-	if req.syncMode() == spec.SyncModeContinuousWithDriftDetection &&
+	if req.detectsDrift() &&
 		(!c.driftTracked(req.Profile) || c.driftPending(req.Profile)) {
 		return false
 	}
@@ -173,7 +173,7 @@ func (p *pass) skip(inv *Inventory) {
 // objects are tracked again, so its watches compare them with the cluster
 // once and correct what drifted while no daemon ran.
 func (p *pass) restore(ctx context.Context, inv *Inventory) {
-	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
+	if p.req.detectsDrift() {
 		steps, err := p.prepareAll()
 		if err != nil {
 			p.res.fail(err)
@@ -218,7 +218,7 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 	// drift correction pauses so it does not restore the previous render.
 	p.c.setState(p.req.Profile, nil)
 	p.c.untrackDrift(p.req.Profile)
-	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
+	if p.req.detectsDrift() {
 		p.c.expectDrift(p.req.Profile)
 	}
 	if err := p.recordIntent(ctx, inv, steps); err != nil {
@@ -470,7 +470,7 @@ func (p *pass) finish(ctx context.Context, objects []InventoryEntry, pruneErr er
 	}
 	p.c.setState(p.req.Profile, &profileState{renderHash: p.req.RenderHash,
 		healthy: p.res.State == StateApplied, health: p.res.Health, applied: p.appliedHashes()})
-	if p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
+	if p.req.detectsDrift() {
 		p.c.trackDrift(p.req.Profile, p.req.Impersonate, p.tracked, p.rules, p.appliedVersions())
 	}
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/regatta-dev/regatta/spec"
 )
 
 // Re-checking a waiting step (Request.Async)
@@ -41,7 +39,7 @@ func (c *Cluster) awaitedUnchanged(req Request, inv *Inventory, steps [][]desire
 		inv.Tier != req.tier() || inv.Impersonate != req.Impersonate {
 		return nil
 	}
-	if req.syncMode() == spec.SyncModeContinuousWithDriftDetection &&
+	if req.detectsDrift() &&
 		(!c.driftTracked(req.Profile) || c.driftPending(req.Profile)) {
 		return nil
 	}

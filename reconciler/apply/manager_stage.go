@@ -19,8 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-
-	"github.com/regatta-dev/regatta/spec"
 )
 
 // applyStaged applies CRDs, Namespaces and ClusterRoles first and waits for
@@ -209,7 +207,7 @@ func (p *pass) applyOne(ctx context.Context, o *unstructured.Unstructured) (*ssa
 	if err != nil {
 		return nil, &ObjectError{Object: RefOf(o), Op: "apply", Err: err}
 	}
-	if rv != "" && p.req.syncMode() == spec.SyncModeContinuousWithDriftDetection {
+	if rv != "" && p.req.detectsDrift() {
 		p.versions.Store(RefOf(o).key(), rv) // for the drift watcher only
 	}
 	return &ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(o),

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/regatta-dev/regatta/spec"
 )
 
 // Skipping unchanged objects (Request.SkipUnchanged, drift detection)
@@ -50,7 +48,7 @@ func desiredHash(o *unstructured.Unstructured) string {
 // skipsUnchanged reports whether a pass may skip objects applied as they
 // are: Request.SkipUnchanged, or a drift-detected profile (see above).
 func (r Request) skipsUnchanged() bool {
-	return r.SkipUnchanged || r.syncMode() == spec.SyncModeContinuousWithDriftDetection
+	return r.SkipUnchanged || r.detectsDrift()
 }
 
 // unchangedBase returns what the previous pass applied and the pass may
@@ -62,7 +60,7 @@ func (c *Cluster) unchangedBase(req Request, inv *Inventory) appliedSet {
 	if inv.SyncMode != req.syncMode() || inv.Tier != req.tier() || inv.Impersonate != req.Impersonate {
 		return nil
 	}
-	if req.syncMode() == spec.SyncModeContinuousWithDriftDetection &&
+	if req.detectsDrift() &&
 		(!c.driftTracked(req.Profile) || c.driftPending(req.Profile)) {
 		return nil
 	}

@@ -146,6 +146,12 @@ func (r Request) syncMode() string {
 	return r.SyncMode
 }
 
+// detectsDrift reports whether the profile is ContinuousWithDriftDetection:
+// its objects are watched (or checked at each drift interval) and restored.
+func (r Request) detectsDrift() bool {
+	return r.syncMode() == spec.SyncModeContinuousWithDriftDetection
+}
+
 // validate checks what the package relies on: the profile name is a label
 // value and part of a ConfigMap name, every object is complete, and no
 // object is rendered twice.
