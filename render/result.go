@@ -24,7 +24,8 @@ const memoryFactor = 4
 type storedResult struct {
 	res     Result           // Steps without their Objects
 	objects [][]storedObject // by step
-	encoded int64            // bytes of JSON
+	// encoded counts the objects' JSON and sources and a slot per object.
+	encoded int64
 }
 
 type storedObject struct {
@@ -49,7 +50,7 @@ func (res *Result) store() (*storedResult, error) {
 			h.Write(js)
 			h.Write([]byte{'\n'})
 			st.objects[i][j] = storedObject{json: js, source: o.Source}
-			st.encoded += int64(len(js))
+			st.encoded += int64(len(js)+len(o.Source)) + 64
 		}
 		st.res.Steps[i].Objects = nil
 	}
@@ -59,9 +60,7 @@ func (res *Result) store() (*storedResult, error) {
 }
 
 // cost is the stored result's size in memory (estimated).
-func (st *storedResult) cost() int64 {
-	return st.encoded + int64(len(st.objects))*64 + 256
-}
+func (st *storedResult) cost() int64 { return st.encoded + 256 }
 
 // decodedCost is the size of the result's objects decoded (estimated).
 func (st *storedResult) decodedCost() int64 { return st.encoded*memoryFactor + 256 }
