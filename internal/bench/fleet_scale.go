@@ -62,12 +62,12 @@ type FleetRun struct {
 	First  Latency `json:"firstRollout"`
 	Change Latency `json:"change"`
 	// ChangeRequests are the fleet API servers' requests from the change's
-	// push to regatta's converged pass after it, per cluster.
+	// push to the status commit that carries it (in results up to fc553de:
+	// to regatta's converged pass after the push), per cluster.
 	ChangeRequests float64 `json:"changeRequestsPerCluster,omitempty"`
 	// ChangeCPU and ChangeServersCPU are regatta's and the fleet's API
-	// servers' (with etcd) CPU seconds from the change's push to regatta's
-	// converged pass: what the change cost, apart from how busy the
-	// machine was.
+	// servers' (with etcd) CPU seconds over the same window: what the
+	// change cost, apart from how busy the machine was.
 	ChangeCPU        float64 `json:"changeCpuSeconds,omitempty"`
 	ChangeServersCPU float64 `json:"changeServersCpuSeconds,omitempty"`
 	// ChangeAlloc is what regatta allocated over the same window (its

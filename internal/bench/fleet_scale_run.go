@@ -31,6 +31,9 @@ type fleetRun struct {
 	// last cluster had it.
 	changeRev  string
 	changeDone time.Time
+	// changeFrom is the change's window opened at its push, closed by
+	// the status commit that carries it.
+	changeFrom *changeWindow
 	// converged counts regatta's converged passes before the last push.
 	converged float64
 	// profiled closes when the change's CPU profile is written (nil: none
@@ -172,19 +175,11 @@ func (fr *fleetRun) waitConverged(ctx context.Context) error {
 // change commits a one-line change of profile fa and times each cluster
 // getting it.
 func (fr *fleetRun) change(ctx context.Context) error {
-	before, err := fr.le.scrape(ctx)
+	from, err := fr.openChange(ctx)
 	if err != nil {
 		return err
 	}
-	cpu0, err := ProcCPU(fr.child.Pid())
-	if err != nil {
-		return err
-	}
-	servers0 := fr.le.CPU()
-	alloc0, err := fr.allocated(ctx)
-	if err != nil {
-		return err
-	}
+	fr.changeFrom = from
 	fr.profiled = fr.profileChange(ctx)
 	rev, at, err := fr.push(ctx, "one-line change", fr.fleet.Files(1, true))
 	if err != nil {
@@ -201,20 +196,58 @@ func (fr *fleetRun) change(ctx context.Context) error {
 	if err := fr.waitConverged(ctx); err != nil {
 		return err
 	}
-	cpu1, err := ProcCPU(fr.child.Pid())
+	if fr.res.Converged, err = sampleProc(ctx, fr.child, fr.le.Ports()); err != nil {
+		return err
+	}
+	if fr.o.Status {
+		return nil // the status commit closes the window
+	}
+	return fr.closeChange(ctx)
+}
+
+// changeWindow is where regatta and the API servers stood at the change's
+// push.
+type changeWindow struct {
+	requests     RequestCounts
+	cpu, servers time.Duration
+	allocated    float64
+}
+
+// openChange reads where regatta and the API servers stand.
+func (fr *fleetRun) openChange(ctx context.Context) (*changeWindow, error) {
+	before, err := fr.le.scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cpu, err := ProcCPU(fr.child.Pid())
+	if err != nil {
+		return nil, err
+	}
+	servers := fr.le.CPU()
+	alloc, err := fr.allocated(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &changeWindow{requests: before, cpu: cpu, servers: servers, allocated: alloc}, nil
+}
+
+// closeChange charges the change with what regatta and the API servers
+// did since its push: up to the status commit that carries it, so that
+// every fleet size pays for its status commits (a short change ended
+// before its commit, a long one held several).
+func (fr *fleetRun) closeChange(ctx context.Context) error {
+	from := fr.changeFrom
+	cpu, err := ProcCPU(fr.child.Pid())
 	if err != nil {
 		return err
 	}
-	fr.res.ChangeCPU, fr.res.ChangeServersCPU = (cpu1 - cpu0).Seconds(), (fr.le.CPU() - servers0).Seconds()
-	alloc1, err := fr.allocated(ctx)
+	fr.res.ChangeCPU, fr.res.ChangeServersCPU = (cpu - from.cpu).Seconds(), (fr.le.CPU() - from.servers).Seconds()
+	alloc, err := fr.allocated(ctx)
 	if err != nil {
 		return err
 	}
-	fr.res.ChangeAlloc = alloc1 - alloc0
-	if fr.res.ChangeRequests, err = fr.le.requestsSince(ctx, before); err != nil {
-		return err
-	}
-	fr.res.Converged, err = sampleProc(ctx, fr.child, fr.le.Ports())
+	fr.res.ChangeAlloc = alloc - from.allocated
+	fr.res.ChangeRequests, err = fr.le.requestsSince(ctx, from.requests)
 	return err
 }
 

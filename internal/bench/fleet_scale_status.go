@@ -26,6 +26,9 @@ func (fr *fleetRun) status(ctx context.Context) error {
 		if err == nil && strings.Contains(dash, "`"+status.ShortRevision(fr.changeRev)+"`") && strings.Contains(dash, want) {
 			sc := &StatusCommit{Secs: time.Since(fr.changeDone).Seconds()}
 			fr.res.Status = sc
+			if err := fr.closeChange(ctx); err != nil {
+				return err
+			}
 			readDashboard(sc, dash)
 			if err := fr.statusTree(ctx, sc); err != nil {
 				return err

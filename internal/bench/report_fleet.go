@@ -374,7 +374,9 @@ func fleetSlopes(b *strings.Builder, f *FleetResult) {
 		"same requests per cluster, so their CPU per added cluster is what a fixed amount of work costs on this machine at that " +
 		"size; when it grows, the two cores are saturated (regatta, eight API servers and etcd at 2,000 clusters), and wall " +
 		"time and everyone's CPU per cluster grow with it. Wall time is shown beside, not judged (runs before `changeAllocBytes` " +
-		"are judged on it).\n\n")
+		"are judged on it). The change's window runs from its push to the status commit that carries it, so every size pays " +
+		"for its status commits: a short change ended before its commit, a long one held several (runs up to fc553de ended " +
+		"it at regatta's converged pass).\n\n")
 }
 
 func reportCalibration(b *strings.Builder, f *FleetResult) {
