@@ -16,12 +16,15 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ClientOptions configures the client of each cluster.
 type ClientOptions struct {
-	// QPS and Burst bound the request rate to one cluster.
+	// QPS and Burst bound the request rate to one cluster: one token
+	// bucket for all its clients, impersonating ones included (QPS 0:
+	// client-go's defaults, 5 and 10; below 0: no bound).
 	QPS   float32
 	Burst int
 	// Timeout bounds each request (watches excepted): an unreachable or
@@ -66,9 +69,11 @@ type Client struct {
 	http      *http.Client
 	// informers are the shared watches of the cluster (see Informers).
 	informers *Informers
-	// base and opts rebuild the client under another identity (As).
-	base *rest.Config
-	opts ClientOptions
+	// base and opts rebuild the client under another identity (As), with
+	// the same limiter.
+	base    *rest.Config
+	opts    ClientOptions
+	limiter flowcontrol.RateLimiter
 	// identity caches Identity.
 	identity identity
 	as       sync.Map // user name -> *Client
@@ -95,7 +100,26 @@ func NewClient(cluster string, kubeconfig []byte, opts ClientOptions) (*Client, 
 // NewClientForConfig builds a client from a REST config (in-cluster, tests).
 // The config is copied; its rate limits and timeouts are replaced by opts.
 func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*Client, error) {
-	cfg := configure(cluster, in, opts)
+	return newClientForConfig(cluster, in, opts, newLimiter(opts))
+}
+
+// newLimiter is the token bucket of one cluster's clients (nil: none).
+// client-go gives each REST client a bucket of its own when the config has
+// none, and a cluster's client holds several (the typed client one per
+// resource), which multiplied the rate opts allow.
+func newLimiter(opts ClientOptions) flowcontrol.RateLimiter {
+	qps, burst := opts.QPS, opts.Burst
+	switch {
+	case qps < 0:
+		return nil
+	case qps == 0:
+		qps, burst = rest.DefaultQPS, rest.DefaultBurst
+	}
+	return flowcontrol.NewTokenBucketRateLimiter(qps, max(burst, 1))
+}
+
+func newClientForConfig(cluster string, in *rest.Config, opts ClientOptions, limiter flowcontrol.RateLimiter) (*Client, error) {
+	cfg := configure(cluster, in, opts, limiter)
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: http client: %w", cluster, err)
@@ -125,6 +149,7 @@ func NewClientForConfig(cluster string, in *rest.Config, opts ClientOptions) (*C
 		informers: newInformers(watches),
 		base:      in,
 		opts:      opts,
+		limiter:   limiter,
 	}, nil
 }
 
@@ -171,9 +196,9 @@ func (w *watchClients) get() (dynamic.Interface, rest.Interface, error) {
 
 var errNoWatchClient = errors.New("the client has no watch connection")
 
-func configure(cluster string, in *rest.Config, opts ClientOptions) *rest.Config {
+func configure(cluster string, in *rest.Config, opts ClientOptions, limiter flowcontrol.RateLimiter) *rest.Config {
 	cfg := rest.CopyConfig(in)
-	cfg.QPS, cfg.Burst, cfg.Timeout = opts.QPS, opts.Burst, opts.Timeout
+	cfg.QPS, cfg.Burst, cfg.Timeout, cfg.RateLimiter = opts.QPS, opts.Burst, opts.Timeout, limiter
 	if opts.UserAgent != "" {
 		cfg.UserAgent = opts.UserAgent
 	}

@@ -36,3 +36,7 @@ func (c *Client) SharedMapper() any {
 	}
 	return nil
 }
+
+// LimiterAccepts takes a token from the client's rate limiter, without
+// waiting: false when its bucket is empty.
+func (c *Client) LimiterAccepts() bool { return c.limiter.TryAccept() }

@@ -18,7 +18,7 @@ func (c *Client) As(user string) (*Client, error) {
 	}
 	cfg := rest.CopyConfig(c.base)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
-	ic, err := NewClientForConfig(c.Cluster, cfg, c.opts)
+	ic, err := newClientForConfig(c.Cluster, cfg, c.opts, c.limiter)
 	if err != nil {
 		return nil, fmt.Errorf("impersonating %s: %w", user, err)
 	}
