@@ -71,8 +71,8 @@ func (m *RecordMemo) Next(file string, parent []byte, found bool, proposed []byt
 		out, write := NextRecord(parent, found, proposed)
 		return m.written(file, out, write)
 	}
-	gen, rest, ok := splitGeneration(parent)
-	if ok && bytes.Equal(rest, proposed) {
+	gen, start, end, ok := generationLine(parent)
+	if ok && equalWithout(parent, start, end, proposed) {
 		return nil, false
 	}
 	sum := sha256.Sum256(parent)

@@ -11,31 +11,36 @@ import (
 // generationKey is the top-level line that numbers a record's writes.
 const generationKey = "generation: "
 
-// splitGeneration finds a record's one top-level generation line: its
-// value, and the record without it. ok is false without exactly one such
-// line holding a positive number.
-func splitGeneration(rec []byte) (gen int64, rest []byte, ok bool) {
-	at := -1
+// generationLine finds a record's one top-level generation line: its
+// value, and where the line starts and ends (after its newline). ok is
+// false without exactly one such line holding a positive number.
+func generationLine(rec []byte) (gen int64, start, end int, ok bool) {
+	start = -1
 	for i := 0; i < len(rec); {
-		end := bytes.IndexByte(rec[i:], '\n')
-		if end < 0 {
-			return 0, nil, false // marshal ends every line
+		n := bytes.IndexByte(rec[i:], '\n')
+		if n < 0 {
+			return 0, 0, 0, false // marshal ends every line
 		}
-		end += i + 1
-		if bytes.HasPrefix(rec[i:end], []byte(generationKey)) {
-			if at >= 0 {
-				return 0, nil, false
+		next := i + n + 1
+		if bytes.HasPrefix(rec[i:next], []byte(generationKey)) {
+			if start >= 0 {
+				return 0, 0, 0, false
 			}
-			v := strings.TrimSuffix(string(rec[i+len(generationKey):end]), "\n")
+			v := string(rec[i+len(generationKey) : next-1])
 			if gen, _ = strconv.ParseInt(v, 10, 64); gen <= 0 || strconv.FormatInt(gen, 10) != v {
-				return 0, nil, false
+				return 0, 0, 0, false
 			}
-			at = i
-			rest = append(append(make([]byte, 0, len(rec)-(end-i)), rec[:i]...), rec[end:]...)
+			start, end = i, next
 		}
-		i = end
+		i = next
 	}
-	return gen, rest, at >= 0
+	return gen, start, end, start >= 0
+}
+
+// equalWithout reports whether rec without its bytes from start to end
+// is other.
+func equalWithout(rec []byte, start, end int, other []byte) bool {
+	return len(other) == len(rec)-(end-start) && bytes.Equal(rec[:start], other[:start]) && bytes.Equal(rec[end:], other[start:])
 }
 
 // withGeneration is rec, marshal's output for a record without a

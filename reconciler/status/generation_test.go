@@ -142,7 +142,7 @@ func TestRecordMemoDecidesWithoutParsing(t *testing.T) {
 	}
 }
 
-func TestSplitGeneration(t *testing.T) {
+func TestGenerationLine(t *testing.T) {
 	for _, tc := range []struct {
 		rec  string
 		gen  int64
@@ -157,8 +157,16 @@ func TestSplitGeneration(t *testing.T) {
 		{"cluster: c\ngeneration: 4", 0, "", false},
 		{"labels:\n  generation: \"4\"\n", 0, "", false},
 	} {
-		gen, rest, ok := splitGeneration([]byte(tc.rec))
-		if gen != tc.gen || string(rest) != tc.rest || ok != tc.ok {
+		rec := []byte(tc.rec)
+		gen, start, end, ok := generationLine(rec)
+		var rest string
+		if ok {
+			rest = string(rec[:start]) + string(rec[end:])
+			if !equalWithout(rec, start, end, []byte(tc.rest)) || equalWithout(rec, start, end, []byte(tc.rest+"x")) {
+				t.Errorf("%q: equalWithout disagrees with %q", tc.rec, tc.rest)
+			}
+		}
+		if gen != tc.gen || rest != tc.rest || ok != tc.ok {
 			t.Errorf("%q: %d %q %v, want %d %q %v", tc.rec, gen, rest, ok, tc.gen, tc.rest, tc.ok)
 		}
 	}
