@@ -236,7 +236,7 @@ func owned(owners map[string]string, id string) []string {
 // appliedTwice counts the clusters whose fa marker was written more than
 // once since t (audit logs of the fleet's servers).
 func (sh *fleetShards) appliedTwice(t time.Time) (int, error) {
-	writes := map[string]int{}
+	writes := map[string][]testenv.AuditEvent{}
 	for _, s := range sh.fr.le.Servers {
 		evs, err := testenv.ReadAuditLog(s.AuditLog())
 		if err != nil {
@@ -246,13 +246,21 @@ func (sh *fleetShards) appliedTwice(t time.Time) (int, error) {
 			if e.StageTimestamp.Before(t) || e.ObjectRef.Name != FleetMarker(FleetDriftProfile) || e.Verb != "patch" || !clusterWrite(e) {
 				continue
 			}
-			writes[e.ObjectRef.Namespace]++
+			writes[e.ObjectRef.Namespace] = append(writes[e.ObjectRef.Namespace], e)
 		}
 	}
 	n := 0
-	for _, k := range writes {
-		if k > 1 {
-			n++
+	for ns, evs := range writes {
+		if len(evs) < 2 {
+			continue
+		}
+		n++
+		for _, e := range evs {
+			// Which replica wrote when, and what the server answered:
+			// the report's reader tells a write re-sent after a takeover
+			// from two replicas at once.
+			sh.fr.o.Logf("fleet shard: %s written by %s, received %s, answered %d", ns, e.UserAgent,
+				e.RequestReceivedTimestamp.Format("15:04:05.000"), e.ResponseStatus.Code)
 		}
 	}
 	return n, nil
