@@ -89,6 +89,13 @@ func (c *Cluster) driftPending(profile string) bool {
 	return w != nil && w.Pending(profile)
 }
 
+// driftUnsettled reports whether a drift-detected profile's objects are
+// not known in sync: its watches do not track them, or a correction is
+// pending. A pass may then skip nothing.
+func (c *Cluster) driftUnsettled(req Request) bool {
+	return req.detectsDrift() && (!c.driftTracked(req.Profile) || c.driftPending(req.Profile))
+}
+
 // DriftCorrections returns the drift corrections made for a pair since
 // the Manager started (0 for a cluster it does not know).
 func (m *Manager) DriftCorrections(cluster, profile string) int {

@@ -69,8 +69,7 @@ func (c *Cluster) canSkip(req Request, inv *Inventory) bool {
 		return true
 	}
 	st := c.state(req.Profile)
-	if req.detectsDrift() &&
-		(!c.driftTracked(req.Profile) || c.driftPending(req.Profile)) {
+	if c.driftUnsettled(req) {
 		return false
 	}
 	return st != nil && st.healthy && req.RenderHash != "" && st.renderHash == req.RenderHash &&

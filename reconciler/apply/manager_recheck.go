@@ -39,8 +39,7 @@ func (c *Cluster) awaitedUnchanged(req Request, inv *Inventory, steps [][]desire
 		inv.Tier != req.tier() || inv.Impersonate != req.Impersonate {
 		return nil
 	}
-	if req.detectsDrift() &&
-		(!c.driftTracked(req.Profile) || c.driftPending(req.Profile)) {
+	if c.driftUnsettled(req) {
 		return nil
 	}
 	c.mu.Lock()

@@ -60,8 +60,7 @@ func (c *Cluster) unchangedBase(req Request, inv *Inventory) appliedSet {
 	if inv.SyncMode != req.syncMode() || inv.Tier != req.tier() || inv.Impersonate != req.Impersonate {
 		return nil
 	}
-	if req.detectsDrift() &&
-		(!c.driftTracked(req.Profile) || c.driftPending(req.Profile)) {
+	if c.driftUnsettled(req) {
 		return nil
 	}
 	st := c.state(req.Profile)
