@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/regatta-dev/regatta/reconciler/agent"
 	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/repo"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -46,7 +48,7 @@ func (d *Daemon) handoverTick(ctx context.Context, queue func(string)) {
 		d.r.log.Warn("cannot read the other side's handover turns; acting on the last read", "error", err)
 	} else {
 		for _, n := range names {
-			d.hand.other[n] = turns[n]
+			d.hand.other[n], d.hand.otherAt[n] = turns[n].Turn, turns[n].Revision
 		}
 		d.hand.readAt = rev
 	}
@@ -88,12 +90,15 @@ func (d *Daemon) handoverStep(ctx context.Context, rev *revision, name string, q
 		return
 	}
 	d.hand.mu.Lock()
-	own, other := d.hand.own[name], d.hand.other[name]
+	own, other, otherAt := d.hand.own[name], d.hand.other[name], d.hand.otherAt[name]
 	st := agent.Decide(d.side(), d.pullAllows(name), own, other)
 	release := st.Release && d.hand.inFlight[name] == 0
 	wasWaiting, verified := d.hand.waiting[name], d.hand.verified
 	d.hand.waiting[name] = st.Wait
 	d.hand.mu.Unlock()
+	if release && other > own && d.handedAhead(ctx, rev, name, otherAt) {
+		return
+	}
 	switch {
 	case release:
 		d.r.opts.Apply.Forget(name) // drift watches: stopped before the release is recorded
@@ -110,6 +115,30 @@ func (d *Daemon) handoverStep(ctx context.Context, rev *revision, name string, q
 		d.record(name, st.Turn, rev.sha)
 		queue(name)
 	}
+}
+
+// handedAhead reports whether the other side handed the cluster over at a
+// revision after the one in force here, which this daemon has yet to
+// load. The turn it holds then is one the other side gave it for that
+// revision: handing it straight back on the older one would leave the
+// cluster to a side that no longer wants it (an agent whose cluster went
+// back to push stops after its release). It keeps the turn until it
+// loads that revision or a later one, or finds it rewritten away.
+func (d *Daemon) handedAhead(ctx context.Context, rev *revision, name, at string) bool {
+	if at == "" || at == rev.sha || d.opts.Source == nil {
+		return false
+	}
+	ahead, err := d.opts.Source.Descends(ctx, at, rev.sha)
+	switch {
+	case errors.Is(err, repo.ErrRevisionNotFound):
+		return false
+	case err != nil:
+		d.r.log.Warn("cannot tell whether the other side handed the cluster over at a later revision; keeping the turn for now", "cluster", name, "revision", status.ShortRevision(at), "error", err)
+		return true
+	case ahead:
+		d.r.log.Info("the other side handed the cluster over at a later revision; keeping the turn until it is loaded", "cluster", name, "revision", status.ShortRevision(at), "inForce", status.ShortRevision(rev.sha))
+	}
+	return ahead
 }
 
 // record sets this daemon's turn of a cluster for the next status commit.

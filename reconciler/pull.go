@@ -36,9 +36,10 @@ type Peers interface {
 	// none yet) and the records found of the pushed clusters.
 	Records(ctx context.Context, pulled, pushed []string) ([]status.ClusterStatus, error)
 	// Turns returns the handover turn the other side recorded of each
-	// cluster (daemon_handover.go): the agents' when fromAgents, else the
-	// central daemon's; 0 when it recorded none.
-	Turns(ctx context.Context, fromAgents bool, clusters []string) (map[string]int64, error)
+	// cluster (daemon_handover.go) and the revision it recorded it at: the
+	// agents' when fromAgents, else the central daemon's; turn 0 when it
+	// recorded none.
+	Turns(ctx context.Context, fromAgents bool, clusters []string) (map[string]status.Handover, error)
 }
 
 // peerRecords are the records of the clusters other processes reconcile,
@@ -64,6 +65,7 @@ type handover struct {
 	own      map[string]int64  // the turns this daemon recorded
 	at       map[string]string // the revision at which it took or handed each
 	other    map[string]int64  // the other side's, as last read
+	otherAt  map[string]string // the revision the other side recorded each at
 	readAt   *revision         // the revision in force when other was last read
 	inFlight map[string]int    // passes running, by cluster
 	verified bool              // an agent's fresh claim (turn 1) was checked after its commit
@@ -72,7 +74,7 @@ type handover struct {
 
 func (h *handover) init() {
 	if h.own == nil {
-		h.own, h.at, h.other = map[string]int64{}, map[string]string{}, map[string]int64{}
+		h.own, h.at, h.other, h.otherAt = map[string]int64{}, map[string]string{}, map[string]int64{}, map[string]string{}
 		h.inFlight, h.waiting = map[string]int{}, map[string]bool{}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"github.com/regatta-dev/regatta/reconciler/agent"
 	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/repo"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -171,5 +172,82 @@ func TestShardedHandoverByTheClustersOwnerOnly(t *testing.T) {
 	}
 	if fleet.d.writesRecord("x") {
 		t.Error("the fleet's owner writes the record of a cluster it does not own")
+	}
+}
+
+// TestCentralKeepsATurnHandedOverAhead: an agent whose cluster went back
+// to push at a revision the central daemon has not loaded yet hands the
+// cluster over (turn 2) and stops. The central daemon, still at the
+// revision that has the cluster pulled, keeps that turn instead of
+// handing it straight back (turn 3, to an agent that is gone), and writes
+// to the cluster once it loads the new revision. A turn handed over at a
+// revision the branch no longer has (rewritten) holds nothing back.
+func TestCentralKeepsATurnHandedOverAhead(t *testing.T) {
+	f := newFleetRepo(t)
+	pulled := "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata: {name: x}\nspec: {mode: pull}\n"
+	v1 := f.Commit("x pulled", map[string]string{"clusters/x/cluster.yaml": pulled})
+	h := newHarness(t, f, nil)
+	h.d.opts.Peers = &agent.Refs{Source: h.src}
+	ctx := t.Context()
+	load := func(sha string) {
+		t.Helper()
+		if _, _, err := h.src.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := h.src.Tree(ctx, sha)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fl status.Fleet
+		if h.r.accept(sha, tree, &fl) == nil {
+			t.Fatalf("revision not accepted: %+v", fl)
+		}
+	}
+	turn := func() int64 {
+		h.d.hand.mu.Lock()
+		defer h.d.hand.mu.Unlock()
+		return h.d.hand.own["x"]
+	}
+	agentHands := func(turn int64, at string) {
+		t.Helper()
+		rec := status.ClusterStatus{Cluster: "x", Mode: "pull", Handover: &status.Handover{Turn: turn, Revision: at}}
+		files, err := status.Files(status.Snapshot{Clusters: []status.ClusterStatus{rec}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := status.ClusterFile("x")
+		if _, err := h.src.CommitAndPush(ctx, repo.CommitRequest{Branch: agent.StatusRef("x"), Prefix: status.Dir,
+			Files: map[string][]byte{file: files[file]}, Message: "agent"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load(v1)
+	h.d.handoverTick(ctx, func(string) {})
+	if got := turn(); got != 1 {
+		t.Fatalf("at v1 the central daemon recorded turn %d, want its release (1)", got)
+	}
+	agentHands(1, v1) // the agent takes it
+
+	v2 := f.Commit("x pushed", map[string]string{"clusters/x/cluster.yaml": strings.Replace(pulled, "mode: pull", "mode: push", 1)})
+	agentHands(2, v2) // the agent loaded v2 first, released and stopped
+	h.d.handoverTick(ctx, func(string) {})
+	if got := turn(); got != 1 {
+		t.Fatalf("still at v1, the central daemon recorded turn %d; it must keep turn 2, handed over at v2", got)
+	}
+	load(v2)
+	h.d.handoverTick(ctx, func(string) {})
+	if !h.d.writable("x") {
+		h.d.hand.mu.Lock()
+		t.Fatalf("at v2 the central daemon may not write to x: own %d, other %d", h.d.hand.own["x"], h.d.hand.other["x"])
+	}
+
+	// back to pull; the agent's turn now names a revision the branch
+	// never had: the central daemon at v3 releases without waiting
+	v3 := f.Commit("x pulled again", map[string]string{"clusters/x/cluster.yaml": pulled})
+	load(v3)
+	agentHands(2, strings.Repeat("ab", 20))
+	h.d.handoverTick(ctx, func(string) {})
+	if got := turn(); got != 3 {
+		t.Fatalf("at v3 the central daemon recorded turn %d, want its release (3)", got)
 	}
 }

@@ -13,7 +13,7 @@ const unshallow = 1<<31 - 1
 // EnsureCommit makes an older commit of the followed branch readable with
 // Tree: a shallow clone holds only the branch head, so when rev is missing
 // the branch's whole history is fetched once. It fails when rev is not in
-// that history (rewritten or never there).
+// that history (rewritten or never there), with ErrRevisionNotFound.
 func (s *Source) EnsureCommit(ctx context.Context, rev string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -25,7 +25,7 @@ func (s *Source) EnsureCommit(ctx context.Context, rev string) error {
 		return s.wrap("fetch", err)
 	}
 	if !s.hasCommit(h) {
-		return fmt.Errorf("commit %s is not in the history of branch %q of %s", rev, s.opts.branch(), s.ep.display)
+		return &Error{Op: fmt.Sprintf("find commit %s in the history of branch %q of", rev, s.opts.branch()), URL: s.ep.display, Kind: ErrRevisionNotFound}
 	}
 	return nil
 }

@@ -59,3 +59,47 @@ func (r *Repository) anyVersion(ctx context.Context, rev, path string, match fun
 	})
 	return found, err
 }
+
+// Descends reports whether base is reachable from rev: rev is base or a
+// commit made after it on top of it. rev is fetched with the followed
+// branch's whole history when missing; a rev that is not in that history
+// (rewritten, or never pushed there) fails with ErrRevisionNotFound.
+func (s *Source) Descends(ctx context.Context, rev, base string) (bool, error) {
+	if rev == base {
+		return true, nil
+	}
+	if err := s.EnsureCommit(ctx, rev); err != nil {
+		return false, err
+	}
+	found, err := s.descends(ctx, rev, base)
+	if !errors.Is(err, plumbing.ErrObjectNotFound) {
+		return found, err
+	}
+	s.mu.Lock()
+	err = s.fetchDepth(ctx, s.opts.branch(), unshallow)
+	s.mu.Unlock()
+	if err != nil {
+		return false, s.wrap("fetch", err)
+	}
+	return s.descends(ctx, rev, base)
+}
+
+func (r *Repository) descends(ctx context.Context, rev, base string) (bool, error) {
+	c, err := r.commit(ctx, rev)
+	if err != nil {
+		return false, err
+	}
+	want := plumbing.NewHash(base)
+	found := false
+	err = object.NewCommitPreorderIter(c, nil, nil).ForEach(func(c *object.Commit) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if c.Hash == want {
+			found = true
+			return storer.ErrStop
+		}
+		return nil
+	})
+	return found, err
+}

@@ -154,12 +154,12 @@ func (r *Refs) log() *slog.Logger {
 }
 
 // Turns returns the handover turn the other side recorded of each cluster
-// (handover.go): from the agents' refs when fromAgents, else from the
-// central daemon's status branch. A cluster without a ref, a record or a
-// turn is at 0; a ref or record that cannot be read is an error, never a
+// (handover.go), with the revision it recorded it at: from the agents'
+// refs when fromAgents, else from the central daemon's status branch. A
+// cluster without a ref, a record or a turn is at turn 0; a ref or record that cannot be read is an error, never a
 // 0 (a side that cannot read the other's turn does not act).
-func (r *Refs) Turns(ctx context.Context, fromAgents bool, clusters []string) (map[string]int64, error) {
-	out := make(map[string]int64, len(clusters))
+func (r *Refs) Turns(ctx context.Context, fromAgents bool, clusters []string) (map[string]status.Handover, error) {
+	out := make(map[string]status.Handover, len(clusters))
 	if len(clusters) == 0 {
 		return out, nil
 	}
@@ -179,13 +179,13 @@ func (r *Refs) Turns(ctx context.Context, fromAgents bool, clusters []string) (m
 	}
 	for _, c := range snap.Clusters {
 		if c.Handover != nil {
-			out[c.Cluster] = c.Handover.Turn
+			out[c.Cluster] = *c.Handover
 		}
 	}
 	return out, nil
 }
 
-func (r *Refs) agentTurns(ctx context.Context, clusters []string, out map[string]int64) error {
+func (r *Refs) agentTurns(ctx context.Context, clusters []string, out map[string]status.Handover) error {
 	branches := make([]string, 0, len(clusters))
 	for _, name := range clusters {
 		branches = append(branches, StatusRef(name))
@@ -208,7 +208,7 @@ func (r *Refs) agentTurns(ctx context.Context, clusters []string, out map[string
 			return fmt.Errorf("%s: %w", StatusRef(name), err)
 		}
 		if ok && rec.Handover != nil {
-			out[name] = rec.Handover.Turn
+			out[name] = *rec.Handover
 		}
 	}
 	return nil

@@ -69,7 +69,7 @@ func readRelease(ctx context.Context, src *repo.Source, cluster, centralBranch s
 	if rec.Handover != nil {
 		r.read = rec.Handover.Turn
 	}
-	r.turn = max(r.read, central[cluster])
+	r.turn = max(r.read, central[cluster].Turn)
 	return r, nil
 }
 
