@@ -271,9 +271,10 @@ func TestEventReadyNodesDeployMonitoring(t *testing.T) {
 			configMap(t, "c36", "default", "monitoring-grafana") != nil
 	})
 	t.Logf("event to applied: %s", time.Since(start))
-	if got := instanceResources(h, "c36", "monitoring"); got != "c36:5 resources" {
-		t.Errorf("instances %q", got)
-	}
+	// the record follows at the end of the pass that created the objects
+	testenv.WaitFor(t, 10*time.Second, "the instance recorded", func() bool {
+		return instanceResources(h, "c36", "monitoring") == "c36:5 resources"
+	})
 
 	start = time.Now()
 	readyNode(t, "c36", "node-2", false)
