@@ -40,7 +40,8 @@ func (c *Client) closeAll() {
 	c.close()
 }
 
-// impersonate makes the pass write as the request's user, if any.
+// impersonate makes the pass write, and dry-run, as the request's user,
+// if any.
 func (p *pass) impersonate() error {
 	if p.req.Impersonate == "" {
 		return nil
@@ -49,6 +50,6 @@ func (p *pass) impersonate() error {
 	if err != nil {
 		return fmt.Errorf("cluster %s: %w", p.c.name, err)
 	}
-	p.writer = w
+	p.writer, p.rm = w, resourceManager(w.Kube, p.c.m.opts.Concurrency)
 	return nil
 }

@@ -359,6 +359,14 @@ func (c *Cluster) state(profile string) *profileState {
 	return nil
 }
 
+// sawProfile reports whether this Manager passed the profile on the
+// cluster since it started.
+func (c *Cluster) sawProfile(profile string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seen[profile]
+}
+
 func (c *Cluster) setState(profile string, s *profileState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

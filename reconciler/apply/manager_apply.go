@@ -81,10 +81,7 @@ func (c *Cluster) canSkip(req Request, inv *Inventory) bool {
 // the same render, sync mode and tier: it is then taken as applied without
 // a request (restore).
 func (c *Cluster) canRestore(req Request, inv *Inventory) bool {
-	c.mu.Lock()
-	seen := c.seen[req.Profile]
-	c.mu.Unlock()
-	return !seen && inv != nil && inv.Complete && req.RenderHash != "" && inv.RenderHash == req.RenderHash &&
+	return !c.sawProfile(req.Profile) && inv != nil && inv.Complete && req.RenderHash != "" && inv.RenderHash == req.RenderHash &&
 		inv.SyncMode == req.syncMode() && inv.Tier == req.tier()
 }
 
@@ -94,9 +91,10 @@ type pass struct {
 	cl *Client
 	// writer applies and prunes objects: cl, or cl impersonating the
 	// request's user.
-	writer   *Client
-	req      Request
-	res      *Result
+	writer *Client
+	req    Request
+	res    *Result
+	// rm dry-runs objects, as writer.
 	rm       *ssa.ResourceManager
 	health   *healthReader
 	rules    []jsondiff.IgnoreRule
@@ -105,8 +103,13 @@ type pass struct {
 	prev *Inventory
 	// base is what the previous pass applied that this one may skip;
 	// hashes are this pass's (see manager_unchanged.go).
-	base        appliedSet
-	hashes      appliedSet
+	base   appliedSet
+	hashes appliedSet
+	// confirm: this Manager has no previous pass of the profile to
+	// compare with; of the objects the inventory lists, those a
+	// continuing one would skip are compared with the cluster instead
+	// (see manager_unchanged.go).
+	confirm     map[ObjectRef]bool
 	stepOpts    ssa.ApplyOptions // of the step being applied
 	takeovers   map[ObjectRef]string
 	labelled    map[ObjectRef]string // exist with a profile label: resourceVersion as listed ("" unknown)
@@ -212,6 +215,9 @@ func (p *pass) run(ctx context.Context, inv *Inventory) {
 	}
 	if p.req.skipsUnchanged() {
 		p.base, p.hashes = p.c.unchangedBase(p.req, inv), appliedSet{}
+		if p.base == nil && inv != nil && !p.c.sawProfile(p.req.Profile) {
+			p.confirm = inv.keys()
+		}
 	}
 	// Until this pass finishes, nothing is known to be applied and healthy;
 	// drift correction pauses so it does not restore the previous render.
@@ -336,7 +342,7 @@ func (p *pass) applyStep(ctx context.Context, i int, step Step, st []desired) er
 	}
 	addon := step.Addon
 	p.stepOpts = p.applyOptions(step.Phase)
-	if st = p.splitUnchanged(st); len(st) == 0 {
+	if st = p.splitUnchanged(ctx, st); len(st) == 0 {
 		return nil
 	}
 	objs, err := p.resolveConflicts(ctx, st)

@@ -1,9 +1,11 @@
 package apply
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 
+	"github.com/fluxcd/pkg/ssa"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -31,6 +33,18 @@ import (
 // the pass compares every object once. A fleet-wide one-line change thus
 // applies one object per cluster, not the whole profile. Objects with a
 // status are applied, so the pass waits for their health as before.
+//
+// A Manager that has not seen a profile yet (a restarted daemon, a
+// replica that just gained the cluster) has no previous pass to compare
+// with, while the process before it may have applied this very render and
+// been stopped (SIGKILL, a lost lease) before it recorded the inventory.
+// Its first full pass of the profile asks the cluster instead, for the
+// objects a continuing Manager would skip and the inventory lists (an
+// object it does not list was never applied: a pass records its intent
+// before it creates anything): a server-side dry-run apply of each,
+// compared with the live object. One the apply would not change
+// (labels, annotations and body equal) is kept as unchanged and not
+// applied again; any error or difference applies it.
 
 // appliedSet maps object keys (ObjectRef.key) to the hash of the desired
 // state applied.
@@ -79,7 +93,7 @@ func (c *Cluster) unchangedBase(req Request, inv *Inventory) appliedSet {
 
 // splitUnchanged records the desired hashes of a step's objects and
 // returns the ones to apply; the unchanged ones are kept as applied.
-func (p *pass) splitUnchanged(st []desired) []desired {
+func (p *pass) splitUnchanged(ctx context.Context, st []desired) []desired {
 	if !p.req.skipsUnchanged() {
 		return st
 	}
@@ -87,7 +101,8 @@ func (p *pass) splitUnchanged(st []desired) []desired {
 	for _, d := range st {
 		key, h := RefOf(d.obj).key(), desiredHash(d.obj)
 		p.hashes[key] = h
-		if p.base != nil && p.base[key] == h && (p.req.SkipUnchanged || p.metadataOnly(d.obj)) {
+		skippable := p.req.SkipUnchanged || p.metadataOnly(d.obj)
+		if skippable && (p.base != nil && p.base[key] == h || p.confirm[key] && p.appliedLive(ctx, d.obj)) {
 			kept = append(kept, d)
 			continue
 		}
@@ -97,6 +112,13 @@ func (p *pass) splitUnchanged(st []desired) []desired {
 		p.keepStep(kept)
 	}
 	return apply
+}
+
+// appliedLive reports whether the cluster holds o as applying it would
+// leave it (ssa's Diff: a dry-run apply compared with the live object).
+func (p *pass) appliedLive(ctx context.Context, o *unstructured.Unstructured) bool {
+	entry, _, _, err := p.rm.Diff(ctx, o.DeepCopy(), ssa.DiffOptions{})
+	return err == nil && entry != nil && entry.Action == ssa.UnchangedAction
 }
 
 // appliedHashes is what the pass leaves for the next one to skip: the
