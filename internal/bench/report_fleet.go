@@ -433,13 +433,15 @@ func reportFleetShard(b *strings.Builder, s *FleetShard) {
 		"the change reached every cluster at %s; clusters whose changed object was written more than once (audit logs): %d. Surviving replicas' RSS: %s.%s\n\n",
 		s.Replicas, secs(s.LeaseSecs), s.Clusters, secs(s.ConvergeSecs), s.Victim, s.VictimOwned, s.Pending, secs(s.TakeoverSecs),
 		lat(s.Change), s.Twice, rssList(s.RSS), measuredNote(s.Measured))
+	b.WriteString("The killed replica's last writes are not recorded in the clusters' inventories yet; the new owner's first pass of " +
+		"each pair dry-runs the objects the inventory lists and a continuing replica would skip, and sends no apply for one the " +
+		"cluster already holds as rendered.")
 	if s.Twice > 0 {
-		b.WriteString("A cluster written twice: the run's log names, for each, the replica (user agent) and time of every write. Two " +
-			"replicas writing at once would break the shard guarantee; a write of the killed replica in its last moments, sent again " +
-			"by the new owner after the takeover, is the known gap: the killed replica had not yet recorded it in the cluster's " +
-			"inventory, so the new owner applies the pair in full (the same content: the object does not change, but it is a second " +
-			"write; issue 37).\n\n")
+		b.WriteString(" A cluster written twice: the run's log names, for each, the replica (user agent) and time of every write; " +
+			"two replicas writing at once would break the shard guarantee, a write sent again after the takeover is the gap " +
+			"that dry run closes.")
 	}
+	b.WriteString("\n\n")
 }
 
 func rssList(xs []int64) string {
