@@ -138,17 +138,7 @@ func TestShardedHandoverByTheClustersOwnerOnly(t *testing.T) {
 	ctx := t.Context()
 	for _, h := range []*harness{owner, fleet} {
 		h.d.opts.Peers = &agent.Refs{Source: h.src}
-		if _, _, err := h.src.Sync(ctx); err != nil {
-			t.Fatal(err)
-		}
-		tree, err := h.src.Tree(ctx, sha)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fl status.Fleet
-		if h.r.accept(sha, tree, &fl) == nil {
-			t.Fatalf("revision not accepted: %+v", fl)
-		}
+		h.loadRevision(t, sha)
 		h.d.store.setFleet(status.Fleet{SourceRevision: sha, AppliedRevision: sha})
 	}
 	owner.d.hand.init()
@@ -189,20 +179,7 @@ func TestCentralKeepsATurnHandedOverAhead(t *testing.T) {
 	h := newHarness(t, f, nil)
 	h.d.opts.Peers = &agent.Refs{Source: h.src}
 	ctx := t.Context()
-	load := func(sha string) {
-		t.Helper()
-		if _, _, err := h.src.Sync(ctx); err != nil {
-			t.Fatal(err)
-		}
-		tree, err := h.src.Tree(ctx, sha)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fl status.Fleet
-		if h.r.accept(sha, tree, &fl) == nil {
-			t.Fatalf("revision not accepted: %+v", fl)
-		}
-	}
+	load := func(sha string) { t.Helper(); h.loadRevision(t, sha) }
 	turn := func() int64 {
 		h.d.hand.mu.Lock()
 		defer h.d.hand.mu.Unlock()
@@ -249,5 +226,22 @@ func TestCentralKeepsATurnHandedOverAhead(t *testing.T) {
 	h.d.handoverTick(ctx, func(string) {})
 	if got := turn(); got != 3 {
 		t.Fatalf("at v3 the central daemon recorded turn %d, want its release (3)", got)
+	}
+}
+
+// loadRevision syncs the harness's source and makes sha the revision in
+// force, as the daemon's intake does.
+func (h *harness) loadRevision(t *testing.T, sha string) {
+	t.Helper()
+	if _, _, err := h.src.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := h.src.Tree(t.Context(), sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fl status.Fleet
+	if h.r.accept(sha, tree, &fl) == nil {
+		t.Fatalf("revision not accepted: %+v", fl)
 	}
 }

@@ -13,7 +13,13 @@ import (
 // at path with a content for which match is true. The history a shallow
 // clone lacks is fetched first (the followed branch's whole history, once).
 func (s *Source) AnyVersion(ctx context.Context, rev, path string, match func([]byte) bool) (bool, error) {
-	found, err := s.anyVersion(ctx, rev, path, match)
+	return s.walkHistory(ctx, func() (bool, error) { return s.anyVersion(ctx, rev, path, match) })
+}
+
+// walkHistory runs walk, and again after fetching the followed branch's
+// whole history when walk reached the boundary of a shallow clone.
+func (s *Source) walkHistory(ctx context.Context, walk func() (bool, error)) (bool, error) {
+	found, err := walk()
 	if !errors.Is(err, plumbing.ErrObjectNotFound) {
 		return found, err
 	}
@@ -23,7 +29,7 @@ func (s *Source) AnyVersion(ctx context.Context, rev, path string, match func([]
 	if err != nil {
 		return false, s.wrap("fetch", err)
 	}
-	return s.anyVersion(ctx, rev, path, match)
+	return walk()
 }
 
 func (r *Repository) anyVersion(ctx context.Context, rev, path string, match func([]byte) bool) (bool, error) {
@@ -71,17 +77,7 @@ func (s *Source) Descends(ctx context.Context, rev, base string) (bool, error) {
 	if err := s.EnsureCommit(ctx, rev); err != nil {
 		return false, err
 	}
-	found, err := s.descends(ctx, rev, base)
-	if !errors.Is(err, plumbing.ErrObjectNotFound) {
-		return found, err
-	}
-	s.mu.Lock()
-	err = s.fetchDepth(ctx, s.opts.branch(), unshallow)
-	s.mu.Unlock()
-	if err != nil {
-		return false, s.wrap("fetch", err)
-	}
-	return s.descends(ctx, rev, base)
+	return s.walkHistory(ctx, func() (bool, error) { return s.descends(ctx, rev, base) })
 }
 
 func (r *Repository) descends(ctx context.Context, rev, base string) (bool, error) {

@@ -19,14 +19,7 @@ func TestAnyVersion(t *testing.T) {
 	up.commit("x pulled")
 	up.write("README.md", "later\n")
 	head := up.commit("later")
-	srv := newHTTPServer(t, root, nil)
-	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := src.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	src := syncedOverHTTP(t, root)
 	is := func(s string) func([]byte) bool { return func(b []byte) bool { return bytes.Contains(b, []byte(s)) } }
 	for _, tt := range []struct {
 		path, content string
@@ -55,14 +48,7 @@ func TestDescends(t *testing.T) {
 	old := up.commit("old")
 	up.write("a", "2\n")
 	mid := up.commit("mid")
-	srv := newHTTPServer(t, root, nil)
-	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := src.Sync(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	src := syncedOverHTTP(t, root)
 	up.write("a", "3\n")
 	head := up.commit("head") // not fetched by the Source yet
 	for _, tt := range []struct {
@@ -79,8 +65,23 @@ func TestDescends(t *testing.T) {
 			t.Errorf("Descends(%.7s, %.7s) = %v, %v; want %v", tt.rev, tt.base, got, err, tt.want)
 		}
 	}
-	_, err = src.Descends(t.Context(), strings.Repeat("ab", 20), mid)
+	_, err := src.Descends(t.Context(), strings.Repeat("ab", 20), mid)
 	if !errors.Is(err, ErrRevisionNotFound) {
 		t.Errorf("Descends from a commit the branch never had: %v, want ErrRevisionNotFound", err)
 	}
+}
+
+// syncedOverHTTP serves root's fleet.git over HTTP and returns a Source
+// that synced it (a shallow clone of the branch head).
+func syncedOverHTTP(t *testing.T, root string) *Source {
+	t.Helper()
+	srv := newHTTPServer(t, root, nil)
+	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := src.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return src
 }
