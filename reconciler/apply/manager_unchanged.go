@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 
 	"github.com/fluxcd/pkg/ssa"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -97,16 +98,26 @@ func (p *pass) splitUnchanged(ctx context.Context, st []desired) []desired {
 	if !p.req.skipsUnchanged() {
 		return st
 	}
-	var apply, kept []desired
-	for _, d := range st {
+	keep := make([]bool, len(st))
+	var confirm []int
+	for i, d := range st {
 		key, h := RefOf(d.obj).key(), desiredHash(d.obj)
 		p.hashes[key] = h
-		skippable := p.req.SkipUnchanged || p.metadataOnly(d.obj)
-		if skippable && (p.base != nil && p.base[key] == h || p.confirm[key] && p.appliedLive(ctx, d.obj)) {
-			kept = append(kept, d)
-			continue
+		switch skippable := p.req.SkipUnchanged || p.metadataOnly(d.obj); {
+		case skippable && p.base != nil && p.base[key] == h:
+			keep[i] = true
+		case skippable && p.confirm[key]:
+			confirm = append(confirm, i)
 		}
-		apply = append(apply, d)
+	}
+	p.appliedLive(ctx, st, confirm, keep)
+	var apply, kept []desired
+	for i, d := range st {
+		if keep[i] {
+			kept = append(kept, d)
+		} else {
+			apply = append(apply, d)
+		}
 	}
 	if len(kept) > 0 {
 		p.keepStep(kept)
@@ -114,11 +125,20 @@ func (p *pass) splitUnchanged(ctx context.Context, st []desired) []desired {
 	return apply
 }
 
-// appliedLive reports whether the cluster holds o as applying it would
-// leave it (ssa's Diff: a dry-run apply compared with the live object).
-func (p *pass) appliedLive(ctx context.Context, o *unstructured.Unstructured) bool {
-	entry, _, _, err := p.rm.Diff(ctx, o.DeepCopy(), ssa.DiffOptions{})
-	return err == nil && entry != nil && entry.Action == ssa.UnchangedAction
+// appliedLive sets keep[i], for each i of which, when the cluster holds
+// st[i] as applying it would leave it (ssa's Diff: a dry-run apply
+// compared with the live object), in parallel. An error keeps nothing.
+func (p *pass) appliedLive(ctx context.Context, st []desired, which []int, keep []bool) {
+	var g errgroup.Group
+	g.SetLimit(p.c.m.opts.Concurrency)
+	for _, i := range which {
+		g.Go(func() error {
+			entry, _, _, err := p.rm.Diff(ctx, st[i].obj.DeepCopy(), ssa.DiffOptions{})
+			keep[i] = err == nil && entry != nil && entry.Action == ssa.UnchangedAction
+			return nil
+		})
+	}
+	_ = g.Wait() // never fails: an object not confirmed is applied
 }
 
 // appliedHashes is what the pass leaves for the next one to skip: the
