@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,10 +35,7 @@ func TestAgentLeaderElection(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	logDir := os.Getenv("E2E_LOG_DIR")
-	if logDir == "" {
-		logDir = dir
-	}
+	logDir := logDirOr(dir)
 	r := newRepo(t)
 	objects := func(version string) map[string]string {
 		var b strings.Builder

@@ -169,3 +169,22 @@ func (p *process) counter(name string) (map[string]float64, error) {
 	}
 	return out, sc.Err()
 }
+
+// logDirOr is E2E_LOG_DIR, where the test's processes log, or dir.
+func logDirOr(dir string) string {
+	if d := os.Getenv("E2E_LOG_DIR"); d != "" {
+		return d
+	}
+	return dir
+}
+
+// mgmtKubeconfig writes the management cluster's kubeconfig into dir and
+// returns its path.
+func mgmtKubeconfig(t *testing.T, dir string, mgmt *testenv.Cluster) string {
+	t.Helper()
+	path := filepath.Join(dir, "mgmt.kubeconfig")
+	if err := os.WriteFile(path, mgmt.Kubeconfig(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

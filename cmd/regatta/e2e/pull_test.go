@@ -153,10 +153,7 @@ func TestPullModeFleet(t *testing.T) {
 	fleetRepo := gitfleet.New(t)
 	pushKC := env.Cluster("push-1").Kubeconfig()
 	v1 := fleetRepo.Commit("v1", pullFleet(pushKC, "v1", false))
-	logDir := os.Getenv("E2E_LOG_DIR")
-	if logDir == "" {
-		logDir = dir
-	}
+	logDir := logDirOr(dir)
 	common := []string{"--repo", fleetRepo.URL, "--git-username", gitfleet.User, "--git-password-file", pw,
 		"--interval", "500ms", "--status-interval", "1s", "--health-timeout", "30s", "--leader-elect=false"}
 	central := startRegatta(t, "central", logDir, common...)

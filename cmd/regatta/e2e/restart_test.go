@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,14 +41,8 @@ func TestKilledMidApplyWritesNothingTwice(t *testing.T) {
 	repo := newRepo(t)
 	repo.commit(t, "fleet", driftFleetFiles("v1"))
 	dir := t.TempDir()
-	mgmtKC := filepath.Join(dir, "mgmt.kubeconfig")
-	if err := os.WriteFile(mgmtKC, env.Cluster("mgmt").Kubeconfig(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	logDir := os.Getenv("E2E_LOG_DIR")
-	if logDir == "" {
-		logDir = dir
-	}
+	mgmtKC := mgmtKubeconfig(t, dir, env.Cluster("mgmt"))
+	logDir := logDirOr(dir)
 	args := []string{"--repo", repo.bare, "--management-kubeconfig", mgmtKC, "--leader-elect=false",
 		"--interval", "500ms", "--status-interval", "1s", "--health-timeout", "30s", "--log-level", "info"}
 	c0 := f.clients["c0"]

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,14 +125,8 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 	}
 	rev := repo.commit(t, "fleet", files)
 	dir := t.TempDir()
-	mgmtKC := filepath.Join(dir, "mgmt.kubeconfig")
-	if err := os.WriteFile(mgmtKC, env.Cluster("mgmt").Kubeconfig(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	logDir := os.Getenv("E2E_LOG_DIR")
-	if logDir == "" {
-		logDir = dir
-	}
+	mgmtKC := mgmtKubeconfig(t, dir, env.Cluster("mgmt"))
+	logDir := logDirOr(dir)
 	args := []string{"--repo", repo.bare, "--management-kubeconfig", mgmtKC, "--replicas-mode", "shard",
 		"--replica-lease-duration", leaseDuration.String(), "--leader-elect-namespace", "default",
 		"--interval", "500ms", "--status-interval", "1s", "--health-timeout", "30s", "--log-level", "info"}

@@ -37,10 +37,7 @@ func TestSIGTERMUnderLeaderElection(t *testing.T) {
 	kubeconfigSecret(t, mgmt, env.Cluster("c0"))
 	goneSecret(t, mgmt, "gone", freePort(t))
 	dir := t.TempDir()
-	mgmtKC := filepath.Join(dir, "mgmt.kubeconfig")
-	if err := os.WriteFile(mgmtKC, env.Cluster("mgmt").Kubeconfig(), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mgmtKC := mgmtKubeconfig(t, dir, env.Cluster("mgmt"))
 	for _, mode := range []string{"standby", "shard"} {
 		t.Run(mode, func(t *testing.T) {
 			repo := newRepo(t)

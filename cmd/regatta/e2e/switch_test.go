@@ -77,10 +77,7 @@ func TestModeSwitchNeverTwoWriters(t *testing.T) {
 	if err := os.WriteFile(pw, []byte(gitfleet.Password), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logDir := os.Getenv("E2E_LOG_DIR")
-	if logDir == "" {
-		logDir = dir
-	}
+	logDir := logDirOr(dir)
 	fleetRepo := gitfleet.New(t)
 	git := []string{"--repo", fleetRepo.URL, "--git-username", gitfleet.User, "--git-password-file", pw}
 	common := append([]string{"--interval", "500ms", "--status-interval", "1s", "--leader-elect=false"}, git...)
