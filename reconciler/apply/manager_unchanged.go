@@ -125,9 +125,10 @@ func (p *pass) splitUnchanged(ctx context.Context, st []desired) []desired {
 	return apply
 }
 
-// appliedLive sets keep[i], for each i of which, when the cluster holds
-// st[i] as applying it would leave it (ssa's Diff: a dry-run apply
-// compared with the live object), in parallel. An error keeps nothing.
+// appliedLive sets keep[i], for each index i in which, when the cluster
+// already holds st[i] as applying it would leave it (ssa's Diff: a
+// dry-run apply compared with the live object). The dry runs run in
+// parallel; an error leaves keep[i] false, so the object is applied.
 func (p *pass) appliedLive(ctx context.Context, st []desired, which []int, keep []bool) {
 	var g errgroup.Group
 	g.SetLimit(p.c.m.opts.Concurrency)
