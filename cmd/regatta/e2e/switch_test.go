@@ -98,8 +98,9 @@ func TestModeSwitchNeverTwoWriters(t *testing.T) {
 
 	// push -> pull, the central daemon stopped mid-pass.
 	from := time.Now()
+	midPass := watchMidPass(t, client, "v2")
 	commit("v2", "push")
-	waitMidPass(t, at, "v2")
+	midPass()
 	central.signal(syscall.SIGSTOP)
 	commit("v3", "pull")
 	agent := startRegatta(t, "agent-sw-1", logDir, append([]string{"--cluster", "sw-1", "--kubeconfig", kc}, common...)...)
@@ -113,8 +114,9 @@ func TestModeSwitchNeverTwoWriters(t *testing.T) {
 	wantOneThenOther(t, c, from, switched, resumed, "regatta", "regatta/agent-sw-1")
 
 	// pull -> push, the agent stopped mid-pass.
+	midPass = watchMidPass(t, client, "v4")
 	commit("v4", "pull")
-	waitMidPass(t, at, "v4")
+	midPass()
 	agent.signal(syscall.SIGSTOP)
 	commit("v5", "push")
 	testenv.WaitFor(t, 60*time.Second, "the central daemon waiting for the agent's release (or writing)", func() bool {
@@ -160,18 +162,37 @@ func (p *process) signal(sig syscall.Signal) {
 	}
 }
 
-// waitMidPass returns once the first ConfigMap of the bulk add-on is at
-// version and the probe (the next add-on) is not yet.
-func waitMidPass(t *testing.T, at func(string) string, version string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if at("bulk-0") == version && at("probe") != version {
-			return
+// watchMidPass starts looking for a pass applying version mid-way: the
+// first ConfigMap of the bulk add-on at version, the probe (the next
+// add-on) not yet. Started before the commit of version, it cannot miss a
+// pass that ends before the commit returns (a busy machine's git push);
+// the function it returns waits until it saw one.
+func watchMidPass(t *testing.T, c kubernetes.Interface, version string) func() {
+	seen := make(chan bool, 1)
+	get := func(name string) string {
+		cm, err := c.CoreV1().ConfigMaps("switch-e2e").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return "" // not there yet, or a blip: look again
 		}
-		time.Sleep(2 * time.Millisecond)
+		return cm.Data["version"]
 	}
-	t.Fatalf("no pass applying %s was seen mid-way", version)
+	go func() {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if get("bulk-0") == version && get("probe") != version {
+				seen <- true
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		seen <- false
+	}()
+	return func() {
+		t.Helper()
+		if !<-seen {
+			t.Fatalf("no pass applying %s was seen mid-way", version)
+		}
+	}
 }
 
 // allAt reports whether every ConfigMap of the test is at version.
