@@ -160,10 +160,19 @@ func TestThreeReplicasShareNineClusters(t *testing.T) {
 
 	// SIGKILL the owner of the most clusters mid-rollout of v2.
 	victim := busiest(want)
+	var theirs []kubernetes.Interface
+	for n, o := range want {
+		if o == victim {
+			theirs = append(theirs, f.clients[n])
+		}
+	}
+	var killed time.Time
+	killMidRollout := midPass(t, theirs, "shard-e2e", "v2", func() {
+		procs[victim].kill(syscall.SIGKILL)
+		killed = time.Now()
+	})
 	rev = repo.commit(t, "v2", fleetFiles("v2"))
-	waitMidRollout(t, f, want, victim, "v2")
-	procs[victim].kill(syscall.SIGKILL)
-	killed := time.Now()
+	killMidRollout()
 	pending := len(f.names) - len(f.at(t, "v2"))
 	testenv.WaitFor(t, leaseDuration+5*time.Second, "every cluster at v2 after the kill", func() bool { return len(f.at(t, "v2")) == nClusters })
 	t.Logf("SIGKILL of %s (owner of %d clusters) with %d clusters not yet at v2: all at v2 %s later (lease %s + 5s allowed)",
@@ -303,22 +312,6 @@ func writeSpans(t *testing.T, c *testenv.Cluster, from, to time.Time) map[string
 		out[id] = s
 	}
 	return out
-}
-
-// waitMidRollout returns once the victim applies version to one of its
-// clusters: the first bulk ConfigMap is there, the last add-on not yet.
-func waitMidRollout(t *testing.T, f fleet, owner map[string]string, victim, version string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		for n, o := range owner {
-			if o == victim && f.configMap(t, n, "bulk-0") == version && f.configMap(t, n, "probe") != version {
-				return
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s did not start applying %s", victim, version)
 }
 
 // configMap returns the version of a ConfigMap of the test; empty when

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -99,9 +98,9 @@ func TestModeSwitchNeverTwoWriters(t *testing.T) {
 
 	// push -> pull, the central daemon stopped mid-pass.
 	from := time.Now()
-	midPass := stopMidPass(t, client, "v2", func() *process { return central })
+	stopped := midPass(t, []kubernetes.Interface{client}, "switch-e2e", "v2", func() { central.signal(syscall.SIGSTOP) })
 	commit("v2", "push")
-	midPass()
+	stopped()
 	commit("v3", "pull")
 	agent := startRegatta(t, "agent-sw-1", logDir, append([]string{"--cluster", "sw-1", "--kubeconfig", kc}, common...)...)
 	testenv.WaitFor(t, 60*time.Second, "the agent waiting for the central daemon's release (or writing)", func() bool {
@@ -114,9 +113,9 @@ func TestModeSwitchNeverTwoWriters(t *testing.T) {
 	wantOneThenOther(t, c, from, switched, resumed, "regatta", "regatta/agent-sw-1")
 
 	// pull -> push, the agent stopped mid-pass.
-	midPass = stopMidPass(t, client, "v4", func() *process { return agent })
+	stopped = midPass(t, []kubernetes.Interface{client}, "switch-e2e", "v4", func() { agent.signal(syscall.SIGSTOP) })
 	commit("v4", "pull")
-	midPass()
+	stopped()
 	commit("v5", "push")
 	testenv.WaitFor(t, 60*time.Second, "the central daemon waiting for the agent's release (or writing)", func() bool {
 		return strings.Contains(record("regatta/status"), "waits for the agent") || at("bulk-0") == "v5"
@@ -159,63 +158,6 @@ func (p *process) signal(sig syscall.Signal) {
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		panic(err)
 	}
-}
-
-// stopMidPass watches the test's ConfigMaps for a pass applying version
-// and stops p (SIGSTOP) at the first bulk ConfigMap written at version,
-// before the probe (the next add-on) is: the watch sees writes in the
-// order the API server made them, so it cannot miss a short pass as
-// polling did, and the signal goes from the goroutine that saw the event.
-// Started before the commit of version; the function it returns waits
-// until p was stopped mid-way.
-func stopMidPass(t *testing.T, c kubernetes.Interface, version string, p func() *process) func() {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	list, err := c.CoreV1().ConfigMaps("switch-e2e").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	seen := make(chan error, 1)
-	go func() {
-		defer cancel()
-		seen <- watchForMidPass(ctx, c, list.ResourceVersion, version, func() { p().signal(syscall.SIGSTOP) })
-	}()
-	return func() {
-		t.Helper()
-		if err := <-seen; err != nil {
-			t.Fatalf("no pass applying %s was seen mid-way: %v", version, err)
-		}
-	}
-}
-
-// watchForMidPass calls stop at the first bulk ConfigMap event at version
-// after resourceVersion, and fails if the probe reaches version first.
-func watchForMidPass(ctx context.Context, c kubernetes.Interface, resourceVersion, version string, stop func()) error {
-	for ctx.Err() == nil {
-		w, err := c.CoreV1().ConfigMaps("switch-e2e").Watch(ctx, metav1.ListOptions{ResourceVersion: resourceVersion})
-		if err != nil {
-			continue // a blip: watch again from where we were
-		}
-		for ev := range w.ResultChan() {
-			cm, ok := ev.Object.(*corev1.ConfigMap)
-			if !ok {
-				continue
-			}
-			resourceVersion = cm.ResourceVersion
-			switch {
-			case cm.Data["version"] != version:
-			case strings.HasPrefix(cm.Name, "bulk-"):
-				stop()
-				w.Stop()
-				return nil
-			case cm.Name == "probe":
-				w.Stop()
-				return fmt.Errorf("the probe reached %s before any bulk ConfigMap", version)
-			}
-		}
-	}
-	return ctx.Err()
 }
 
 // allAt reports whether every ConfigMap of the test is at version.
