@@ -73,6 +73,7 @@ func (s *Source) CommitAndPush(ctx context.Context, req CommitRequest) (CommitRe
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.compactIfGrown()
 	var res CommitResult
 	var lost error
 	for res.Attempts < req.MaxAttempts {

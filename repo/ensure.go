@@ -19,6 +19,7 @@ func (s *Source) EnsureCommit(ctx context.Context, rev string) error {
 	defer s.mu.Unlock()
 	h := plumbing.NewHash(rev)
 	if s.hasCommit(h) {
+		s.pin(h)
 		return nil
 	}
 	if err := s.fetchDepth(ctx, s.opts.branch(), unshallow); err != nil {
@@ -27,5 +28,6 @@ func (s *Source) EnsureCommit(ctx context.Context, rev string) error {
 	if !s.hasCommit(h) {
 		return &Error{Op: fmt.Sprintf("find commit %s in the history of branch %q of", rev, s.opts.branch()), URL: s.ep.display, Kind: ErrRevisionNotFound}
 	}
+	s.pin(h)
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 func (s *Source) Sync(ctx context.Context) (rev string, changed bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.compactIfGrown()
 	prev := s.Revision()
 	h, found, err := s.syncBranch(ctx, s.opts.branch(), prev)
 	if err == nil && !found {
@@ -40,6 +41,7 @@ func (s *Source) Sync(ctx context.Context) (rev string, changed bool, err error)
 func (s *Source) FetchBranch(ctx context.Context, branch string) (rev string, found bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.compactIfGrown()
 	h, found, err := s.syncBranch(ctx, branch, "")
 	if err != nil || !found {
 		return "", found, err

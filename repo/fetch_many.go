@@ -15,6 +15,7 @@ import (
 func (s *Source) FetchBranches(ctx context.Context, branches []string) (map[string]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.compactIfGrown()
 	refs, err := s.listRemote(ctx)
 	if err != nil {
 		return nil, err

@@ -18,6 +18,9 @@ type Repository struct {
 	git     *git.Repository
 	store   storage.Storer // locked; see lockedStorage
 	display string         // redacted location, for errors
+	// live records the trees handed out, for compaction (a Source's
+	// in-memory clone); nil otherwise.
+	live *liveTrees
 }
 
 // Open opens a local repository (a normal clone with a working tree, or a
@@ -89,9 +92,17 @@ func (r *Repository) Commit(ctx context.Context, rev string) (Commit, error) {
 
 // Tree returns the tree of the commit at a revision as a file system.
 func (r *Repository) Tree(ctx context.Context, rev string) (*Tree, error) {
+	if r.live != nil {
+		r.live.mu.Lock()
+		defer r.live.mu.Unlock()
+	}
 	c, err := r.commit(ctx, rev)
 	if err != nil {
 		return nil, err
 	}
-	return newTree(r.store, c.Hash.String(), c.TreeHash, c.Committer.When), nil
+	t := newTree(r.store, c.Hash.String(), c.TreeHash, c.Committer.When)
+	if r.live != nil {
+		r.live.add(c.Hash, t)
+	}
+	return t, nil
 }

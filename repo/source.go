@@ -37,6 +37,12 @@ type Source struct {
 	mu       sync.Mutex // serializes network operations and ref updates
 	revMu    sync.RWMutex
 	revision string // last good revision of the followed branch
+
+	// mem is the in-memory store (no Dir), locked its lock, live the
+	// trees in use: see compactIfGrown. nil with Dir.
+	mem    *memory.Storage
+	locked *lockedStorage
+	live   *liveTrees
 }
 
 // NewSource prepares a Source. It does not touch the network: call Sync,
@@ -81,6 +87,10 @@ func (s *Source) openStorage() error {
 	s.Repository, err = newRepository(raw, s.opts.Dir == "", s.ep.display)
 	if err != nil {
 		return err
+	}
+	if mem, ok := raw.(*memory.Storage); ok {
+		s.mem, s.live = mem, newLiveTrees()
+		s.locked, s.Repository.live = s.store.(*lockedStorage), s.live
 	}
 	if s.remote, err = s.git.Remote(remoteName); err != nil {
 		return err

@@ -1,0 +1,153 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// statusFiles are n status records at round i: every one changes.
+func statusFiles(n, i int) map[string]string {
+	files := map[string]string{}
+	for c := range n {
+		files[fmt.Sprintf("status/clusters/c%04d.yaml", c)] = fmt.Sprintf("cluster: c%04d\nround: %d\n", c, i)
+	}
+	return files
+}
+
+// TestInMemoryCloneStaysBounded commits 40 status commits of 300 changed
+// records (about 12,000 objects) to an in-memory clone while the
+// followed branch moves: the store stays bounded, and nothing that is in
+// use or on the remote is lost. A tree held from the start reads the same
+// throughout (from another goroutine too); an older revision nobody held
+// is fetched again by EnsureCommit; history walks fetch what they need;
+// every status commit is on the remote, each on top of the one before.
+func TestInMemoryCloneStaysBounded(t *testing.T) {
+	root := t.TempDir()
+	up := newUpstream(t, root, "fleet.git")
+	up.write("profiles/p.yaml", "held\n")
+	held := up.commit("held")
+	srv := newHTTPServer(t, root, basicAuth("bot", "push-token-1"))
+	ctx := context.Background()
+	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git", Auth: Auth{Username: "bot", Password: "push-token-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := src.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := src.Tree(ctx, held) // the revision in force, say
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := readWhile(tree, "profiles/p.yaml", "held\n")
+
+	var middle, first, last string
+	for i := range 40 {
+		if i == 20 {
+			up.write("profiles/p.yaml", "middle\n")
+			middle = up.commit("middle")
+			if _, _, err := src.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := src.CommitAndPush(ctx, statusRequest(statusFiles(300, i), held))
+		if err != nil || !res.Committed {
+			t.Fatalf("status commit %d: %+v %v", i, res, err)
+		}
+		if first == "" {
+			first = res.SHA
+		}
+		last = res.SHA
+		runtime.GC() // trees nobody holds are forgotten
+	}
+	up.write("profiles/p.yaml", "newest\n")
+	newest := up.commit("newest")
+	if _, _, err := src.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("the held tree failed to read while the store was compacted: %v", err)
+	}
+
+	n := len(src.mem.Objects)
+	t.Logf("objects held: %d (the last compaction kept %d); about 12,000 were written", n, src.live.kept)
+	if src.live.kept == 0 {
+		t.Fatal("no compaction ran")
+	}
+	if n > minCompactObjects+400 {
+		t.Errorf("the in-memory clone holds %d objects, more than %d", n, minCompactObjects+400)
+	}
+	wantFile(t, src, held, "profiles/p.yaml", "held\n")
+	wantFile(t, src, newest, "profiles/p.yaml", "newest\n")
+	if err := src.EnsureCommit(ctx, middle); err != nil {
+		t.Fatalf("EnsureCommit of a revision nobody held: %v", err)
+	}
+	wantFile(t, src, middle, "profiles/p.yaml", "middle\n")
+	if ok, err := src.Descends(ctx, newest, held); err != nil || !ok {
+		t.Errorf("Descends(newest, held) = %v, %v; want true", ok, err)
+	}
+	if !up.isAncestor(first, last) {
+		t.Error("the first status commit is not in the history of the last one on the remote")
+	}
+	for range 500 { // trees asked for and dropped are not remembered
+		if _, err := src.Tree(ctx, newest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	if _, err := src.Tree(ctx, newest); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(src.live.trees[plumbing.NewHash(newest)]); n > 2 {
+		t.Errorf("%d trees of one revision remembered after 501 were asked for and dropped", n)
+	}
+	if got := runGit(t, up.bare, "rev-list", "--count", last); got != "40" {
+		t.Errorf("the status branch has %s commits on the remote, want 40", got)
+	}
+	if up.show(last, "status/clusters/c0299.yaml") != "cluster: c0299\nround: 39" {
+		t.Errorf("last status record on the remote: %q", up.show(last, "status/clusters/c0299.yaml"))
+	}
+}
+
+// readWhile reads name from tree in a loop until stop, which returns the
+// first read that failed or differed from want.
+func readWhile(tree *Tree, name, want string) (stop func() error) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var first error
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			b, err := tree.ReadFile(name)
+			if err == nil && string(b) != want {
+				err = fmt.Errorf("read %q, want %q", b, want)
+			}
+			if err != nil && first == nil {
+				first = err
+			}
+			runtime.Gosched()
+		}
+	})
+	return func() error { close(done); wg.Wait(); return first }
+}
+
+func wantFile(t *testing.T, src *Source, rev, name, want string) {
+	t.Helper()
+	tree, err := src.Tree(context.Background(), rev)
+	if err != nil {
+		t.Fatalf("tree of %s: %v", rev, err)
+	}
+	b, err := tree.ReadFile(name)
+	if err != nil || string(b) != want {
+		t.Errorf("%s at %s: %q, %v; want %q", name, rev, b, err, want)
+	}
+}
