@@ -21,6 +21,12 @@ func (s *Source) push(ctx context.Context, branch string, parent, commit plumbin
 		return s.wrap("push to", err)
 	}
 	defer s.store.RemoveReference(pushRef)
+	// go-git reads the report of a push over HTTP(S) and never closes the
+	// response: its connection, the goroutines that serve it and the pack
+	// sent stayed for the life of the process, one per status commit.
+	// Ending the push's own context when it returns closes them.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	spec := config.RefSpec(fmt.Sprintf("%s:%s", pushRef, branchRef(branch)))
 	err := s.remote.PushContext(ctx, &git.PushOptions{
 		RemoteName:      remoteName,
