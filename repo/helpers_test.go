@@ -36,7 +36,7 @@ func gitEnv(home string) []string {
 }
 
 // runGit runs the git CLI in dir and returns its trimmed output.
-func runGit(t *testing.T, dir string, args ...string) string {
+func runGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	out, err := gitOutput(dir, args...)
 	if err != nil {
@@ -60,13 +60,13 @@ func gitOutput(dir string, args ...string) (string, error) {
 // upstream is a bare repository (what a Git host stores) plus a working
 // clone to make commits in with the git CLI.
 type upstream struct {
-	t    *testing.T
+	t    testing.TB
 	bare string // bare repository path
 	work string // working clone
 }
 
 // newUpstream makes a bare repository at root/name with one commit on main.
-func newUpstream(t *testing.T, root, name string) *upstream {
+func newUpstream(t testing.TB, root, name string) *upstream {
 	t.Helper()
 	u := &upstream{t: t, bare: filepath.Join(root, name), work: t.TempDir()}
 	runGit(t, root, "init", "-q", "--bare", "-b", "main", u.bare)
@@ -122,7 +122,7 @@ type httpServer struct {
 	lists   atomic.Int64
 }
 
-func newHTTPServer(t *testing.T, root string, auth func(*gittestserver.GitServer), mw ...gittestserver.HTTPMiddleware) *httpServer {
+func newHTTPServer(t testing.TB, root string, auth func(*gittestserver.GitServer), mw ...gittestserver.HTTPMiddleware) *httpServer {
 	t.Helper()
 	s := &httpServer{GitServer: gittestserver.NewGitServer(root)}
 	if auth != nil {
