@@ -4,20 +4,46 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// statusFiles are n status records at round i: every one changes.
+// statusFiles are n status records at round i, about 0.6 KiB each as a
+// cluster's with two profiles: every one changes.
 func statusFiles(n, i int) map[string]string {
 	files := map[string]string{}
 	for c := range n {
-		files[fmt.Sprintf("status/clusters/c%04d.yaml", c)] = fmt.Sprintf("cluster: c%04d\nround: %d\n", c, i)
+		files[fmt.Sprintf("status/clusters/c%04d.yaml", c)] = fmt.Sprintf(statusRecord, c, i, i, i)
 	}
 	return files
 }
+
+const statusRecord = `apiVersion: regatta.dev/v1alpha1
+kind: ClusterStatus
+cluster: c%04d
+sourceRevision: %040d
+reachable: true
+kubernetesVersion: v1.37.2
+labels:
+  env: prod
+  region: eu-west-1
+profiles:
+  - name: fa
+    state: Applied
+    revision: %040d
+    renderHash: 69daaf42f9dba19ba28419c28e45791edc2f56bfa9f1ea45ca40e8e5ac3cbed8
+    objects: 5
+    health: 5 healthy
+  - name: fb
+    state: Applied
+    revision: %040d
+    renderHash: 0b1f2d7c5e8a4b3c9d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4
+    objects: 5
+    health: 5 healthy
+`
 
 // TestInMemoryCloneStaysBounded commits 40 status commits of 300 changed
 // records (about 12,000 objects) to an in-memory clone while the
@@ -109,8 +135,8 @@ func TestInMemoryCloneStaysBounded(t *testing.T) {
 	if got := runGit(t, up.bare, "rev-list", "--count", last); got != "40" {
 		t.Errorf("the status branch has %s commits on the remote, want 40", got)
 	}
-	if up.show(last, "status/clusters/c0299.yaml") != "cluster: c0299\nround: 39" {
-		t.Errorf("last status record on the remote: %q", up.show(last, "status/clusters/c0299.yaml"))
+	if want := strings.TrimSpace(statusFiles(300, 39)["status/clusters/c0299.yaml"]); up.show(last, "status/clusters/c0299.yaml") != want {
+		t.Errorf("last status record on the remote: %q, want %q", up.show(last, "status/clusters/c0299.yaml"), want)
 	}
 }
 
