@@ -13,18 +13,8 @@ import (
 // what nothing reads and pushes closed their connections, a few hundred
 // bytes since.
 func BenchmarkStatusCommitRetained(b *testing.B) {
-	root := b.TempDir()
-	newUpstream(b, root, "fleet.git")
-	srv := newHTTPServer(b, root, basicAuth("bot", "push-token-1"))
+	src, _, rev := httpSource(b, b.TempDir())
 	ctx := context.Background()
-	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git", Auth: Auth{Username: "bot", Password: "push-token-1"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	rev, _, err := src.Sync(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
 	commit := func(i int) {
 		if _, err := src.CommitAndPush(ctx, statusRequest(statusFiles(1000, i), rev)); err != nil {
 			b.Fatal(err)

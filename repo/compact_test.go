@@ -177,3 +177,20 @@ func wantFile(t *testing.T, src *Source, rev, name, want string) {
 		t.Errorf("%s at %s: %q, %v; want %q", name, rev, b, err, want)
 	}
 }
+
+// httpSource is a Source over HTTP (in memory) of a new upstream at root,
+// synced: its revision is returned.
+func httpSource(tb testing.TB, root string) (*Source, *upstream, string) {
+	tb.Helper()
+	up := newUpstream(tb, root, "fleet.git")
+	srv := newHTTPServer(tb, root, basicAuth("bot", "push-token-1"))
+	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git", Auth: Auth{Username: "bot", Password: "push-token-1"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rev, _, err := src.Sync(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return src, up, rev
+}

@@ -11,18 +11,8 @@ import (
 // push unread; every status commit kept a connection, its goroutines and
 // the pack it sent until the process ended.
 func TestPushesCloseTheirConnections(t *testing.T) {
-	root := t.TempDir()
-	newUpstream(t, root, "fleet.git")
-	srv := newHTTPServer(t, root, basicAuth("bot", "push-token-1"))
+	src, _, rev := httpSource(t, t.TempDir())
 	ctx := context.Background()
-	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git", Auth: Auth{Username: "bot", Password: "push-token-1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rev, _, err := src.Sync(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	push := func(i int) {
 		if _, err := src.CommitAndPush(ctx, statusRequest(statusFiles(10, i), rev)); err != nil {
 			t.Fatal(err)
