@@ -16,7 +16,7 @@ import (
 // never forgets an object: every fetched revision and every status commit
 // (a new status/clusters tree, one entry per cluster, and the records that
 // changed) stays for the life of the process. A daemon that runs for
-// weeks over a large fleet would grow by about half a MiB per fleet-wide
+// weeks over a large fleet would grow by nearly 1 MiB per fleet-wide
 // status commit of 1,000 clusters, without bound.
 //
 // compactIfGrown rebuilds the object store, once it holds twice what the
