@@ -7,6 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -27,7 +28,8 @@ import (
 // EnsureCommit found since the last compaction, each with its whole tree.
 // History beyond them is cut, as a depth-1 fetch cuts it (the cut commits
 // become the shallow boundary); walkHistory and EnsureCommit fetch it
-// again when they need it. A Source with FullHistory keeps everything.
+// again when they need it. A Source with FullHistory keeps everything. A
+// clone on disk is compacted the same way (compact_disk.go).
 
 // minCompactObjects is the fewest objects a compaction runs at: below it
 // the store is small whatever it holds.
@@ -105,23 +107,26 @@ func (l *liveTrees) roots() []plumbing.Hash {
 	return out
 }
 
-// pin keeps commit through the next compaction (a Source with Dir keeps
-// everything anyway).
+// pin keeps commit through the next compaction.
 func (s *Source) pin(commit plumbing.Hash) {
 	if s.live != nil {
 		s.live.pin(commit)
 	}
 }
 
-// compactIfGrown compacts the in-memory store when it has grown to twice
-// what the last compaction kept. Callers hold s.mu, so no fetch or commit
-// writes meanwhile.
+// compactIfGrown compacts the store when it has grown to twice what the
+// last compaction kept (see compactDisk for a store on disk). Callers hold
+// s.mu, so no fetch or commit writes meanwhile.
 func (s *Source) compactIfGrown() {
-	if s.mem == nil || s.opts.FullHistory {
+	if s.live == nil || s.opts.FullHistory {
 		return
 	}
 	s.live.mu.Lock()
 	defer s.live.mu.Unlock()
+	if s.disk != nil {
+		s.compactDiskIfGrown()
+		return
+	}
 	unlock := s.locked.rlock()
 	n := len(s.mem.Objects)
 	unlock()
@@ -130,37 +135,66 @@ func (s *Source) compactIfGrown() {
 	}
 	roots := s.live.roots()
 	defer s.locked.wlock()()
-	for _, ref := range s.mem.ReferenceStorage {
-		if ref.Type() == plumbing.HashReference {
-			roots = append(roots, ref.Hash())
-		}
-	}
+	roots = append(roots, refTips(s.mem)...)
 	s.live.kept = keepReachable(s.mem, roots)
 	s.log.Debug("compacted the in-memory clone", "url", s.ep.display, "objects", n, "kept", s.live.kept)
+}
+
+// refTips lists the commits (or tags) the references of st point to; st
+// is locked.
+func refTips(st storer.ReferenceStorer) []plumbing.Hash {
+	var out []plumbing.Hash
+	refs, err := st.IterReferences()
+	if err != nil {
+		return nil
+	}
+	_ = refs.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() == plumbing.HashReference {
+			out = append(out, ref.Hash())
+		}
+		return nil
+	})
+	return out
 }
 
 // keepReachable replaces mem's objects with those of roots (commits, their
 // trees and blobs; annotated tags and their targets), the history behind
 // them cut, and returns how many it kept. mem is locked for writing.
 func keepReachable(mem *memory.Storage, roots []plumbing.Hash) int {
-	k := &keeper{from: &mem.ObjectStorage, to: &memory.ObjectStorage{
+	k := reachable(&mem.ObjectStorage, roots)
+	to := memory.ObjectStorage{
 		Objects: map[plumbing.Hash]plumbing.EncodedObject{}, Commits: map[plumbing.Hash]plumbing.EncodedObject{},
 		Trees: map[plumbing.Hash]plumbing.EncodedObject{}, Blobs: map[plumbing.Hash]plumbing.EncodedObject{},
 		Tags: map[plumbing.Hash]plumbing.EncodedObject{},
-	}}
+	}
+	for h := range k.kept {
+		if o, ok := mem.Objects[h]; ok {
+			_, _ = to.SetEncodedObject(o)
+		}
+	}
+	mem.ObjectStorage = to
+	_ = mem.SetShallow(k.boundary())
+	return len(to.Objects)
+}
+
+// keeper finds the objects reachable from some roots.
+type keeper struct {
+	from storer.EncodedObjectStorer
+	kept map[plumbing.Hash]bool
+	// parents of the kept commits.
+	parents map[plumbing.Hash][]plumbing.Hash
+}
+
+// reachable walks from roots: commits, their trees and blobs (not their
+// parents), annotated tags and their targets. An object from does not
+// hold (beyond a shallow boundary already) is skipped; a blob is listed
+// without being read.
+func reachable(from storer.EncodedObjectStorer, roots []plumbing.Hash) *keeper {
+	k := &keeper{from: from, kept: map[plumbing.Hash]bool{}, parents: map[plumbing.Hash][]plumbing.Hash{}}
 	for _, h := range roots {
 		k.object(h)
 	}
-	mem.ObjectStorage = *k.to
-	_ = mem.SetShallow(k.boundary())
-	return len(k.to.Objects)
-}
-
-// keeper copies reachable objects from one store to another.
-type keeper struct {
-	from, to *memory.ObjectStorage
-	// parents of the kept commits.
-	parents map[plumbing.Hash][]plumbing.Hash
+	return k
 }
 
 // boundary lists the kept commits with a parent that is not kept: the
@@ -169,7 +203,7 @@ func (k *keeper) boundary() []plumbing.Hash {
 	var out []plumbing.Hash
 	for c, ps := range k.parents {
 		for _, p := range ps {
-			if _, ok := k.to.Commits[p]; !ok {
+			if !k.kept[p] {
 				out = append(out, c)
 				break
 			}
@@ -178,17 +212,16 @@ func (k *keeper) boundary() []plumbing.Hash {
 	return out
 }
 
-// object keeps the object h and what it needs; an object the store does
-// not hold (beyond a shallow boundary already) is skipped.
+// object keeps the object h and what it needs.
 func (k *keeper) object(h plumbing.Hash) {
-	if _, done := k.to.Objects[h]; done {
+	if k.kept[h] {
 		return
 	}
-	o, ok := k.from.Objects[h]
-	if !ok {
+	o, err := k.from.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
 		return
 	}
-	_, _ = k.to.SetEncodedObject(o)
+	k.kept[h] = true
 	switch o.Type() {
 	case plumbing.CommitObject:
 		k.commit(o)
@@ -210,23 +243,24 @@ func (k *keeper) commit(o plumbing.EncodedObject) {
 	}
 	k.object(c.TreeHash)
 	if len(c.ParentHashes) > 0 {
-		if k.parents == nil {
-			k.parents = map[plumbing.Hash][]plumbing.Hash{}
-		}
 		k.parents[c.Hash] = c.ParentHashes
 	}
 }
 
 // tree keeps a tree's entries (a submodule's commit is not in this
-// repository).
+// repository); blobs are listed without reading them.
 func (k *keeper) tree(o plumbing.EncodedObject) {
 	t, err := object.DecodeTree(k.from, o)
 	if err != nil {
 		return
 	}
 	for _, e := range t.Entries {
-		if e.Mode != filemode.Submodule {
+		switch e.Mode {
+		case filemode.Submodule:
+		case filemode.Dir:
 			k.object(e.Hash)
+		default:
+			k.kept[e.Hash] = true
 		}
 	}
 }

@@ -45,21 +45,28 @@ profiles:
     health: 5 healthy
 `
 
-// TestInMemoryCloneStaysBounded commits 40 status commits of 300 changed
-// records (about 12,000 objects) to an in-memory clone while the
-// followed branch moves: the store stays bounded, and nothing that is in
-// use or on the remote is lost. A tree held from the start reads the same
-// throughout (from another goroutine too); an older revision nobody held
-// is fetched again by EnsureCommit; history walks fetch what they need;
-// every status commit is on the remote, each on top of the one before.
-func TestInMemoryCloneStaysBounded(t *testing.T) {
+// TestCloneStaysBounded commits 40 status commits of 300 changed records
+// (about 12,000 objects) to a clone in memory, and to one on disk, while
+// the followed branch moves: the store stays bounded, and nothing that is
+// in use or on the remote is lost. A tree held from the start reads the
+// same throughout (from another goroutine too); an older revision nobody
+// held is fetched again by EnsureCommit; history walks fetch what they
+// need; every status commit is on the remote, each on top of the one
+// before. A clone on disk is read again after a restart.
+func TestCloneStaysBounded(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testCloneStaysBounded(t, "") })
+	t.Run("disk", func(t *testing.T) { testCloneStaysBounded(t, t.TempDir()) })
+}
+
+func testCloneStaysBounded(t *testing.T, dir string) {
 	root := t.TempDir()
 	up := newUpstream(t, root, "fleet.git")
 	up.write("profiles/p.yaml", "held\n")
 	held := up.commit("held")
 	srv := newHTTPServer(t, root, basicAuth("bot", "push-token-1"))
 	ctx := context.Background()
-	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git", Auth: Auth{Username: "bot", Password: "push-token-1"}})
+	opts := Options{Dir: dir, URL: srv.HTTPAddress() + "/fleet.git", Auth: Auth{Username: "bot", Password: "push-token-1"}}
+	src, err := NewSource(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,13 +107,13 @@ func TestInMemoryCloneStaysBounded(t *testing.T) {
 		t.Fatalf("the held tree failed to read while the store was compacted: %v", err)
 	}
 
-	n := len(src.mem.Objects)
-	t.Logf("objects held: %d (the last compaction kept %d); about 12,000 were written", n, src.live.kept)
+	n, packs := storedObjects(t, src)
+	t.Logf("objects held: %d, packs %d (the last compaction kept %d); about 12,000 were written", n, packs, src.live.kept)
 	if src.live.kept == 0 {
 		t.Fatal("no compaction ran")
 	}
-	if n > minCompactObjects+400 {
-		t.Errorf("the in-memory clone holds %d objects, more than %d", n, minCompactObjects+400)
+	if n > minCompactObjects+400 || packs > maxPacks {
+		t.Errorf("the clone holds %d objects (loose, on disk) and %d packs, more than %d and %d", n, packs, minCompactObjects+400, maxPacks)
 	}
 	wantFile(t, src, held, "profiles/p.yaml", "held\n")
 	wantFile(t, src, newest, "profiles/p.yaml", "newest\n")
@@ -138,6 +145,32 @@ func TestInMemoryCloneStaysBounded(t *testing.T) {
 	if want := strings.TrimSpace(statusFiles(300, 39)["status/clusters/c0299.yaml"]); up.show(last, "status/clusters/c0299.yaml") != want {
 		t.Errorf("last status record on the remote: %q, want %q", up.show(last, "status/clusters/c0299.yaml"), want)
 	}
+	if dir != "" {
+		again, err := NewSource(opts) // a restart over the compacted clone
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Revision() != newest {
+			t.Errorf("after a restart the clone on disk is at %q, want %s", again.Revision(), newest)
+		}
+		wantFile(t, again, newest, "profiles/p.yaml", "newest\n")
+		wantFile(t, again, last, "status/clusters/c0299.yaml", statusFiles(300, 39)["status/clusters/c0299.yaml"])
+	}
+}
+
+// storedObjects counts what src's store holds: its objects in memory, or
+// its loose objects and packs on disk.
+func storedObjects(t *testing.T, src *Source) (objects, packs int) {
+	t.Helper()
+	if src.mem != nil {
+		return len(src.mem.Objects), 0
+	}
+	defer src.locked.wlock()()
+	loose, ps, err := src.diskObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(loose), len(ps)
 }
 
 // readWhile reads name from tree in a loop until stop, which returns the
@@ -182,9 +215,15 @@ func wantFile(t *testing.T, src *Source, rev, name, want string) {
 // synced: its revision is returned.
 func httpSource(tb testing.TB, root string) (*Source, *upstream, string) {
 	tb.Helper()
+	return httpSourceAt(tb, root, "")
+}
+
+// httpSourceAt is httpSource with its clone in dir ("": in memory).
+func httpSourceAt(tb testing.TB, root, dir string) (*Source, *upstream, string) {
+	tb.Helper()
 	up := newUpstream(tb, root, "fleet.git")
 	srv := newHTTPServer(tb, root, basicAuth("bot", "push-token-1"))
-	src, err := NewSource(Options{URL: srv.HTTPAddress() + "/fleet.git", Auth: Auth{Username: "bot", Password: "push-token-1"}})
+	src, err := NewSource(Options{Dir: dir, URL: srv.HTTPAddress() + "/fleet.git", Auth: Auth{Username: "bot", Password: "push-token-1"}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -38,11 +38,14 @@ type Source struct {
 	revMu    sync.RWMutex
 	revision string // last good revision of the followed branch
 
-	// mem is the in-memory store (no Dir), locked its lock, live the
-	// trees in use: see compactIfGrown. nil with Dir.
-	mem    *memory.Storage
-	locked *lockedStorage
-	live   *liveTrees
+	// mem is the in-memory store (no Dir), disk the one on disk (Dir)
+	// and diskCache its object cache; locked is their lock, live the
+	// trees in use: see compactIfGrown.
+	mem       *memory.Storage
+	disk      *filesystem.Storage
+	diskCache cache.Object
+	locked    *lockedStorage
+	live      *liveTrees
 }
 
 // NewSource prepares a Source. It does not touch the network: call Sync,
@@ -88,10 +91,14 @@ func (s *Source) openStorage() error {
 	if err != nil {
 		return err
 	}
-	if mem, ok := raw.(*memory.Storage); ok {
-		s.mem, s.live = mem, newLiveTrees()
-		s.locked, s.Repository.live = s.store.(*lockedStorage), s.live
+	switch raw := raw.(type) {
+	case *memory.Storage:
+		s.mem, s.locked = raw, s.store.(*lockedStorage)
+	case *filesystem.Storage:
+		s.disk, s.locked = raw, s.store.(*lockedPackStorage).lockedStorage
 	}
+	s.live = newLiveTrees()
+	s.Repository.live = s.live
 	if s.remote, err = s.git.Remote(remoteName); err != nil {
 		return err
 	}
@@ -105,7 +112,8 @@ func (s *Source) rawStorage() (storage.Storer, error) {
 	if s.opts.Dir == "" {
 		return memory.NewStorage(), nil
 	}
-	return filesystem.NewStorage(osfs.New(s.opts.Dir), cache.NewObjectLRUDefault()), nil
+	s.diskCache = cache.NewObjectLRUDefault()
+	return filesystem.NewStorage(osfs.New(s.opts.Dir), s.diskCache), nil
 }
 
 // initRepository makes raw a bare repository whose HEAD is the followed
