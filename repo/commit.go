@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // Defaults of a CommitRequest.
@@ -126,36 +127,51 @@ func (s *Source) commitAttempt(ctx context.Context, req CommitRequest, res *Comm
 	return false, err
 }
 
-// buildCommit stores the commit of req on parent (zero: orphan).
+// buildCommit stores the commit of req on parent (zero: orphan): its
+// objects are staged, then stored at once.
 func (s *Source) buildCommit(req CommitRequest, parent plumbing.Hash) (plumbing.Hash, bool, error) {
+	st := newStage(s.store)
+	h, changed, err := buildCommit(st, req, parent)
+	if err != nil || !changed {
+		return h, changed, s.wrap("commit to", err)
+	}
+	if err := st.keep(s.store); err != nil {
+		return plumbing.ZeroHash, false, s.wrap("commit to", err)
+	}
+	return h, true, nil
+}
+
+// buildCommit writes the commit of req on parent into st, and whether it
+// changed the parent's tree (when not, nothing is written).
+func buildCommit(st storer.EncodedObjectStorer, req CommitRequest, parent plumbing.Hash) (plumbing.Hash, bool, error) {
 	var base plumbing.Hash
 	if !parent.IsZero() {
-		c, err := object.GetCommit(s.store, parent)
+		c, err := object.GetCommit(st, parent)
 		if err != nil {
-			return plumbing.ZeroHash, false, s.wrap("commit to", err)
+			return plumbing.ZeroHash, false, err
 		}
 		base = c.TreeHash
 	}
-	tree, err := s.buildTree(req, base)
+	tree, err := buildTree(st, req, base)
 	if err != nil {
-		return plumbing.ZeroHash, false, s.wrap("commit to", err)
+		return plumbing.ZeroHash, false, err
 	}
 	if tree == base || (parent.IsZero() && tree.IsZero()) {
 		return plumbing.ZeroHash, false, nil
 	}
 	if tree.IsZero() {
-		if tree, err = writeEmptyTree(s.store); err != nil {
-			return plumbing.ZeroHash, false, s.wrap("commit to", err)
+		if tree, err = writeEmptyTree(st); err != nil {
+			return plumbing.ZeroHash, false, err
 		}
 	}
-	h, err := s.writeCommit(req, tree, parent)
+	h, err := writeCommit(st, req, tree, parent)
 	return h, err == nil, err
 }
 
-func (s *Source) buildTree(req CommitRequest, base plumbing.Hash) (plumbing.Hash, error) {
+func buildTree(st storer.EncodedObjectStorer, req CommitRequest, base plumbing.Hash) (plumbing.Hash, error) {
 	edits := map[string]edit{}
 	if req.Prune {
-		existing, err := listFiles(s.store, base, req.Prefix)
+		existing, err := listFiles(st, base, req.Prefix)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -166,7 +182,7 @@ func (s *Source) buildTree(req CommitRequest, base plumbing.Hash) (plumbing.Hash
 	for _, p := range req.Delete {
 		edits[p] = edit{del: true}
 	}
-	parents := newTree(s.store, "", base, time.Time{})
+	parents := newTree(st, "", base, time.Time{})
 	for p, data := range req.Files {
 		if req.Rewrite != nil {
 			parent, found, err := readParent(parents, p)
@@ -179,16 +195,16 @@ func (s *Source) buildTree(req CommitRequest, base plumbing.Hash) (plumbing.Hash
 				continue
 			}
 		}
-		h, err := writeBlob(s.store, data)
+		h, err := writeBlob(st, data)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		edits[p] = edit{blob: h}
 	}
-	return applyEdits(s.store, base, edits)
+	return applyEdits(st, base, edits)
 }
 
-func (s *Source) writeCommit(req CommitRequest, tree, parent plumbing.Hash) (plumbing.Hash, error) {
+func writeCommit(st storer.EncodedObjectStorer, req CommitRequest, tree, parent plumbing.Hash) (plumbing.Hash, error) {
 	sig := object.Signature{Name: req.Author.Name, Email: req.Author.Email, When: time.Now()}
 	c := &object.Commit{
 		Author: sig, Committer: sig,
@@ -198,12 +214,11 @@ func (s *Source) writeCommit(req CommitRequest, tree, parent plumbing.Hash) (plu
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
-	obj := s.store.NewEncodedObject()
+	obj := st.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
-		return plumbing.ZeroHash, s.wrap("commit to", err)
+		return plumbing.ZeroHash, err
 	}
-	h, err := s.store.SetEncodedObject(obj)
-	return h, s.wrap("commit to", err)
+	return st.SetEncodedObject(obj)
 }
 
 // normalized applies defaults and checks paths.

@@ -14,22 +14,23 @@ import (
 
 // Compaction of a clone on disk (Dir)
 //
-// go-git's filesystem storage writes one pack per fetch and one loose
-// object per object a status commit writes, and never removes either: a
-// status commit of 1,000 changed records leaves about 1,000 files and
-// 4 MiB of disk behind, for as long as the cache directory lives (the
-// chart keeps it in an emptyDir, on the node's disk). compactDiskIfGrown
-// keeps what compactIfGrown keeps in memory (the ref tips, the trees in
-// use, the pinned commits, history cut behind them), written as one pack,
-// once the loose objects written since the last compaction outnumber what
-// it kept (and at least minCompactObjects), or the packs exceed maxPacks.
+// go-git's filesystem storage writes one pack per fetch (and a status
+// commit one pack, see stage) and never removes any: before, a status
+// commit of 1,000 changed records left 1,000 loose objects and 4 MiB of
+// disk behind, for as long as the cache directory lives (the chart keeps
+// it in an emptyDir, on the node's disk). compactDiskIfGrown keeps what
+// compactIfGrown keeps in memory (the ref tips, the trees in use, the
+// pinned commits, history cut behind them), written as one pack, once the
+// store holds more than maxPacks packs, or more loose objects than the
+// last compaction kept (and at least minCompactObjects: a cache directory
+// an earlier release filled).
 //
 // The order is safe against a crash at any point: the new pack is
 // complete before the shallow boundary moves, and both before anything is
 // deleted; a crash in between leaves objects twice, never one missing.
 
-// maxPacks is the most packs (one per fetch) a disk clone holds between
-// compactions.
+// maxPacks is the most packs (one per fetch or status commit) a disk
+// clone holds between compactions.
 const maxPacks = 32
 
 // packWindow is how many objects delta compression compares each with,

@@ -233,3 +233,42 @@ func httpSourceAt(tb testing.TB, root, dir string) (*Source, *upstream, string) 
 	}
 	return src, up, rev
 }
+
+// TestDiskCloneFilledEarlierIsCompacted: a cache directory that holds
+// thousands of loose objects (an earlier release wrote one per status
+// record and never removed them) is compacted at the first fetch after a
+// restart; the followed revision and the status branch still read.
+func TestDiskCloneFilledEarlierIsCompacted(t *testing.T) {
+	dir := t.TempDir()
+	src, _, rev := httpSourceAt(t, t.TempDir(), dir)
+	ctx := context.Background()
+	res, err := src.CommitAndPush(ctx, statusRequest(statusFiles(10, 0), rev))
+	if err != nil || !res.Committed {
+		t.Fatalf("status commit: %+v %v", res, err)
+	}
+	unlock := src.locked.wlock()
+	for i := range minCompactObjects + 100 { // records of old status commits
+		if _, err := writeBlob(src.disk, []byte(fmt.Sprintf("an old record %d\n", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock()
+	if n, _ := storedObjects(t, src); n < minCompactObjects+100 {
+		t.Fatalf("%d loose objects written, want %d", n, minCompactObjects+100)
+	}
+
+	again, err := NewSource(src.opts) // the restart
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := again.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, packs := storedObjects(t, again)
+	t.Logf("after the first fetch: %d loose objects, %d packs", n, packs)
+	if n != 0 || packs != 1 {
+		t.Errorf("after the first fetch the clone holds %d loose objects and %d packs, want 0 and 1", n, packs)
+	}
+	wantFile(t, again, rev, "README.md", "fleet\n")
+	wantFile(t, again, res.SHA, "status/clusters/c0009.yaml", statusFiles(10, 0)["status/clusters/c0009.yaml"])
+}
