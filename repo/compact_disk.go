@@ -52,7 +52,7 @@ func (s *Source) compactDiskIfGrown() {
 	roots := append(s.live.roots(), refTips(s.disk)...)
 	kept, err := packReachable(s.disk, roots, loose, packs)
 	if err != nil {
-		s.log.Warn("cannot compact the clone on disk; it keeps every object", "dir", s.opts.Dir, "error", err)
+		s.log.Warn("cannot compact the clone on disk; it keeps every object (deleting the directory starts it afresh)", "dir", s.opts.Dir, "error", err)
 		return
 	}
 	s.diskCache.Clear() // it may hold objects no longer stored
