@@ -109,16 +109,14 @@ func (l *liveTrees) roots() []plumbing.Hash {
 
 // pin keeps commit through the next compaction.
 func (s *Source) pin(commit plumbing.Hash) {
-	if s.live != nil {
-		s.live.pin(commit)
-	}
+	s.live.pin(commit)
 }
 
-// compactIfGrown compacts the store when it has grown to twice what the
-// last compaction kept (see compactDisk for a store on disk). Callers hold
-// s.mu, so no fetch or commit writes meanwhile.
+// compactIfGrown compacts the store when it has grown: in memory to twice
+// what the last compaction kept, on disk as compactDiskIfGrown says.
+// Callers hold s.mu, so no fetch or commit writes meanwhile.
 func (s *Source) compactIfGrown() {
-	if s.live == nil || s.opts.FullHistory {
+	if s.opts.FullHistory {
 		return
 	}
 	s.live.mu.Lock()
