@@ -17,6 +17,7 @@ check() { # check PKG ALLOWED-PREFIX...
 check ./spec
 check ./lua
 check ./repo
+check ./verify
 check ./render spec
 check ./reconciler/plan spec
 check ./reconciler/apply spec

@@ -1,0 +1,70 @@
+package verify_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regatta-dev/regatta/internal/testenv/signing"
+	"github.com/regatta-dev/regatta/verify"
+)
+
+// TestSSHSignatures: commits signed with ssh-keygen through git are
+// checked against an allowed_signers file: a listed key is accepted and
+// named by its principals; an unlisted key, a key outside its
+// valid-before at the commit's time and a key limited to another
+// namespace are refused; a key whose valid-before passed after it signed
+// (rotation) still verifies its old commits.
+func TestSSHSignatures(t *testing.T) {
+	alice := signing.NewSSHKey(t, "alice")
+	bob := signing.NewSSHKey(t, "bob")
+	old := signing.NewSSHKey(t, "old")
+	filesOnly := signing.NewSSHKey(t, "files-only")
+	g := newGitRepo(t)
+	base := g.commit(alice.Signer(), "base", map[string]string{"a.yaml": "a: 0\n"})
+	byBob := g.commit(bob.Signer(), "bob", map[string]string{"a.yaml": "a: 1\n"})
+	byOld := g.commit(old.Signer(), "old", map[string]string{"a.yaml": "a: 2\n"})
+	byFiles := g.commit(filesOnly.Signer(), "files", map[string]string{"a.yaml": "a: 3\n"})
+
+	tomorrow := time.Now().Add(24 * time.Hour).UTC().Format("20060102")
+	allowed := alice.AllowedSigner("alice@example.com", `namespaces="git"`) +
+		old.AllowedSigner("old@example.com", `valid-before="20200101Z"`) +
+		filesOnly.AllowedSigner("files@example.com", `namespaces="file"`)
+	opts := verify.Options{Mode: verify.ModeHead, Keys: loadKeys(t, map[string][]byte{"allowed_signers": []byte(allowed)})}
+
+	v := check(t, g, opts, base, "")
+	wantAccepted(t, v)
+	if !strings.HasPrefix(v.Key, "SHA256:") || v.Signer != "alice@example.com" {
+		t.Fatalf("key %q signer %q", v.Key, v.Signer)
+	}
+	wantRefused(t, check(t, g, opts, byBob, base), byBob, verify.ReasonUnknownKey)
+	v = check(t, g, opts, byOld, base)
+	wantRefused(t, v, byOld, verify.ReasonExpiredKey)
+	if !strings.Contains(v.Detail, "valid-before") {
+		t.Fatalf("detail %q does not name valid-before", v.Detail)
+	}
+	wantRefused(t, check(t, g, opts, byFiles, base), byFiles, verify.ReasonExpiredKey)
+
+	rotated := alice.AllowedSigner("alice@example.com", `valid-before="`+tomorrow+`"`)
+	opts.Keys = loadKeys(t, map[string][]byte{"allowed_signers": []byte(rotated)})
+	wantAccepted(t, check(t, g, opts, base, ""))
+}
+
+// TestAllowedSignersErrors: every bad line is reported with file and line.
+func TestAllowedSignersErrors(t *testing.T) {
+	k := signing.NewSSHKey(t, "k")
+	file := "# comment\n\n" + k.AllowedSigner("a@example.com", `valid-before="2020"`) +
+		"b@example.com\n" + k.AllowedSigner("c@example.com", "no-such-option") + k.AllowedSigner(`"d@example.com,e@example.com"`, "cert-authority")
+	signers, err := verify.ParseAllowedSigners("allowed_signers", []byte(file))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"allowed_signers:3: option valid-before", "allowed_signers:4: want", "allowed_signers:5: option \"no-such-option\""} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if len(signers) != 1 || !signers[0].CertAuthority || len(signers[0].Principals) != 2 {
+		t.Fatalf("good lines: %+v", signers)
+	}
+}

@@ -1,0 +1,234 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Mode says which commits must be signed.
+type Mode string
+
+const (
+	// ModeHead checks the revision's tip commit (Flux's HEAD).
+	ModeHead Mode = "head"
+	// ModeEvery checks every commit since the last verified revision.
+	ModeEvery Mode = "every"
+)
+
+// ParseMode reads a mode named on the command line.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeHead, ModeEvery:
+		return m, nil
+	}
+	return "", fmt.Errorf("verify mode %q: want %s or %s (regatta follows a branch, so there is no tag mode)", s, ModeHead, ModeEvery)
+}
+
+// Options configures a Verifier.
+type Options struct {
+	Mode Mode
+	Keys *Keys
+	// Policy, when set, limits the paths each signer may change.
+	Policy *Policy
+	// Now is the time OpenPGP expiry and revocation are judged at
+	// (default time.Now).
+	Now func() time.Time
+}
+
+// Verifier answers whether a revision may come in force.
+type Verifier struct {
+	repo Commits
+	opts Options
+	now  func() time.Time
+}
+
+// New returns a Verifier reading commits from repo.
+func New(repo Commits, opts Options) *Verifier {
+	if opts.Mode == "" {
+		opts.Mode = ModeHead
+	}
+	if opts.Keys == nil {
+		opts.Keys = &Keys{}
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Verifier{repo: repo, opts: opts, now: now}
+}
+
+// Mode is the configured mode.
+func (v *Verifier) Mode() Mode { return v.opts.Mode }
+
+// Check says whether rev is acceptable given base, the last verified
+// revision ("" when there is none: rev's signature alone is checked). A
+// commit that cannot be read refuses rev (ReasonUnverifiable): nothing
+// unverified comes in force.
+func (v *Verifier) Check(ctx context.Context, rev, base string) Verdict {
+	out := Verdict{Revision: rev, Base: base, Commit: rev}
+	if base == rev {
+		base = ""
+	}
+	tip, err := v.repo.CommitObject(ctx, rev)
+	if err != nil {
+		return unverifiable(out, rev, err)
+	}
+	commits := []*object.Commit{tip}
+	if v.opts.Mode == ModeEvery && base != "" {
+		if commits, err = since(ctx, v.repo, rev, base); err != nil {
+			return unverifiable(out, rev, err)
+		}
+	}
+	out.Commits = len(commits)
+	for _, c := range commits {
+		s, r := v.checkCommit(c)
+		if r != nil {
+			return refused(out, c.Hash.String(), r)
+		}
+		if c.Hash == tip.Hash {
+			out.Key, out.Signer = s.key, s.name
+		}
+		if r := v.checkPaths(ctx, c, s, base, tip); r != nil {
+			return refused(out, c.Hash.String(), r)
+		}
+	}
+	out.Accepted = true
+	return out
+}
+
+func (v *Verifier) checkCommit(c *object.Commit) (signer, *refusal) {
+	payload, err := commitPayload(c)
+	if err != nil {
+		return signer{}, &refusal{reason: ReasonUnverifiable, detail: err.Error()}
+	}
+	return v.checkSignature(c.PGPSignature, payload, c.Committer.When)
+}
+
+// checkPaths holds the signer of c to the policy for the paths c changed:
+// in ModeEvery c's own changes, in ModeHead everything since base.
+func (v *Verifier) checkPaths(ctx context.Context, c *object.Commit, s signer, base string, tip *object.Commit) *refusal {
+	if v.opts.Policy == nil || base == "" {
+		return nil
+	}
+	var files []string
+	var err error
+	if v.opts.Mode == ModeEvery {
+		files, err = ownChanges(c)
+	} else {
+		files, err = changesSince(ctx, v.repo, base, tip)
+	}
+	if err != nil {
+		return &refusal{reason: ReasonUnverifiable, key: s.key, name: s.name, detail: err.Error()}
+	}
+	for _, f := range files {
+		if ok, why := v.opts.Policy.allows(s, f); !ok {
+			return &refusal{reason: ReasonSignerNotAllowed, key: s.key, name: s.name, detail: f + ": " + why}
+		}
+	}
+	return nil
+}
+
+func refused(v Verdict, commit string, r *refusal) Verdict {
+	v.Commit, v.Reason, v.Key, v.Signer, v.Detail = commit, r.reason, r.key, r.name, r.detail
+	if r.reason == ReasonSignerNotAllowed {
+		v.File, v.Detail = splitFile(r.detail)
+	}
+	return v
+}
+
+func unverifiable(v Verdict, commit string, err error) Verdict {
+	return refused(v, commit, &refusal{reason: ReasonUnverifiable, detail: err.Error()})
+}
+
+// splitFile separates "file: why".
+func splitFile(s string) (string, string) {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == ':' && s[i+1] == ' ' {
+			return s[:i], s[i+2:]
+		}
+	}
+	return s, ""
+}
+
+// ownChanges are the paths a commit changed: against its parent, or for
+// a merge the paths that differ from every parent (its own resolution;
+// the merged commits are checked on their own).
+func ownChanges(c *object.Commit) ([]string, error) {
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, err
+	}
+	if c.NumParents() == 0 {
+		return diffPaths(nil, tree)
+	}
+	return mergePaths(c, tree, map[string]int{})
+}
+
+func mergePaths(c *object.Commit, tree *object.Tree, count map[string]int) ([]string, error) {
+	n := 0
+	err := c.Parents().ForEach(func(p *object.Commit) error {
+		pt, err := p.Tree()
+		if err != nil {
+			return err
+		}
+		files, err := diffPaths(pt, tree)
+		for _, f := range files {
+			count[f]++
+		}
+		n++
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for f, k := range count {
+		if k == n {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// changesSince are the paths that differ between base and tip.
+func changesSince(ctx context.Context, repo Commits, base string, tip *object.Commit) ([]string, error) {
+	b, err := repo.CommitObject(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	bt, err := b.Tree()
+	if err != nil {
+		return nil, err
+	}
+	tt, err := tip.Tree()
+	if err != nil {
+		return nil, err
+	}
+	return diffPaths(bt, tt)
+}
+
+// diffPaths lists the paths added, removed or changed (both names of a
+// rename).
+func diffPaths(a, b *object.Tree) ([]string, error) {
+	changes, err := object.DiffTree(a, b)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, ch := range changes {
+		for _, name := range []string{ch.From.Name, ch.To.Name} {
+			if name != "" && !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
