@@ -54,7 +54,7 @@ type Rule struct {
 func LoadPolicy(file string) (*Policy, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("signers policy: %w", err)
+		return nil, &PolicyError{File: file, Message: err.Error()}
 	}
 	return ParsePolicy(file, b)
 }
@@ -66,11 +66,11 @@ func ParsePolicy(file string, b []byte) (*Policy, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, &PolicyError{File: file, Message: err.Error()}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, &PolicyError{File: file, Message: err.Error()}
 	}
 	lines := ruleLines(&doc)
 	for i := range p.Rules {
@@ -99,14 +99,50 @@ func ruleLines(doc *yaml.Node) []int {
 	return nil
 }
 
+// PolicyError is a mistake in a signers policy file, at file:line.
+type PolicyError struct {
+	File    string
+	Line    int
+	Field   string
+	Message string
+}
+
+func (e *PolicyError) Error() string {
+	where := e.File
+	if e.Line > 0 {
+		where = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	if e.Field == "" {
+		return where + ": " + e.Message
+	}
+	return fmt.Sprintf("%s: %s: %s", where, e.Field, e.Message)
+}
+
+// PolicyErrors lists the PolicyErrors in an error of ParsePolicy or
+// LoadPolicy (a decoding error becomes one without a line).
+func PolicyErrors(err error) []*PolicyError {
+	var out []*PolicyError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, PolicyErrors(e)...)
+		}
+		return out
+	}
+	var pe *PolicyError
+	if errors.As(err, &pe) {
+		return []*PolicyError{pe}
+	}
+	if err != nil {
+		out = append(out, &PolicyError{Message: err.Error()})
+	}
+	return out
+}
+
 func (p *Policy) validate() error {
 	var errs []error
 	add := func(line int, format string, args ...any) {
-		where := p.File
-		if line > 0 {
-			where = fmt.Sprintf("%s:%d", p.File, line)
-		}
-		errs = append(errs, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...)))
+		field, msg, _ := strings.Cut(fmt.Sprintf(format, args...), ": ")
+		errs = append(errs, &PolicyError{File: p.File, Line: line, Field: field, Message: msg})
 	}
 	if p.APIVersion != APIVersion || p.Kind != KindSignersPolicy {
 		add(1, "apiVersion/kind: want %s %s", APIVersion, KindSignersPolicy)
@@ -214,4 +250,25 @@ func matchSegs(g, n []string) bool {
 		g, n = g[1:], n[1:]
 	}
 	return len(n) == 0
+}
+
+// UnusedGlobs lists the globs that match none of files (a repository's
+// paths): most likely typos, since they give nobody anything.
+func (p *Policy) UnusedGlobs(files []string) []*PolicyError {
+	var out []*PolicyError
+	for i, r := range p.Rules {
+		for j, g := range r.Paths {
+			used := false
+			for _, f := range files {
+				if used = matchGlob(g, f); used {
+					break
+				}
+			}
+			if !used {
+				out = append(out, &PolicyError{File: p.File, Line: r.Line, Field: fmt.Sprintf("rules[%d].paths[%d]", i, j),
+					Message: fmt.Sprintf("glob %q matches no file of the repository", g)})
+			}
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -34,6 +35,11 @@ type Options struct {
 	Keys *Keys
 	// Policy, when set, limits the paths each signer may change.
 	Policy *Policy
+	// Exempt are folders (status/, when regatta commits its status to
+	// the followed branch) whose changes need no signature: a commit
+	// changing nothing else is not checked, and a policy does not apply
+	// to them.
+	Exempt []string
 	// Now is the time OpenPGP expiry and revocation are judged at
 	// (default time.Now).
 	Now func() time.Time
@@ -66,6 +72,7 @@ func (v *Verifier) Mode() Mode { return v.opts.Mode }
 
 // Check says whether rev is acceptable given base, the last verified
 // revision ("" when there is none: rev's signature alone is checked). A
+// commit that changes nothing but Exempt paths needs no signature. A
 // commit that cannot be read refuses rev (ReasonUnverifiable): nothing
 // unverified comes in force.
 func (v *Verifier) Check(ctx context.Context, rev, base string) Verdict {
@@ -73,31 +80,57 @@ func (v *Verifier) Check(ctx context.Context, rev, base string) Verdict {
 	if base == rev {
 		base = ""
 	}
-	tip, err := v.repo.CommitObject(ctx, rev)
+	commits, err := v.toCheck(ctx, rev, base)
 	if err != nil {
 		return unverifiable(out, rev, err)
 	}
-	commits := []*object.Commit{tip}
-	if v.opts.Mode == ModeEvery && base != "" {
-		if commits, err = since(ctx, v.repo, rev, base); err != nil {
-			return unverifiable(out, rev, err)
-		}
-	}
-	out.Commits = len(commits)
 	for _, c := range commits {
+		files, err := v.ownChanges(c)
+		if err != nil {
+			return unverifiable(out, c.Hash.String(), err)
+		}
+		if c.NumParents() == 1 && len(files) == 0 {
+			continue // changes nothing regatta reads
+		}
+		out.Commits++
 		s, r := v.checkCommit(c)
+		if r == nil {
+			r = v.checkPaths(ctx, c, s, files, base)
+		}
 		if r != nil {
 			return refused(out, c.Hash.String(), r)
 		}
-		if c.Hash == tip.Hash {
+		if out.Key == "" {
 			out.Key, out.Signer = s.key, s.name
-		}
-		if r := v.checkPaths(ctx, c, s, base, tip); r != nil {
-			return refused(out, c.Hash.String(), r)
 		}
 	}
 	out.Accepted = true
 	return out
+}
+
+// toCheck returns the commits to check, newest first: in ModeHead the
+// newest commit of rev's first-parent line that changes more than Exempt
+// paths (none when there is none since base); in ModeEvery every commit
+// since base.
+func (v *Verifier) toCheck(ctx context.Context, rev, base string) ([]*object.Commit, error) {
+	if v.opts.Mode == ModeEvery && base != "" {
+		return since(ctx, v.repo, rev, base)
+	}
+	c, err := v.repo.CommitObject(ctx, rev)
+	for err == nil && c.NumParents() == 1 && c.Hash.String() != base {
+		files, ferr := v.ownChanges(c)
+		if ferr != nil || len(files) > 0 {
+			return []*object.Commit{c}, ferr
+		}
+		c, err = v.repo.CommitObject(ctx, c.ParentHashes[0].String())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Hash.String() == base {
+		return nil, nil
+	}
+	return []*object.Commit{c}, nil
 }
 
 func (v *Verifier) checkCommit(c *object.Commit) (signer, *refusal) {
@@ -110,19 +143,16 @@ func (v *Verifier) checkCommit(c *object.Commit) (signer, *refusal) {
 
 // checkPaths holds the signer of c to the policy for the paths c changed:
 // in ModeEvery c's own changes, in ModeHead everything since base.
-func (v *Verifier) checkPaths(ctx context.Context, c *object.Commit, s signer, base string, tip *object.Commit) *refusal {
+func (v *Verifier) checkPaths(ctx context.Context, c *object.Commit, s signer, own []string, base string) *refusal {
 	if v.opts.Policy == nil || base == "" {
 		return nil
 	}
-	var files []string
-	var err error
-	if v.opts.Mode == ModeEvery {
-		files, err = ownChanges(c)
-	} else {
-		files, err = changesSince(ctx, v.repo, base, tip)
-	}
-	if err != nil {
-		return &refusal{reason: ReasonUnverifiable, key: s.key, name: s.name, detail: err.Error()}
+	files := own
+	if v.opts.Mode == ModeHead {
+		var err error
+		if files, err = v.changesSince(ctx, base, c); err != nil {
+			return &refusal{reason: ReasonUnverifiable, key: s.key, name: s.name, detail: err.Error()}
+		}
 	}
 	for _, f := range files {
 		if ok, why := v.opts.Policy.allows(s, f); !ok {
@@ -157,15 +187,41 @@ func splitFile(s string) (string, string) {
 // ownChanges are the paths a commit changed: against its parent, or for
 // a merge the paths that differ from every parent (its own resolution;
 // the merged commits are checked on their own).
-func ownChanges(c *object.Commit) ([]string, error) {
+func (v *Verifier) ownChanges(c *object.Commit) ([]string, error) {
 	tree, err := c.Tree()
 	if err != nil {
 		return nil, err
 	}
+	var files []string
 	if c.NumParents() == 0 {
-		return diffPaths(nil, tree)
+		files, err = diffPaths(nil, tree)
+	} else {
+		files, err = mergePaths(c, tree, map[string]int{})
 	}
-	return mergePaths(c, tree, map[string]int{})
+	return v.notExempt(files), err
+}
+
+// notExempt drops the paths under Exempt.
+func (v *Verifier) notExempt(files []string) []string {
+	if len(v.opts.Exempt) == 0 {
+		return files
+	}
+	out := files[:0]
+	for _, f := range files {
+		if !underAny(f, v.opts.Exempt) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func underAny(f string, dirs []string) bool {
+	for _, d := range dirs {
+		if f == d || strings.HasPrefix(f, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func mergePaths(c *object.Commit, tree *object.Tree, count map[string]int) ([]string, error) {
@@ -196,8 +252,8 @@ func mergePaths(c *object.Commit, tree *object.Tree, count map[string]int) ([]st
 }
 
 // changesSince are the paths that differ between base and tip.
-func changesSince(ctx context.Context, repo Commits, base string, tip *object.Commit) ([]string, error) {
-	b, err := repo.CommitObject(ctx, base)
+func (v *Verifier) changesSince(ctx context.Context, base string, tip *object.Commit) ([]string, error) {
+	b, err := v.repo.CommitObject(ctx, base)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +265,8 @@ func changesSince(ctx context.Context, repo Commits, base string, tip *object.Co
 	if err != nil {
 		return nil, err
 	}
-	return diffPaths(bt, tt)
+	files, err := diffPaths(bt, tt)
+	return v.notExempt(files), err
 }
 
 // diffPaths lists the paths added, removed or changed (both names of a
