@@ -7,6 +7,7 @@ import (
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/repo"
+	"github.com/regatta-dev/regatta/verify"
 )
 
 // DaemonOptions configures the loop of `regatta run`.
@@ -45,6 +46,10 @@ type DaemonOptions struct {
 	// it pulled, and commits only its record to StatusBranch (its own
 	// ref). Without it, pulled clusters are never reconciled.
 	Agent *AgentCluster
+	// Verify, when set, checks the signatures of each new revision
+	// (package verify) before it may come in force: a refused revision is
+	// kept out as an invalid one is (intake_verify.go).
+	Verify Verifier
 	// Peers, when set, reads the records of the clusters this daemon does
 	// not reconcile: shown in its status, read by its rollouts' gates.
 	Peers Peers
@@ -73,6 +78,11 @@ type Daemon struct {
 	mu       sync.Mutex
 	restored bool   // the status branch was read
 	inForce  string // the revision in force by the status branch, at start
+	// anchor is the in-force revision's own signature check at start
+	// (intake_verify.go).
+	anchor *verify.Verdict
+	// inForceCheck is the signature check of the revision in force.
+	inForceCheck *status.Verification
 	// converged is the revision each cluster last converged on (see
 	// unchanged).
 	converged map[string]*revision

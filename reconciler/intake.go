@@ -21,7 +21,11 @@ func (d *Daemon) load(ctx context.Context, sha string, s *session, every bool) e
 	}
 	before := d.r.current()
 	fleet := status.Fleet{SourceRevision: sha}
-	good := d.r.accept(sha, tree, &fleet)
+	good := before
+	if d.verified(ctx, sha, before, &fleet) {
+		good = d.r.accept(sha, tree, &fleet)
+		d.verifiedInForce(good, &fleet)
+	}
 	if good == nil {
 		good = d.acceptInForce(ctx)
 	}
@@ -68,6 +72,9 @@ func (d *Daemon) acceptInForce(ctx context.Context) *revision {
 	}
 	if err := d.opts.Source.EnsureCommit(ctx, sha); err != nil {
 		d.r.log.Error("cannot read the revision in force before the restart", "revision", sha, "error", err)
+		return nil
+	}
+	if !d.anchorVerified(ctx, sha) {
 		return nil
 	}
 	tree, err := d.opts.Source.Tree(ctx, sha)

@@ -26,6 +26,11 @@ func (d *Daemon) loadRevision(ctx context.Context, sha string) (*revision, error
 	if err := d.opts.Source.EnsureCommit(ctx, sha); err != nil {
 		return nil, fmt.Errorf("read revision %s: %w", sha, err)
 	}
+	if v := d.opts.Verify; v != nil { // a rollout's older revision, named by the status branch
+		if verdict := v.Check(ctx, sha, ""); !verdict.Accepted {
+			return nil, fmt.Errorf("revision %s: %s", sha, verdict.Error())
+		}
+	}
 	tree, err := d.opts.Source.Tree(ctx, sha)
 	if err != nil {
 		return nil, fmt.Errorf("read revision %s: %w", sha, err)

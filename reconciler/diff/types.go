@@ -31,6 +31,24 @@ type Report struct {
 	Live *LiveReport `json:"live,omitempty"`
 	// Renders counts the renders the comparison asked for.
 	Renders RenderStats `json:"renders"`
+	// Signature is the signature check of head against base
+	// (--verify-commits): whether regatta would let it in, by which key.
+	Signature *Signature `json:"signature,omitempty"`
+}
+
+// Signature is the verdict of the signature check of the head revision,
+// as the daemon would give it with base as the last verified revision.
+type Signature struct {
+	Mode     string `json:"mode"`
+	Accepted bool   `json:"accepted"`
+	// Commit is the refused commit, or head.
+	Commit string `json:"commit"`
+	Key    string `json:"key,omitempty"`
+	Signer string `json:"signer,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	File   string `json:"file,omitempty"`
+	// Message says why, for people.
+	Message string `json:"message,omitempty"`
 }
 
 // RenderStats counts the (cluster, profile) renders of a comparison, both

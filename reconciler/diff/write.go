@@ -117,6 +117,22 @@ func factsLine(f Facts) string {
 	return b.String()
 }
 
+// signatureLine says whether the daemon would let head in, and by which
+// key ("" without --verify-commits).
+func signatureLine(s *Signature) string {
+	if s == nil {
+		return ""
+	}
+	if !s.Accepted {
+		return fmt.Sprintf("signature check (%s): REFUSED: %s", s.Mode, s.Message)
+	}
+	key := s.Key
+	if s.Signer != "" {
+		key += " (" + s.Signer + ")"
+	}
+	return fmt.Sprintf("signature check (%s): accepted, signed by %s", s.Mode, key)
+}
+
 func revLine(r *Report) string {
 	return fmt.Sprintf("base %s (%s) → head %s (%s)", status.ShortRevision(r.Base.Revision), r.Base.Ref, status.ShortRevision(r.Head.Revision), r.Head.Ref)
 }

@@ -18,6 +18,9 @@ func markdown(r *Report, maxBytes int) string {
 		fmt.Fprintf(&b, "%s  \n", countsLine(r.Summary))
 	}
 	fmt.Fprintf(&b, "%s  \ncluster facts: %s  \n%s\n", mdRevLine(r), factsLine(r.Facts), rendersLine(r.Renders))
+	if line := signatureLine(r.Signature); line != "" {
+		fmt.Fprintf(&b, "%s\n", line)
+	}
 	writeMarkdownProblems(&b, r)
 	writeTenantsMarkdown(&b, r.Tenants)
 	truncated := false

@@ -60,6 +60,9 @@ func text(r *Report, c colors) string {
 		fmt.Fprintf(&b, "  %s\n", countsLine(r.Summary))
 	}
 	fmt.Fprintf(&b, "  %s\n  cluster facts: %s\n  %s\n", revLine(r), factsLine(r.Facts), rendersLine(r.Renders))
+	if line := signatureLine(r.Signature); line != "" {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", c.red(c.bold("Errors in the head revision:")))
 		for _, p := range r.Errors {

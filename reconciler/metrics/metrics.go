@@ -28,6 +28,9 @@ type Metrics struct {
 	SourceRevision   *prometheus.GaugeVec   // revision: 1 for the current one
 	GitFetchErrors   prometheus.Counter
 	StatusCommits    prometheus.Counter
+	// RevisionsRefused counts revisions the signature check kept out,
+	// by reason (verify.Reason).
+	RevisionsRefused *prometheus.CounterVec
 	Rollout          *Rollout
 
 	pairStates *pairStates
@@ -53,6 +56,7 @@ func New() *Metrics {
 	m.SourceRevision = f.gaugeVec("regatta_source_revision", "1 for the fleet repository revision in force.", "revision")
 	m.GitFetchErrors = f.counter("regatta_git_fetch_errors_total", "Failed fetches of the fleet repository.")
 	m.StatusCommits = f.counter("regatta_status_commits_total", "Status commits pushed to the repository.")
+	m.RevisionsRefused = f.counterVec("regatta_revisions_refused_total", "New revisions the signature check (--verify-commits) kept out, by reason: Unsigned, UnknownKey, ExpiredKey, RevokedKey, BadSignature, SignerNotAllowed or Unverifiable.", "reason")
 	m.Rollout = newRollout(f)
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

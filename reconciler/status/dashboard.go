@@ -114,6 +114,7 @@ func writeSummary(b *strings.Builder, s Snapshot) {
 	fmt.Fprintf(b, " · %d clusters · %d profiles\n\n", len(s.Clusters), len(profileNames(s.Clusters)))
 	writePairCounts(b, s)
 	writeRefusedTenants(b, f.RefusedTenants)
+	writeVerification(b, f.Verification)
 	if len(f.Errors) == 0 {
 		return
 	}
@@ -122,6 +123,33 @@ func writeSummary(b *strings.Builder, s Snapshot) {
 		fmt.Fprintf(b, "> - %s\n", formatError(e))
 	}
 	b.WriteString("\n")
+}
+
+// writeVerification names the signing key of the revision in force, or
+// the commit, key and reason of a refused one.
+func writeVerification(b *strings.Builder, v *Verification) {
+	if v == nil {
+		return
+	}
+	if v.Accepted {
+		fmt.Fprintf(b, "Signature check (%s): accepted, signed by %s\n\n", text(v.Mode), keyText(v))
+		return
+	}
+	fmt.Fprintf(b, "> 🔏 **Signature check (%s) refused commit `%s`**: %s", text(v.Mode), ShortRevision(v.Commit), text(v.Reason))
+	if v.File != "" {
+		fmt.Fprintf(b, " at `%s`", text(v.File))
+	}
+	if v.Key != "" {
+		fmt.Fprintf(b, ", key %s", keyText(v))
+	}
+	b.WriteString("\n\n")
+}
+
+func keyText(v *Verification) string {
+	if v.Signer == "" {
+		return "`" + text(v.Key) + "`"
+	}
+	return fmt.Sprintf("`%s` (%s)", text(v.Key), text(v.Signer))
 }
 
 // writeRefusedTenants lists the tenants whose folders do not load, with

@@ -108,6 +108,10 @@ func fleetTexts(f *Fleet) []TextField {
 	for i := range f.Rollouts {
 		out = append(out, TextField{fmt.Sprintf("rollouts[%d].reason", i), &f.Rollouts[i].Reason})
 	}
+	if v := f.Verification; v != nil {
+		out = append(out, TextField{"verification.file", &v.File}, TextField{"verification.message", &v.Message},
+			TextField{"verification.signer", &v.Signer})
+	}
 	return out
 }
 
@@ -131,7 +135,7 @@ func boundCluster(c ClusterStatus) ClusterStatus {
 // boundFleet is boundCluster for the fleet record.
 func boundFleet(f Fleet) Fleet {
 	f.Errors, f.Rollouts = slices.Clone(f.Errors), slices.Clone(f.Rollouts)
-	f.RefusedTenants = slices.Clone(f.RefusedTenants)
+	f.RefusedTenants, f.Verification = slices.Clone(f.RefusedTenants), clonePtr(f.Verification)
 	for i := range f.RefusedTenants {
 		f.RefusedTenants[i].Errors = slices.Clone(f.RefusedTenants[i].Errors)
 	}

@@ -221,6 +221,32 @@ type Fleet struct {
 	// DependsOn lists the profiles of the revision in force that depend
 	// on others (spec.dependsOn), for the dashboard's graph.
 	DependsOn []ProfileDependency `json:"dependsOn,omitempty" yaml:"dependsOn,omitempty"`
+	// Verification is the signature check of SourceRevision, when
+	// regatta runs with --verify-commits.
+	Verification *Verification `json:"verification,omitempty" yaml:"verification,omitempty"`
+}
+
+// Verification is the verdict of the signature check of a revision: the
+// commit it refused (or the revision it accepted), the signing key, and
+// why it refused.
+type Verification struct {
+	Accepted bool `json:"accepted" yaml:"accepted"`
+	// Mode is head or every (--verify-commits).
+	Mode string `json:"mode" yaml:"mode"`
+	// Base is the last verified revision the check started from ("": the
+	// revision's own signature only).
+	Base   string `json:"base,omitempty" yaml:"base,omitempty"`
+	Commit string `json:"commit" yaml:"commit"`
+	// Key is an OpenPGP fingerprint or an SSH key's SHA256 fingerprint;
+	// Signer names it (user ID, principals).
+	Key    string `json:"key,omitempty" yaml:"key,omitempty"`
+	Signer string `json:"signer,omitempty" yaml:"signer,omitempty"`
+	// Reason is why: Unsigned, UnknownKey, ExpiredKey, RevokedKey,
+	// BadSignature, SignerNotAllowed or Unverifiable.
+	Reason string `json:"reason,omitempty" yaml:"reason,omitempty"`
+	// File is the path a signer may not change (SignerNotAllowed).
+	File    string `json:"file,omitempty" yaml:"file,omitempty"`
+	Message string `json:"message,omitempty" yaml:"message,omitempty"`
 }
 
 // RefusedTenant is a tenant whose folder did not load, and why.

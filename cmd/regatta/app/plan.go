@@ -38,6 +38,7 @@ type planFlags struct {
 	clusterTimeout time.Duration
 	allowExec      bool
 	render         renderOptionFlags
+	verify         verifyFlags
 }
 
 func newPlanCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -99,6 +100,7 @@ func (f *planFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.fleet, "fleet", "", "with --live: the fleet identity of the regatta that applies the repository (its log names it at start), so its inventories are compared")
 	fl.BoolVar(&f.allowExec, "allow-kubeconfig-exec", false, "with --live: allow exec credential plugins, auth providers and file references in kubeconfigs")
 	f.render.register(fl)
+	f.verify.register(fl)
 }
 
 // planExit keeps exit code 2 for "something changes": usage errors exit 1
@@ -153,9 +155,18 @@ func runPlan(ctx context.Context, f *planFlags, dir string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	vo, err := f.verify.options()
+	if err != nil {
+		return err
+	}
 	rep, err := f.plan(ctx, dir, base, head)
 	if err != nil {
 		return err
+	}
+	if vo != nil {
+		if err := checkSignature(ctx, dir, *vo, base, head, rep); err != nil {
+			return err
+		}
 	}
 	if err := diff.Write(stdout, rep, wopts); err != nil {
 		return err

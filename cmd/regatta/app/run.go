@@ -22,9 +22,11 @@ import (
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
+	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/reconciler/webhook"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/repo"
+	"github.com/regatta-dev/regatta/verify"
 )
 
 type runFlags struct {
@@ -58,6 +60,7 @@ type runFlags struct {
 	memoryLimit          string
 	shard                shardFlags
 	agent                agentFlags
+	verify               verifyFlags
 
 	mgmt           *rest.Config // the management cluster, when configured
 	owner          *ownership   // --replicas-mode shard
@@ -141,6 +144,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.shard.register(fl)
 	f.agent.register(fl)
+	f.verify.register(fl)
 	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else none with GOGC=50 (unless $GOGC is set); "off": none`)
 }
 
@@ -188,6 +192,16 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 	return f.lead(ctx, f.leaseConfig(), log, func() { m.SetReady(true) }, d.Run)
 }
 
+// verifyOptions reads the signature check's flags; status/ is exempt when
+// status commits go to the followed branch (they are regatta's own, and
+// unsigned).
+func (f *runFlags) verifyOptions() (*verify.Options, error) {
+	if f.statusBranch != "" && f.statusBranch == f.branch {
+		return f.verify.options(status.Dir)
+	}
+	return f.verify.options()
+}
+
 // build wires the daemon from the flags.
 func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Daemon, *metrics.Metrics, error) {
 	auth, err := f.git.auth()
@@ -198,7 +212,15 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 	if err != nil {
 		return nil, nil, err
 	}
-	src, err := repo.NewSource(repo.Options{URL: f.repoURL, Branch: f.branch, Auth: auth, PushAuth: pushAuth, Dir: f.cacheDir, Logger: log})
+	vo, err := f.verifyOptions()
+	if err != nil {
+		return nil, nil, err
+	}
+	// Every-commit checks walk the history since the last verified
+	// revision: keep it, rather than fetch it again after each shallow
+	// fetch or compaction.
+	src, err := repo.NewSource(repo.Options{URL: f.repoURL, Branch: f.branch, Auth: auth, PushAuth: pushAuth, Dir: f.cacheDir, Logger: log,
+		FullHistory: vo != nil && vo.Mode == verify.ModeEvery})
 	if err != nil {
 		return nil, nil, &ExitError{Code: ExitUsage, Err: err}
 	}
@@ -244,6 +266,10 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		ShutdownGrace:  f.shutdownGrace,
 		Ownership:      own,
 		OnPass:         f.onPass,
+	}
+	if vo != nil {
+		do.Verify = verify.New(src, *vo)
+		log.Info("commit signatures are checked", "mode", vo.Mode, "openpgpKeys", len(vo.Keys.PGP), "sshSigners", len(vo.Keys.SSH), "policy", f.verify.policyFile)
 	}
 	f.agent.pullOptions(&do, src, f)
 	d := reconciler.Build(ctx, reconciler.Setup{

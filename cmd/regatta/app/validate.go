@@ -22,6 +22,8 @@ type validateFlags struct {
 	// same names do.
 	helmWorker       helmWorkerFlags
 	allowURLPrefixes []string
+	// signersPolicy and trustedKeys are checked as `regatta run` loads them.
+	signersPolicy, trustedKeys string
 }
 
 func newValidateCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -35,7 +37,8 @@ It reads the working tree as it is and writes nothing.
 
 Exit codes: 0 valid (warnings may be printed), 1 invalid, 2 usage or I/O error.`,
 		Example: `  regatta validate
-  regatta validate ./fleet-infra --output json`,
+  regatta validate ./fleet-infra --output json
+  regatta validate --signers-policy /etc/regatta/signers/policy.yaml --trusted-keys /etc/regatta/signers`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := optionalDir(args)
 			if err != nil {
@@ -47,6 +50,8 @@ Exit codes: 0 valid (warnings may be printed), 1 invalid, 2 usage or I/O error.`
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	f.helmWorker.register(cmd.Flags())
 	registerAllowURLPrefix(cmd.Flags(), &f.allowURLPrefixes)
+	cmd.Flags().StringVar(&f.signersPolicy, "signers-policy", "", "also check this SignersPolicy file (regatta run --signers-policy) against the repository")
+	cmd.Flags().StringVar(&f.trustedKeys, "trusted-keys", "", "also check this folder of trusted keys (regatta run --trusted-keys)")
 	return cmd
 }
 
@@ -66,6 +71,7 @@ func runValidate(ctx context.Context, f *validateFlags, dir string, stdout, stde
 	diags = append(diags, checkTemplates(fsys, repo)...)
 	diags = append(diags, checkTenants(ctx, fsys, repo, diags, f, worker)...)
 	diags = append(diags, checkClusterScopes(ctx, fsys, repo, diags, f, worker)...)
+	diags = append(diags, checkSigners(fsys, f.signersPolicy, f.trustedKeys)...)
 	if f.output == "json" {
 		err = writeValidateJSON(stdout, repo, diags, verdict)
 	} else {
