@@ -25,8 +25,9 @@ type Keys struct {
 // LoadKeys reads a folder (a mounted Secret): OpenPGP public keys in
 // files named *.asc, *.gpg or *.pgp (armored or binary, several per file)
 // and SSH signers in a file named allowed_signers, in git's format.
-// Hidden files (a Secret volume's ..data) are skipped; any other file is
-// an error, so a misnamed key is not silently left out. Every file's
+// Hidden files (a Secret volume's ..data) and YAML files (a signers
+// policy kept in the same Secret) are skipped; any other file is an
+// error, so a misnamed key is not silently left out. Every file's
 // errors are collected.
 func LoadKeys(dir string) (*Keys, error) {
 	entries, err := os.ReadDir(dir)
@@ -37,8 +38,8 @@ func LoadKeys(dir string) (*Keys, error) {
 	var errs []error
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") {
-			continue
+		if strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+			continue // a Secret volume's own files; a signers policy beside the keys
 		}
 		if err := k.loadFile(filepath.Join(dir, name)); err != nil {
 			errs = append(errs, err)

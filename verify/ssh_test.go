@@ -68,3 +68,28 @@ func TestAllowedSignersErrors(t *testing.T) {
 		t.Fatalf("good lines: %+v", signers)
 	}
 }
+
+// TestExemptStatusCommits: regatta's own unsigned status commits on the
+// followed branch (only status/ changed) are passed over in both modes;
+// an unsigned commit that changes status/ and anything else is not.
+func TestExemptStatusCommits(t *testing.T) {
+	key := signing.NewSSHKey(t, "platform")
+	keys := loadKeys(t, map[string][]byte{"allowed_signers": []byte(key.AllowedSigner("platform@example.com", ""))})
+	g := newGitRepo(t)
+	base := g.commit(key.Signer(), "base", map[string]string{"a.yaml": "a: 0\n"})
+	g.commit(signing.Unsigned, "status", map[string]string{"status/fleet.yaml": "x: 1\n"})
+	signed := g.commit(key.Signer(), "change", map[string]string{"a.yaml": "a: 1\n"})
+	statusOnTop := g.commit(signing.Unsigned, "status again", map[string]string{"status/fleet.yaml": "x: 2\n"})
+	for _, mode := range []verify.Mode{verify.ModeHead, verify.ModeEvery} {
+		opts := verify.Options{Mode: mode, Keys: keys, Exempt: []string{"status"}}
+		v := check(t, g, opts, statusOnTop, base)
+		wantAccepted(t, v)
+		if v.Commits == 0 || v.Key == "" {
+			t.Fatalf("%s: %d commits checked, key %q", mode, v.Commits, v.Key)
+		}
+		wantRefused(t, check(t, g, verify.Options{Mode: mode, Keys: keys}, statusOnTop, base), statusOnTop, verify.ReasonUnsigned)
+	}
+	sneaky := g.commit(signing.Unsigned, "status and more", map[string]string{"status/fleet.yaml": "x: 3\n", "a.yaml": "a: 2\n"})
+	opts := verify.Options{Mode: verify.ModeEvery, Keys: keys, Exempt: []string{"status"}}
+	wantRefused(t, check(t, g, opts, sneaky, signed), sneaky, verify.ReasonUnsigned)
+}
