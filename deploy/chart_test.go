@@ -79,6 +79,10 @@ func TestBadValuesFailNamingTheValue(t *testing.T) {
 		{"unknown auth type", values(map[string]any{"fleet.repository.url": url, "fleet.repository.auth.type": "password"}),
 			"/fleet/repository/auth/type"},
 		{"zero replicas", values(map[string]any{"fleet.repository.url": url, "replicas": 0}), "replicas"},
+		{"signature check without keys", values(map[string]any{"fleet.repository.url": url, "verify.mode": "every"}),
+			"verify.secretName is required with verify.mode every"},
+		{"unknown signature check mode", values(map[string]any{"fleet.repository.url": url, "verify.mode": "tag", "verify.secretName": "k"}),
+			"/verify/mode"},
 		{"misspelt value", values(map[string]any{"fleet.repository.url": url, "fleet.repository.brnch": "dev"}), "brnch"},
 		{"misspelt top-level value", values(map[string]any{"fleet.repository.url": url, "replica": 3}), "replica"},
 	}
@@ -153,6 +157,25 @@ func TestChartOptions(t *testing.T) {
 		for _, k := range []string{"ServiceMonitor", "Ingress", "StatefulSet", "PodDisruptionBudget", "NetworkPolicy"} {
 			if find(objs, k, "") == nil {
 				t.Errorf("no %s rendered", k)
+			}
+		}
+	})
+	t.Run("signature check, central and agent", func(t *testing.T) {
+		for _, agent := range []bool{false, true} {
+			v := map[string]any{"verify.mode": "every", "verify.secretName": "signers", "verify.policyKey": "policy.yaml"}
+			if agent {
+				v["agent.enabled"], v["agent.cluster"] = true, "edge-1"
+			}
+			d := find(render(t, with(v)), "Deployment", "")
+			args, _, _ := unstructured.NestedStringSlice(container(t, d), "args")
+			for _, w := range []string{"--verify-commits=every", "--trusted-keys=/etc/regatta/verify", "--signers-policy=/etc/regatta/verify/policy.yaml"} {
+				if !strings.Contains(strings.Join(args, " "), w) {
+					t.Errorf("agent %v: args %v lack %s", agent, args, w)
+				}
+			}
+			vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
+			if !strings.Contains(fmt.Sprint(vols), "secretName:signers") {
+				t.Errorf("agent %v: no volume of Secret signers: %v", agent, vols)
 			}
 		}
 	})

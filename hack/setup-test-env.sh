@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Prepares this machine for regatta's tests against real Kubernetes API servers:
 #   1. installs Debian's etcd-server when no `etcd` is on PATH (needs root or sudo);
-#   2. installs Debian's gnupg when no `gpg` is on PATH (SOPS PGP tests);
+#   2. installs Debian's gnupg when no `gpg` is on PATH (SOPS PGP tests,
+#      signed commits) and openssh-client when no `ssh-keygen` is (SSH
+#      signed commits);
 #   3. builds the sops CLI (github.com/getsops/sops/v3/cmd/sops at
 #      $SOPS_VERSION) from the Go module proxy into bin/sops: its own
 #      module, so its dependencies stay out of regatta's go.mod;
@@ -57,6 +59,15 @@ install_gpg() {
   command -v gpg >/dev/null || die "gnupg was installed but no gpg is on PATH"
 }
 
+install_ssh_keygen() {
+  if command -v ssh-keygen >/dev/null; then
+    log "ssh-keygen found: $(command -v ssh-keygen)"
+    return
+  fi
+  apt_install openssh-client
+  command -v ssh-keygen >/dev/null || die "openssh-client was installed but no ssh-keygen is on PATH"
+}
+
 SOPS_VERSION="${SOPS_VERSION:-v3.13.3}"
 build_sops() {
   local bin_dir out
@@ -76,6 +87,7 @@ build_sops() {
 
 install_etcd
 install_gpg
+install_ssh_keygen
 build_sops
 "$here/build-kube.sh" "$@"
 log "test environment ready"

@@ -52,6 +52,12 @@ that cannot work; each message names the value to fix.
 {{- if and $v.agent.enabled (eq $v.replicasMode "shard") -}}
 {{- fail "agent.enabled reconciles one cluster: use replicasMode standby" -}}
 {{- end -}}
+{{- if and $v.verify.mode (not $v.verify.secretName) -}}
+{{- fail (printf "verify.secretName is required with verify.mode %s: the Secret holding the trusted keys (*.asc, allowed_signers)" $v.verify.mode) -}}
+{{- end -}}
+{{- if and $v.verify.policyKey (not $v.verify.mode) -}}
+{{- fail "verify.policyKey needs verify.mode head or every" -}}
+{{- end -}}
 {{- if and $v.webhook.enabled (not $v.webhook.secretName) -}}
 {{- fail "webhook.secretName is required with webhook.enabled: the Secret whose key token is the webhook's shared secret" -}}
 {{- end -}}
