@@ -63,18 +63,3 @@ func commitPayload(c *object.Commit) ([]byte, error) {
 	defer r.Close()
 	return io.ReadAll(r)
 }
-
-// tagPayload is what a tag's signature signs.
-func tagPayload(t *object.Tag) ([]byte, error) {
-	o := &plumbing.MemoryObject{}
-	if err := t.EncodeWithoutSignature(o); err != nil {
-		return nil, err
-	}
-	r, err := o.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	return b, err
-}

@@ -1,9 +1,16 @@
 package verify_test
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/regatta-dev/regatta/internal/testenv/signing"
 	"github.com/regatta-dev/regatta/verify"
@@ -92,4 +99,95 @@ func TestExemptStatusCommits(t *testing.T) {
 	sneaky := g.commit(signing.Unsigned, "status and more", map[string]string{"status/fleet.yaml": "x: 3\n", "a.yaml": "a: 2\n"})
 	opts := verify.Options{Mode: verify.ModeEvery, Keys: keys, Exempt: []string{"status"}}
 	wantRefused(t, check(t, g, opts, sneaky, signed), sneaky, verify.ReasonUnsigned)
+}
+
+// TestSSHCertificateAuthority: a commit signed with a user certificate
+// (made by ssh-keygen -s) is accepted under a cert-authority line whose
+// principal patterns match the certificate's principal, within the
+// certificate's validity; an expired certificate, or one for another
+// principal, is refused.
+func TestSSHCertificateAuthority(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ssh-keygen", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen %v: %v\n%s", args, err, out)
+		}
+	}
+	run("-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, "ca"))
+	run("-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, "id"))
+	ca, err := os.ReadFile(filepath.Join(dir, "ca.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFor := func(principal, validity string) ssh.Signer {
+		t.Helper()
+		run("-q", "-s", filepath.Join(dir, "ca"), "-I", principal, "-n", principal, "-V", validity, filepath.Join(dir, "id.pub"))
+		return certSigner(t, filepath.Join(dir, "id"))
+	}
+	keys := loadKeys(t, map[string][]byte{"allowed_signers": []byte(`*@example.com cert-authority ` + string(ca))})
+	opts := verify.Options{Mode: verify.ModeHead, Keys: keys}
+	g := newGitRepo(t)
+	good := goGitCommit(t, g, certFor("alice@example.com", "-1d:+1d"), "by alice's certificate")
+	v := check(t, g, opts, good, "")
+	wantAccepted(t, v)
+	if v.Signer != "alice@example.com" {
+		t.Fatalf("signer %q", v.Signer)
+	}
+	expired := goGitCommit(t, g, certFor("alice@example.com", "20200101:20200102"), "expired certificate")
+	wantRefused(t, check(t, g, opts, expired, ""), expired, verify.ReasonExpiredKey)
+	other := goGitCommit(t, g, certFor("mallory@elsewhere.org", "-1d:+1d"), "another principal")
+	wantRefused(t, check(t, g, opts, other, ""), other, verify.ReasonExpiredKey)
+}
+
+// certSigner loads a private key with the certificate beside it.
+func certSigner(t *testing.T, key string) ssh.Signer {
+	t.Helper()
+	b, err := os.ReadFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ssh.ParsePrivateKey(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := os.ReadFile(key + "-cert.pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _, _, _, err := ssh.ParseAuthorizedKey(cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := ssh.NewCertSigner(pub.(*ssh.Certificate), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// goGitCommit commits a change of a.yaml signed in-process (git cannot
+// sign with a certificate without an agent).
+func goGitCommit(t *testing.T, g *gitRepo, s ssh.Signer, msg string) string {
+	t.Helper()
+	r, err := git.PlainOpen(g.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(g.dir, "a.yaml"), []byte("msg: "+msg+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Add("a.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := wt.Commit(msg, &git.CommitOptions{Signer: sshSigner{s},
+		Author: &object.Signature{Name: "Dev", Email: "dev@example.com", When: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.String()
 }
