@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,10 @@ import (
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 )
+
+// errNotValidThen: a key or certificate outside its validity at the
+// commit's time.
+var errNotValidThen = errors.New("key not valid")
 
 // checkSSH checks an armored SSH signature (PROTOCOL.sshsig) against the
 // allowed signers, as `git verify-commit` with gpg.ssh.allowedSignersFile
@@ -33,16 +38,20 @@ func (v *Verifier) checkSSH(armored string, payload []byte, t time.Time) (signer
 	}
 	s := signer{key: key, ids: []string{key}}
 	var why []string
+	reason := ReasonUnknownKey
 	for _, l := range lines {
 		principals, err := l.admits(sig.PublicKey, t)
 		if err != nil {
 			why = append(why, fmt.Sprintf("%s: %v", l.Where, err))
+			if errors.Is(err, errNotValidThen) {
+				reason = ReasonExpiredKey
+			}
 			continue
 		}
 		s.ids = append(s.ids, principals...)
 	}
 	if len(s.ids) == 1 {
-		return s, &refusal{reason: ReasonExpiredKey, key: key, detail: strings.Join(why, "; ")}
+		return s, &refusal{reason: reason, key: key, detail: strings.Join(why, "; ")}
 	}
 	s.name = strings.Join(s.ids[1:], ",")
 	return s, nil
@@ -72,8 +81,8 @@ func (l AllowedSigner) admits(pub ssh.PublicKey, t time.Time) ([]string, error) 
 		return nil, fmt.Errorf("namespaces=%q does not allow %q", strings.Join(l.Namespaces, ","), sshNamespace)
 	}
 	if !l.validAt(t) {
-		return nil, fmt.Errorf("key not valid at %s (valid-after %s, valid-before %s)",
-			fmtTime(t), fmtOpt(l.ValidAfter), fmtOpt(l.ValidBefore))
+		return nil, fmt.Errorf("%w at %s (valid-after %s, valid-before %s)",
+			errNotValidThen, fmtTime(t), fmtOpt(l.ValidAfter), fmtOpt(l.ValidBefore))
 	}
 	cert, ok := pub.(*ssh.Certificate)
 	if !ok {
@@ -98,9 +107,14 @@ func (l AllowedSigner) certPrincipals(cert *ssh.Certificate, t time.Time) ([]str
 		if !matchAny(l.Principals, p) {
 			continue
 		}
-		if last = checker.CheckCert(p, cert); last == nil {
-			out = append(out, p)
+		if err := checker.CheckCert(p, cert); err != nil {
+			last = err
+			if strings.Contains(err.Error(), "cert is not yet valid") || strings.Contains(err.Error(), "cert has expired") {
+				last = fmt.Errorf("%w: certificate %q: %v", errNotValidThen, cert.KeyId, err)
+			}
+			continue
 		}
+		out = append(out, p)
 	}
 	if len(out) == 0 && last == nil {
 		last = fmt.Errorf("certificate %q names no principal the line allows", cert.KeyId)

@@ -50,7 +50,7 @@ func TestSSHSignatures(t *testing.T) {
 	if !strings.Contains(v.Detail, "valid-before") {
 		t.Fatalf("detail %q does not name valid-before", v.Detail)
 	}
-	wantRefused(t, check(t, g, opts, byFiles, base), byFiles, verify.ReasonExpiredKey)
+	wantRefused(t, check(t, g, opts, byFiles, base), byFiles, verify.ReasonUnknownKey)
 
 	rotated := alice.AllowedSigner("alice@example.com", `valid-before="`+tomorrow+`"`)
 	opts.Keys = loadKeys(t, map[string][]byte{"allowed_signers": []byte(rotated)})
@@ -137,7 +137,7 @@ func TestSSHCertificateAuthority(t *testing.T) {
 	expired := goGitCommit(t, g, certFor("alice@example.com", "20200101:20200102"), "expired certificate")
 	wantRefused(t, check(t, g, opts, expired, ""), expired, verify.ReasonExpiredKey)
 	other := goGitCommit(t, g, certFor("mallory@elsewhere.org", "-1d:+1d"), "another principal")
-	wantRefused(t, check(t, g, opts, other, ""), other, verify.ReasonExpiredKey)
+	wantRefused(t, check(t, g, opts, other, ""), other, verify.ReasonUnknownKey)
 }
 
 // certSigner loads a private key with the certificate beside it.
