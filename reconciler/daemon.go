@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
@@ -113,4 +114,12 @@ type Ownership interface {
 	OwnsFleet() bool
 	// Identity names this replica in status records.
 	Identity() string
+}
+
+// Verifier decides whether a revision may come in force (verify.Verifier
+// over the Source). The daemon asks it once per new revision, with the
+// last verified revision as base (intake_verify.go).
+type Verifier interface {
+	Check(ctx context.Context, rev, base string) verify.Verdict
+	Mode() verify.Mode
 }

@@ -56,6 +56,8 @@
 //	queue_events.go        cluster events queue their destinations
 //	rollout_daemon.go      a rollout's side of the Daemon: older revisions,
 //	                         rollouts of removed profiles
+//	intake_verify.go       revision intake: the signature check (package
+//	                         verify) of a new revision and of the one in force
 //	intake.go              revision intake: load, restore from the status branch
 //	daemon_run.go          NewDaemon, RunOnce, Run: the pipeline's driver
 //	wire.go                Build: a Daemon from its parts

@@ -7,14 +7,6 @@ import (
 	"github.com/regatta-dev/regatta/verify"
 )
 
-// Verifier decides whether a revision may come in force (verify.Verifier
-// over the Source). The daemon asks it once per new revision, with the
-// last verified revision as base.
-type Verifier interface {
-	Check(ctx context.Context, rev, base string) verify.Verdict
-	Mode() verify.Mode
-}
-
 // verified reports whether sha may come in force. A refusal keeps sha out
 // as an invalid revision is kept out: fleet names the commit, key and
 // reason, the metric counts it, and the revision in force stays.
