@@ -71,8 +71,8 @@ func New(repo Commits, opts Options) *Verifier {
 func (v *Verifier) Mode() Mode { return v.opts.Mode }
 
 // Check says whether rev is acceptable given base, the last verified
-// revision ("" when there is none: rev's signature alone is checked). A
-// commit that changes nothing but Exempt paths needs no signature. A
+// revision ("" when there is none: rev's signature alone is checked). With
+// Exempt folders, a commit that changes nothing else needs no signature. A
 // commit that cannot be read refuses rev (ReasonUnverifiable): nothing
 // unverified comes in force.
 func (v *Verifier) Check(ctx context.Context, rev, base string) Verdict {
@@ -85,12 +85,12 @@ func (v *Verifier) Check(ctx context.Context, rev, base string) Verdict {
 		return unverifiable(out, rev, err)
 	}
 	for _, c := range commits {
-		files, err := v.ownChanges(c)
+		files, err := v.ownChangesIfNeeded(ctx, c, base)
 		if err != nil {
 			return unverifiable(out, c.Hash.String(), err)
 		}
-		if c.NumParents() == 1 && len(files) == 0 {
-			continue // changes nothing regatta reads
+		if len(v.opts.Exempt) > 0 && c.NumParents() == 1 && len(files) == 0 {
+			continue // changes nothing but exempt folders
 		}
 		out.Commits++
 		s, r := v.checkCommit(c)
@@ -109,16 +109,16 @@ func (v *Verifier) Check(ctx context.Context, rev, base string) Verdict {
 }
 
 // toCheck returns the commits to check, newest first: in ModeHead the
-// newest commit of rev's first-parent line that changes more than Exempt
-// paths (none when there is none since base); in ModeEvery every commit
-// since base.
+// tip, or with Exempt folders the newest commit of rev's first-parent line
+// that changes more than them (none when there is none since base); in
+// ModeEvery every commit since base.
 func (v *Verifier) toCheck(ctx context.Context, rev, base string) ([]*object.Commit, error) {
 	if v.opts.Mode == ModeEvery && base != "" {
 		return since(ctx, v.repo, rev, base)
 	}
 	c, err := v.repo.CommitObject(ctx, rev)
-	for err == nil && c.NumParents() == 1 && c.Hash.String() != base {
-		files, ferr := v.ownChanges(c)
+	for err == nil && len(v.opts.Exempt) > 0 && c.NumParents() == 1 && c.Hash.String() != base {
+		files, ferr := v.ownChanges(ctx, c)
 		if ferr != nil || len(files) > 0 {
 			return []*object.Commit{c}, ferr
 		}
@@ -187,7 +187,7 @@ func splitFile(s string) (string, string) {
 // ownChanges are the paths a commit changed: against its parent, or for
 // a merge the paths that differ from every parent (its own resolution;
 // the merged commits are checked on their own).
-func (v *Verifier) ownChanges(c *object.Commit) ([]string, error) {
+func (v *Verifier) ownChanges(ctx context.Context, c *object.Commit) ([]string, error) {
 	tree, err := c.Tree()
 	if err != nil {
 		return nil, err
@@ -196,9 +196,18 @@ func (v *Verifier) ownChanges(c *object.Commit) ([]string, error) {
 	if c.NumParents() == 0 {
 		files, err = diffPaths(nil, tree)
 	} else {
-		files, err = mergePaths(c, tree, map[string]int{})
+		files, err = v.mergePaths(ctx, c, tree)
 	}
 	return v.notExempt(files), err
+}
+
+// ownChangesIfNeeded is ownChanges when something needs them: exempt
+// folders, or a policy in ModeEvery; nil otherwise.
+func (v *Verifier) ownChangesIfNeeded(ctx context.Context, c *object.Commit, base string) ([]string, error) {
+	if len(v.opts.Exempt) == 0 && (v.opts.Policy == nil || v.opts.Mode != ModeEvery || base == "") {
+		return nil, nil
+	}
+	return v.ownChanges(ctx, c)
 }
 
 // notExempt drops the paths under Exempt.
@@ -224,26 +233,30 @@ func underAny(f string, dirs []string) bool {
 	return false
 }
 
-func mergePaths(c *object.Commit, tree *object.Tree, count map[string]int) ([]string, error) {
-	n := 0
-	err := c.Parents().ForEach(func(p *object.Commit) error {
+// mergePaths are the paths that differ from every parent; parents are
+// read through the repository, which fetches what a shallow clone lacks.
+func (v *Verifier) mergePaths(ctx context.Context, c *object.Commit, tree *object.Tree) ([]string, error) {
+	count := map[string]int{}
+	for _, h := range c.ParentHashes {
+		p, err := v.repo.CommitObject(ctx, h.String())
+		if err != nil {
+			return nil, err
+		}
 		pt, err := p.Tree()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		files, err := diffPaths(pt, tree)
+		if err != nil {
+			return nil, err
+		}
 		for _, f := range files {
 			count[f]++
 		}
-		n++
-		return err
-	})
-	if err != nil {
-		return nil, err
 	}
 	var out []string
 	for f, k := range count {
-		if k == n {
+		if k == len(c.ParentHashes) {
 			out = append(out, f)
 		}
 	}
