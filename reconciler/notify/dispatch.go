@@ -30,6 +30,9 @@ type DispatchOptions struct {
 	// 256); past it the oldest is dropped, with an error in the log.
 	QueueSize int
 	Log       *slog.Logger
+	// Count, when set, counts each send by destination type and result:
+	// sent, failed (an attempt; it is retried) or dropped.
+	Count func(typ, result string)
 }
 
 // Dispatcher sends messages in the background, each destination on its
@@ -86,6 +89,7 @@ func (d *Dispatcher) Deliver(m Message, n spec.Notification) {
 	q.mu.Lock()
 	if len(q.pending) >= d.opts.QueueSize {
 		d.opts.Log.Error("notification queue full; dropping the oldest message", "notification", n.Name, "dropped", q.pending[0].Title)
+		d.count(n.Type, "dropped")
 		q.pending = q.pending[1:]
 	}
 	q.pending = append(q.pending, m)
@@ -133,10 +137,13 @@ func (d *Dispatcher) sendWithRetry(m Message, n spec.Notification) bool {
 	for attempt := 1; ; attempt++ {
 		err := d.sendOnce(m, n)
 		if err == nil {
+			d.count(n.Type, "sent")
 			d.opts.Log.Info("notification sent", "notification", n.Name, "type", n.Type, "title", m.Title, "attempts", attempt)
 			return true
 		}
+		d.count(n.Type, "failed")
 		if time.Since(start) > d.opts.GiveUpAfter {
+			d.count(n.Type, "dropped")
 			d.opts.Log.Error("notification not sent; giving up", "notification", n.Name, "type", n.Type, "title", m.Title, "attempts", attempt, "error", err)
 			return true
 		}
@@ -147,6 +154,12 @@ func (d *Dispatcher) sendWithRetry(m Message, n spec.Notification) bool {
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, d.opts.MaxBackoff)
+	}
+}
+
+func (d *Dispatcher) count(typ, result string) {
+	if d.opts.Count != nil {
+		d.opts.Count(typ, result)
 	}
 }
 

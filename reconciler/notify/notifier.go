@@ -25,7 +25,10 @@ type Options struct {
 	Link func(Message) string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	Log *slog.Logger
+	// Checked, when set, counts each subject due a message: new (sent) or
+	// known (the ledger had it).
+	Checked func(outcome string)
+	Log     *slog.Logger
 }
 
 // DefaultGroupWait is Options.GroupWait when unset.
@@ -44,8 +47,9 @@ type Notifier struct {
 	mu     sync.Mutex
 	alerts map[string]*spec.Alert
 	mem    *memory
-	// since is when each subject firing now started to.
-	since map[string]time.Time
+	// since is when each subject firing now started to; absent when each
+	// subject told as firing was last seen gone.
+	since, absent map[string]time.Time
 }
 
 // New returns a Notifier; Run drives it.
@@ -63,7 +67,7 @@ func New(opts Options) *Notifier {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Notifier{opts: opts, snaps: make(chan status.Snapshot, 1), alerts: map[string]*spec.Alert{},
-		mem: newMemory(), since: map[string]time.Time{}}
+		mem: newMemory(), since: map[string]time.Time{}, absent: map[string]time.Time{}}
 }
 
 // SetAlerts takes the alerts of the revision in force.
@@ -123,24 +127,30 @@ func (n *Notifier) Step(ctx context.Context, snap status.Snapshot) {
 	now := n.opts.Now()
 	fires := evaluate(alerts, snap, n.mem, now)
 	due := n.due(fires, now)
+	gone := n.goneFor(fires, now)
 	n.mu.Unlock()
 	var out []Message
+	known := 0
 	err := n.opts.Ledger.Update(ctx, func(entries map[string]Entry) bool {
 		out = out[:0]
 		changed := false
+		known = 0
 		for key, f := range due {
-			if e, send := decide(entries[key], f, now); send {
-				entries[key], changed = e, true
-				out = append(out, compose(f, false, ""))
+			e, send := decide(entries[key], f, now)
+			if !send {
+				known++
+				continue
 			}
+			entries[key], changed = e, true
+			out = append(out, compose(f, false, ""))
 		}
 		for key, e := range entries {
 			switch {
 			case e.Transient && now.Sub(e.At) > transientKept:
 				delete(entries, key)
 				changed = true
-			case e.Transient || fires[key] != nil:
-			default: // told as firing, and it fires no more: resolved
+			case e.Transient || fires[key] != nil || !gone(key):
+			default: // told as firing, and gone for GroupWait: resolved
 				delete(entries, key)
 				changed = true
 				out = append(out, compose(e.firing(), true, ""))
@@ -152,8 +162,39 @@ func (n *Notifier) Step(ctx context.Context, snap status.Snapshot) {
 		n.opts.Log.Warn("cannot read or write the notification ledger; trying again at the next status", "error", err)
 		return
 	}
+	n.count("known", known)
+	n.count("new", len(out))
 	for _, m := range out {
 		n.deliver(m)
+	}
+}
+
+func (n *Notifier) count(outcome string, k int) {
+	for range k {
+		if n.opts.Checked != nil {
+			n.opts.Checked(outcome)
+		}
+	}
+}
+
+// goneFor returns whether a subject told as firing has not fired for
+// GroupWait, so that a moment without it (a restart still reading the
+// fleet, a pass in flight) resolves nothing.
+func (n *Notifier) goneFor(fires map[string]*firing, now time.Time) func(string) bool {
+	for k := range n.absent {
+		if fires[k] != nil {
+			delete(n.absent, k)
+		}
+	}
+	return func(k string) bool {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		since, ok := n.absent[k]
+		if !ok {
+			n.absent[k] = now
+			return false
+		}
+		return now.Sub(since) >= n.opts.GroupWait
 	}
 }
 

@@ -104,6 +104,11 @@ func TestFleetWideFailureIsOneMessage(t *testing.T) {
 		t.Fatalf("a restart sent %d messages already sent: %+v", len(got), got)
 	}
 	again.Step(ctx, fleet(1000, 0, rev))
+	if got := b.take(); len(got) != 0 {
+		t.Fatalf("a moment without the failure resolved it: %+v", got)
+	}
+	c.advance(time.Minute)
+	again.Step(ctx, fleet(1000, 0, rev))
 	got = b.take()
 	if len(got) != 1 || !got[0].Resolved || got[0].Count != 800 {
 		t.Fatalf("after the fix: %+v, want one resolution of 800 clusters", got)

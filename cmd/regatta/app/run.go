@@ -58,6 +58,7 @@ type runFlags struct {
 	memoryLimit          string
 	shard                shardFlags
 	agent                agentFlags
+	notify               notifyFlags
 
 	mgmt           *rest.Config // the management cluster, when configured
 	owner          *ownership   // --replicas-mode shard
@@ -137,6 +138,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long the clusters being reconciled may finish before they are cancelled")
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "with a management cluster, hold a Lease so only one replica acts")
 	fl.StringVar(&f.leaderElectNamespace, "leader-elect-namespace", "regatta-system", "namespace of the leader election Lease")
+	f.notify.register(fl)
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.shard.register(fl)
@@ -245,6 +247,11 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		Ownership:      own,
 		OnPass:         f.onPass,
 	}
+	observe, attach, err := f.notifier(ctx, log, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	do.OnStatus = observe
 	f.agent.pullOptions(&do, src, f)
 	d := reconciler.Build(ctx, reconciler.Setup{
 		Daemon: do,
@@ -261,6 +268,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 			HealthTimeout:  f.healthTimeout,
 		},
 	})
+	attach(d)
 	return d, m, nil
 }
 
