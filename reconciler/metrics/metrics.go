@@ -32,6 +32,13 @@ type Metrics struct {
 	// by reason (verify.Reason).
 	RevisionsRefused *prometheus.CounterVec
 	Rollout          *Rollout
+	// Notifications counts messages by destination type and result: sent,
+	// failed (an attempt; it is retried) or dropped.
+	Notifications *prometheus.CounterVec
+	// NotificationChecks counts the subjects due a message by outcome: new
+	// (recorded and sent) or known (the ledger had it: sent before a
+	// restart, or by another replica, and nothing new since).
+	NotificationChecks *prometheus.CounterVec
 
 	pairStates *pairStates
 
@@ -58,6 +65,8 @@ func New() *Metrics {
 	m.StatusCommits = f.counter("regatta_status_commits_total", "Status commits pushed to the repository.")
 	m.RevisionsRefused = f.counterVec("regatta_revisions_refused_total", "New revisions the signature check (--verify-commits) kept out, by reason: Unsigned, UnknownKey, ExpiredKey, RevokedKey, BadSignature, SignerNotAllowed or Unverifiable.", "reason")
 	m.Rollout = newRollout(f)
+	m.Notifications = f.counterVec("regatta_notifications_total", "Notification messages by destination type and result: sent, failed (an attempt, retried) or dropped.", "type", "result")
+	m.NotificationChecks = f.counterVec("regatta_notification_checks_total", "Subjects due a message, by outcome: new (sent) or known (the ledger had it).", "outcome")
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

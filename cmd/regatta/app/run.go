@@ -61,6 +61,7 @@ type runFlags struct {
 	shard                shardFlags
 	agent                agentFlags
 	verify               verifyFlags
+	notify               notifyFlags
 
 	mgmt           *rest.Config // the management cluster, when configured
 	owner          *ownership   // --replicas-mode shard
@@ -140,6 +141,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long the clusters being reconciled may finish before they are cancelled")
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "with a management cluster, hold a Lease so only one replica acts")
 	fl.StringVar(&f.leaderElectNamespace, "leader-elect-namespace", "regatta-system", "namespace of the leader election Lease")
+	f.notify.register(fl)
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.shard.register(fl)
@@ -271,6 +273,11 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		do.Verify = verify.New(src, *vo)
 		log.Info("commit signatures are checked", "mode", vo.Mode, "openpgpKeys", len(vo.Keys.PGP), "sshSigners", len(vo.Keys.SSH), "policy", f.verify.policyFile)
 	}
+	observe, attach, err := f.notifier(ctx, log, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	do.OnStatus = observe
 	f.agent.pullOptions(&do, src, f)
 	d := reconciler.Build(ctx, reconciler.Setup{
 		Daemon: do,
@@ -287,6 +294,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 			HealthTimeout:  f.healthTimeout,
 		},
 	})
+	attach(d)
 	return d, m, nil
 }
 
