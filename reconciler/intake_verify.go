@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/verify"
@@ -21,7 +22,18 @@ func (d *Daemon) verified(ctx context.Context, sha string, before *revision, fle
 		d.mu.Unlock()
 		return true
 	}
-	verdict := v.Check(ctx, sha, d.verifiedBase(ctx, before))
+	base, broken := d.verifiedBase(ctx, before)
+	var verdict verify.Verdict
+	if broken != nil {
+		verdict = *broken
+		verdict.Revision, verdict.Detail = sha, fmt.Sprintf("the revision in force before the restart, %s, fails the check, so nothing since it can be verified (trust its signer again to go on): %s",
+			status.ShortRevision(broken.Revision), broken.Detail)
+		// The clusters keep what it applied; status goes on naming it, so
+		// that the next restart still has it to check the commits since.
+		fleet.AppliedRevision = broken.Revision
+	} else {
+		verdict = v.Check(ctx, sha, base)
+	}
 	fleet.Verification = statusVerification(v.Mode(), verdict)
 	if verdict.Accepted {
 		d.r.log.Info("revision verified", "revision", sha, "key", verdict.Key, "signer", verdict.Signer, "commits", verdict.Commits)
@@ -45,19 +57,30 @@ func (d *Daemon) verifiedInForce(good *revision, fleet *status.Fleet) {
 }
 
 // verifiedBase is the last verified revision: the one in force, or at
-// start the one the status branch recorded in force, when its own
-// signature still verifies ("" otherwise: the new revision is an anchor).
-func (d *Daemon) verifiedBase(ctx context.Context, before *revision) string {
+// start the one the status branch recorded in force ("" when there is
+// none: the new revision is the anchor). When that recorded revision
+// fails its own check now, it returns that verdict instead: nothing since
+// it can be verified, so nothing comes in force (fail closed).
+func (d *Daemon) verifiedBase(ctx context.Context, before *revision) (string, *verify.Verdict) {
 	if before != nil {
-		return before.sha
+		return before.sha, nil
 	}
 	d.mu.Lock()
 	sha := d.inForce
 	d.mu.Unlock()
-	if sha == "" || !d.anchorVerified(ctx, sha) {
-		return ""
+	if sha != "" {
+		d.anchorVerified(ctx, sha)
 	}
-	return sha
+	d.mu.Lock()
+	a := d.anchor
+	d.mu.Unlock()
+	switch {
+	case a == nil:
+		return "", nil
+	case a.Accepted:
+		return a.Revision, nil
+	}
+	return "", a
 }
 
 // anchorVerified checks, once, the signature of the revision in force

@@ -83,3 +83,72 @@ func TestSignedFleetWithStatusOnFollowedBranch(t *testing.T) {
 		t.Fatalf("fleet.yaml:\n%s", y)
 	}
 }
+
+// TestRestartWithRetiredSignerKeepsOut: a daemon restarted with keys
+// under which the revision in force no longer verifies (its signer
+// retired too early) cannot check the commits since it, so it lets none
+// in, even one signed by a trusted key, deletes nothing and keeps naming
+// that revision in force (so does a second restart); trusting the old
+// signer again lets the new revision in.
+func TestRestartWithRetiredSignerKeepsOut(t *testing.T) {
+	ctx := context.Background()
+	old, next := signing.NewSSHKey(t, "old"), signing.NewSSHKey(t, "next")
+	keysOf := func(lines string) *verify.Keys {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "allowed_signers"), []byte(lines), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		k, err := verify.LoadKeys(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	both := keysOf(old.AllowedSigner("old@example.com", "") + next.AllowedSigner("next@example.com", ""))
+	nextOnly := keysOf(next.AllowedSigner("next@example.com", ""))
+	f := newFleetRepo(t)
+	files := map[string]string{
+		"profiles/retired.yaml": profileYAML("retired", "env: prod", "  addons:\n  - name: cm\n    manifests: {path: retired}\n"),
+		"retired/cm.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: retired, namespace: default}\ndata: {v: v1}\n",
+	}
+	for k, v := range clusterFiles(t, "c37", "env: prod") {
+		files[k] = v
+	}
+	push := func(s signing.Signer, msg string, files map[string]string) string {
+		sha := signing.Commit(t, f.Work, s, msg, files)
+		gitfleet.Git(t, f.Work, "push", "-q", "origin", "HEAD:main")
+		return sha
+	}
+	daemon := func(keys *verify.Keys) *harness {
+		return newHarness(t, f, func(o *DaemonOptions) {
+			o.Verify = verify.New(o.Source, verify.Options{Mode: verify.ModeEvery, Keys: keys})
+		})
+	}
+	v1 := push(old.Signer(), "v1 by the old key", files)
+	first := daemon(both)
+	if _, err := first.d.RunOnce(ctx); err != nil {
+		t.Fatalf("v1: %v", err)
+	}
+	first.d.Close()
+
+	push(next.Signer(), "v2 by the next key", map[string]string{"retired/cm.yaml": strings.Replace(files["retired/cm.yaml"], "{v: v1}", "{v: v2}", 1)})
+	res, _ := daemon(nextOnly).d.RunOnce(ctx)
+	fl := res.Snapshot.Fleet
+	if fl.AppliedRevision != v1 || fl.Verification == nil || fl.Verification.Reason != string(verify.ReasonUnknownKey) ||
+		fl.Verification.Commit != v1 || !strings.Contains(fl.Verification.Message, "the revision in force before the restart") {
+		t.Fatalf("restart without the old signer: in force %q, verification %+v", fl.AppliedRevision, fl.Verification)
+	}
+	if got := configMap(t, "c37", "default", "retired")["v"]; got != "v1" {
+		t.Fatalf("v = %q, want v1 left in place", got)
+	}
+	if res, _ = daemon(nextOnly).d.RunOnce(ctx); res.Snapshot.Fleet.AppliedRevision != v1 || res.Snapshot.Fleet.Verification.Accepted {
+		t.Fatalf("a second restart without the old signer: in force %q, verification %+v", res.Snapshot.Fleet.AppliedRevision, res.Snapshot.Fleet.Verification)
+	}
+	res, err := daemon(both).d.RunOnce(ctx)
+	if err != nil || res.Snapshot.Fleet.Verification == nil || !res.Snapshot.Fleet.Verification.Accepted {
+		t.Fatalf("the old signer trusted again: %v %+v", err, res.Snapshot.Fleet.Verification)
+	}
+	if got := configMap(t, "c37", "default", "retired")["v"]; got != "v2" {
+		t.Fatalf("v = %q, want v2", got)
+	}
+}
