@@ -128,6 +128,9 @@ func writeStatusTable(w io.Writer, s status.Snapshot) error {
 			fmt.Fprintf(w, "  tenant %s refused: %s\n", t.Tenant, formatStatusError(e))
 		}
 	}
+	if v := fl.Verification; v != nil && v.Accepted {
+		fmt.Fprintf(w, "  signature check (%s): accepted, signed by %s %s\n", v.Mode, v.Key, v.Signer)
+	}
 	writeRolloutsText(w, fl.Rollouts)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	owners := sharded(s.Clusters)

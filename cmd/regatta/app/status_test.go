@@ -137,6 +137,25 @@ func TestStatusShowsRefusedTenants(t *testing.T) {
 	}
 }
 
+// TestStatusShowsSignatureCheck: the terminal view names the key that
+// signed the revision in force, and a refused revision's commit, key and
+// reason (as one of the errors that keep it out).
+func TestStatusShowsSignatureCheck(t *testing.T) {
+	snap := status.Snapshot{Fleet: status.Fleet{SourceRevision: "0123456789abcdef", AppliedRevision: "0123456789abcdef",
+		Verification: &status.Verification{Accepted: true, Mode: "every", Commit: "0123456789abcdef", Key: "SHA256:abc", Signer: "alice@example.com"}}}
+	code, stdout, stderr := run(t, "status", statusRepo(t, snap))
+	if code != 0 || !strings.Contains(stdout, "signature check (every): accepted, signed by SHA256:abc alice@example.com") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	refused := "signature check: commit fedcba987654 refused: Unsigned"
+	snap.Fleet.SourceRevision, snap.Fleet.Errors = "fedcba9876543210", []status.Error{{Message: refused}}
+	snap.Fleet.Verification = &status.Verification{Mode: "every", Commit: "fedcba9876543210", Reason: "Unsigned", Message: refused}
+	code, stdout, stderr = run(t, "status", statusRepo(t, snap))
+	if code != 0 || !strings.Contains(stdout, "invalid: "+refused) {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
 // TestStatusShowsRollouts: the terminal table shows each rollout's stage,
 // whether it halted or waits for approval, why, and what to do next, as
 // the Markdown dashboard does.
