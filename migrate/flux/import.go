@@ -23,9 +23,19 @@ type Options struct {
 	// Out is where the fleet is written; empty means Dir. Another folder
 	// first gets a copy of Dir's files (the add-on sources).
 	Out string
-	// OCI pulls the artifacts of OCIRepository sources (to build them);
-	// nil pulls anonymously over HTTPS, under the default URL policy.
+	Pull
+}
+
+// Pull says how an import reaches the artifacts of OCIRepository
+// sources, which it pulls to build them as it builds repository folders.
+type Pull struct {
+	// OCI pulls the artifacts; nil pulls over HTTPS under the default URL
+	// policy (with the login of an OCIRepository's secretRef when its
+	// Secret manifest is in the repository).
 	OCI *oci.Client
+	// Offline pulls nothing: Kustomizations of OCIRepository sources are
+	// carried over as declared, unbuilt.
+	Offline bool
 }
 
 // Result is what an import wrote and what it could not carry over.
@@ -37,7 +47,7 @@ type Result struct {
 // Run imports the Flux repository in opts.Dir and writes the fleet.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	fsys := os.DirFS(opts.Dir)
-	fleet, report, err := Import(ctx, fsys, opts.OCI)
+	fleet, report, err := Import(ctx, fsys, opts.Pull)
 	if err != nil {
 		return nil, err
 	}
@@ -63,15 +73,15 @@ func sameDir(a, b string) bool {
 	return err1 == nil && err2 == nil && aa == bb
 }
 
-// Import reads the Flux repository in fsys and returns the fleet. artifacts
-// pulls OCIRepository sources; nil uses anonymous HTTPS pulls under the
-// default URL policy.
-func Import(ctx context.Context, fsys fs.FS, artifacts *oci.Client) (*migrate.Fleet, *migrate.Report, error) {
+// Import reads the Flux repository in fsys and returns the fleet; pull
+// says how OCIRepository artifacts are reached.
+func Import(ctx context.Context, fsys fs.FS, pull Pull) (*migrate.Fleet, *migrate.Report, error) {
+	artifacts := pull.OCI
 	if artifacts == nil {
 		artifacts = oci.New(oci.Options{HTTPClient: (&netpolicy.Policy{}).Client()})
 	}
 	r := render.New(render.Options{LeaveEncrypted: true, OCI: artifacts})
-	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: r, files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}}
+	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: r, files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}, offline: pull.Offline}
 	clusters, err := clusterNames(fsys)
 	if err != nil {
 		return nil, nil, err

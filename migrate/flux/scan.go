@@ -69,6 +69,8 @@ type importer struct {
 	files  map[string][]*migrate.Doc
 	// selfFiles are the files of each cluster's flux-system folder.
 	selfFiles map[string][]string
+	// offline: OCI artifacts are not pulled.
+	offline bool
 }
 
 func (im *importer) docs(file string) []*migrate.Doc {
