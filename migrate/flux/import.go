@@ -94,6 +94,7 @@ func Import(ctx context.Context, fsys fs.FS, pull Pull) (*migrate.Fleet, *migrat
 			return nil, nil, err
 		}
 		s := im.scanCluster(c)
+		im.reportFluxSystem(s)
 		cu := &clusterUnits{cluster: c, units: map[string]*unit{}}
 		vars := map[string]any{}
 		cluster := newCluster(c)
@@ -200,4 +201,28 @@ func pathEnv(cu *clusterUnits) string {
 		return env
 	}
 	return ""
+}
+
+// reportFluxSystem warns of objects the fleet applies into the
+// flux-system namespace, which Flux's installation created and the
+// import does not carry over: on a cluster without Flux they fail with
+// `namespaces "flux-system" not found`, unless a build creates it.
+func (im *importer) reportFluxSystem(s *scan) {
+	var placed []render.Object
+	for _, b := range s.kustomizations {
+		for _, o := range b.objects {
+			switch {
+			case o.GetKind() == "Namespace" && o.GetAPIVersion() == "v1" && o.GetName() == selfSource:
+				return
+			case !isFlux(o.GetAPIVersion()) && o.GetNamespace() == selfSource:
+				placed = append(placed, o)
+			}
+		}
+	}
+	for _, o := range placed {
+		d := im.locate(o.Source, o.GetKind(), o.GetName())
+		im.report.Add(d, "", "%s %s is placed in namespace %s, which Flux's installation created and the import does not carry over: "+
+			"on cluster %s without Flux it fails with namespaces %q not found; add a Namespace %s manifest to a profile it depends on, or move the object to a namespace of its own",
+			o.GetKind(), o.GetName(), selfSource, s.cluster, selfSource, selfSource)
+	}
 }
