@@ -13,6 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -141,11 +142,18 @@ func CopyTree(src fs.FS, dst string) error {
 	})
 }
 
-// Validate loads the fleet written in dir as `regatta validate` does and
-// adds its errors to the report: what the source held that the format
-// refuses (placeholders, invalid names) is then in the report too.
+// Validate checks the fleet written in dir as `regatta validate` does
+// offline (the format, then each profile's templates and add-on files:
+// YAML syntax, documents that are not objects, template parse errors and
+// literal bombs) and adds its errors to the report: what the source held
+// that regatta refuses is then in the report too.
 func Validate(dir string, report *Report) {
-	_, diags := spec.Load(os.DirFS(dir))
+	fsys := os.DirFS(dir)
+	repo, diags := spec.Load(fsys)
+	r := render.New(render.Options{})
+	for _, p := range repo.Profiles {
+		diags = append(diags, r.CheckTemplates(fsys, p)...)
+	}
 	for _, d := range diags.Errors() {
 		report.AddFinding(Finding{File: d.File, Line: d.Line, Field: d.Field, Message: "the imported fleet is invalid here: " + d.Message})
 	}

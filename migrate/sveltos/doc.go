@@ -19,4 +19,7 @@ const (
 	// templateAnnotation marks a ConfigMap or Secret whose content Sveltos
 	// renders as a template.
 	templateAnnotation = "projectsveltos.io/template"
+	// luaAnnotation marks a ConfigMap or Secret holding Lua whose
+	// evaluate() returns the resources to deploy.
+	luaAnnotation = "projectsveltos.io/lua"
 )

@@ -1,0 +1,77 @@
+package sveltos
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/regatta-dev/regatta/spec"
+)
+
+// importCorpus imports files of testdata/corpus (examples of Sveltos'
+// documentation, see its README) into a new folder, as `regatta import
+// sveltos` does, and returns the fleet's folder and the report's lines.
+func importCorpus(t *testing.T, source string, files ...string) (string, string) {
+	t.Helper()
+	out := t.TempDir()
+	for i, f := range files {
+		files[i] = "testdata/corpus/" + f
+	}
+	res, err := Run(context.Background(), Options{Files: files, Source: source, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range res.Report.Findings() {
+		lines = append(lines, f.String())
+	}
+	return out, strings.Join(lines, "\n")
+}
+
+func wantFindings(t *testing.T, all string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("report lacks %q:\n%s", w, all)
+		}
+	}
+}
+
+// TestCorpusTemplatedValuesRefuseChart: calico's values in Sveltos' docs
+// hold a templated ipPools list; the chart is refused with the reason,
+// not installed with default values.
+func TestCorpusTemplatedValuesRefuseChart(t *testing.T) {
+	out, all := importCorpus(t, "", "calico.yaml")
+	wantFindings(t, all,
+		`testdata/corpus/calico.yaml:18: spec.helmCharts[0].values: a Sveltos template (3 templated lines, the first: "{{ range $cidr := .Cluster.spec.clusterNetwork.pods.cidrBlocks }}") is not carried over`,
+		"testdata/corpus/calico.yaml:11: spec.helmCharts[0]: chart tigera-operator (release calico) not carried over: its values could not be",
+		"testdata/corpus/calico.yaml:6: spec: nothing to deploy was carried over: profile deploy-calico not written",
+	)
+	repo, _ := spec.Load(os.DirFS(out))
+	if len(repo.Profiles) != 0 {
+		t.Errorf("profiles written: %+v", repo.Profiles[0].Spec.Addons)
+	}
+}
+
+// TestCorpusTemplateAnnotationAnyValue: Sveltos' docs mark templates
+// with projectsveltos.io/template: ok; the import reports them whatever
+// the value, and the validation of the written fleet (the checks of
+// `regatta validate`) reports the templated file regatta refuses.
+func TestCorpusTemplateAnnotationAnyValue(t *testing.T) {
+	_, all := importCorpus(t, "", "external-secret.yaml")
+	wantFindings(t, all,
+		`testdata/corpus/external-secret.yaml:27: metadata.annotations: a Sveltos template (projectsveltos.io/template: "ok"; Sveltos reads any value as true) is carried over as it is`,
+		"sveltos-policies/secret/default/info/secret.yaml:1: the imported fleet is invalid here: ",
+	)
+}
+
+// TestCorpusLuaPolicy: a ConfigMap of Lua (projectsveltos.io/lua) is not
+// written out as manifests: the report says why and what to do.
+func TestCorpusLuaPolicy(t *testing.T) {
+	_, all := importCorpus(t, "", "lua.yaml")
+	wantFindings(t, all, "testdata/corpus/lua.yaml:4: metadata.annotations: a Sveltos Lua policy (projectsveltos.io/lua): its Lua generates the resources at deploy time")
+	if strings.Contains(all, "invalid here") {
+		t.Errorf("the Lua was written as manifests:\n%s", all)
+	}
+}
