@@ -59,7 +59,7 @@ func (im *importer) sourcePath(d *migrate.Doc, field, p string) string {
 		im.report.Add(d, field+".path", "%s is not in --source: not carried over", p)
 		return ""
 	}
-	return p
+	return path.Join(sourceDir, p)
 }
 
 // writeData writes the manifests of a ConfigMap or Secret's data keys

@@ -3,6 +3,7 @@ package sveltos
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -73,5 +74,45 @@ func TestCorpusLuaPolicy(t *testing.T) {
 	wantFindings(t, all, "testdata/corpus/lua.yaml:4: metadata.annotations: a Sveltos Lua policy (projectsveltos.io/lua): its Lua generates the resources at deploy time")
 	if strings.Contains(all, "invalid here") {
 		t.Errorf("the Lua was written as manifests:\n%s", all)
+	}
+}
+
+// TestSourceCheckoutKeptApart: --source is a checkout of a Flux
+// repository (d1-fleet, of the Flux importer's corpus) with its own
+// clusters/ and tenants/; copied into the fleet's root they were read as
+// the fleet's clusters and tenants, and the fleet was invalid. Copied
+// into sveltos-source/, the fleet validates and the refs name it.
+func TestSourceCheckoutKeptApart(t *testing.T) {
+	dir := t.TempDir()
+	profile := `apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {name: infra-update}
+spec:
+  clusterSelector: {matchLabels: {env: fv}}
+  kustomizationRefs:
+  - {kind: GitRepository, name: d1-fleet, namespace: flux-system, path: ./tenants/infra/update}
+`
+	if err := os.WriteFile(filepath.Join(dir, "profile.yaml"), []byte(profile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Files: []string{filepath.Join(dir, "profile.yaml")}, Source: "../flux/testdata/corpus/d1-fleet", Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Report.Findings() {
+		if strings.Contains(f.Message, "invalid here") {
+			t.Errorf("the fleet is invalid: %s", f)
+		}
+	}
+	repo, diags := spec.Load(os.DirFS(out))
+	if len(diags.Errors()) > 0 || len(repo.Profiles) != 1 {
+		t.Fatalf("fleet: %d profiles, %v", len(repo.Profiles), diags.Errors())
+	}
+	if got := repo.Profiles[0].Spec.Addons[0].Kustomize.Path; got != "sveltos-source/tenants/infra/update" {
+		t.Errorf("kustomize path %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "sveltos-source/clusters/staging/infra-tenant.yaml")); err != nil {
+		t.Error(err)
 	}
 }

@@ -26,7 +26,7 @@ Clusters become clusters with their labels. Give the ConfigMaps and Secrets
 the profiles reference as files too: their manifests are written into the
 fleet under sveltos-policies/, and their Helm values inlined. Refs to Flux
 sources (GitRepository, OCIRepository, Bucket) name paths of --source, a
-checkout of that source, which is copied into the fleet.
+checkout of that source, which is copied into the fleet's sveltos-source/.
 
 Like Sveltos, add-ons are applied without waiting for health (wait: false)
 unless the profile has validateHealths or a chart sets options.wait.
