@@ -22,6 +22,8 @@ type Fleet struct {
 	Clusters    []*spec.Cluster
 	Profiles    []*spec.Profile
 	Classifiers []*spec.Classifier
+	// EventSources are written as events/<name>.yaml.
+	EventSources []*spec.EventSource
 	// Files are other files the fleet needs (manifests taken out of
 	// ConfigMaps), by repository-relative path.
 	Files map[string][]byte
@@ -31,7 +33,7 @@ type Fleet struct {
 const header = "# Written by `regatta import %s`; edit freely (a new import overwrites this file).\n"
 
 // Write writes the fleet's documents into dir (clusters/<name>/cluster.yaml,
-// profiles/<name>.yaml, classifiers/<name>.yaml). A file whose content is
+// profiles/<name>.yaml, classifiers/<name>.yaml, events/<name>.yaml). A file whose content is
 // unchanged is not rewritten, so an import run twice changes nothing. It
 // returns the repository-relative paths of the documents.
 func (f *Fleet) Write(dir, tool string) ([]string, error) {
@@ -49,6 +51,9 @@ func (f *Fleet) Write(dir, tool string) ([]string, error) {
 	}
 	for _, c := range f.Classifiers {
 		errs = append(errs, put(path.Join(spec.ClassifiersDir, c.Metadata.Name+".yaml"), c))
+	}
+	for _, e := range f.EventSources {
+		errs = append(errs, put(path.Join(spec.EventsDir, e.Metadata.Name+".yaml"), e))
 	}
 	for _, rel := range sortedFiles(f.Files) {
 		files = append(files, rel)

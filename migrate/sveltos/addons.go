@@ -21,7 +21,7 @@ var fluxSources = map[string]bool{"GitRepository": true, "OCIRepository": true, 
 // policyRefs turns each referenced ConfigMap or Secret into a manifests
 // add-on over its data written out as files, and each Flux-source ref
 // into a manifests add-on over its path.
-func (im *importer) policyRefs(d *migrate.Doc, s map[string]any, wait bool) []spec.Addon {
+func (im *importer) policyRefs(d *migrate.Doc, s map[string]any, wait, event bool) []spec.Addon {
 	var out []spec.Addon
 	for i, r := range migrate.List(s, "policyRefs") {
 		rm := asMap(r)
@@ -32,15 +32,17 @@ func (im *importer) policyRefs(d *migrate.Doc, s map[string]any, wait bool) []sp
 			continue
 		}
 		var p string
+		var templated bool
 		if fluxSources[kind] {
 			p = im.sourcePath(d, field, migrate.Str(rm, "path"))
 		} else {
-			p = im.writeData(d, field, kind, refNamespace(d, rm), name)
+			p, templated = im.writeData(d, field, kind, refNamespace(d, rm), name, event)
 		}
 		if p == "" {
 			continue
 		}
-		out = append(out, spec.Addon{Name: addonName("policy", name, i), Manifests: &spec.ManifestsSource{Path: p}, Wait: waitField(wait)})
+		out = append(out, spec.Addon{Name: addonName("policy", name, i), Manifests: &spec.ManifestsSource{Path: p}, Wait: waitField(wait),
+			Template: event && templated})
 	}
 	return out
 }
@@ -63,38 +65,48 @@ func (im *importer) sourcePath(d *migrate.Doc, field, p string) string {
 }
 
 // writeData writes the manifests of a ConfigMap or Secret's data keys
-// into the fleet and returns their folder.
-func (im *importer) writeData(d *migrate.Doc, field, kind, ns, name string) string {
+// into the fleet and returns their folder, and whether Sveltos renders
+// them as a template. For an event profile, a template's Sveltos data
+// are rewritten as regatta's (eventTemplate) into a folder of its own.
+func (im *importer) writeData(d *migrate.Doc, field, kind, ns, name string, event bool) (string, bool) {
 	src := im.find(kind, ns, name)
 	if src == nil {
 		im.report.Add(d, field, "%s %s was not given as a file: not carried over", kind, name)
-		return ""
+		return "", false
 	}
 	if _, ok := migrate.Map(src.Obj, "metadata", "annotations")[luaAnnotation]; ok {
 		im.report.Add(src, "metadata.annotations", "a Sveltos Lua policy (%s): its Lua generates the resources at deploy time from management-cluster resources; not carried over "+
 			"(write the resources, or generate them with a jsonnet or ytt add-on from the cluster's labels and values: docs/format.md)", luaAnnotation)
-		return ""
+		return "", false
 	}
-	if v, ok := isTemplate(src); ok {
+	v, templated := isTemplate(src)
+	if templated && !event {
 		im.report.Add(src, "metadata.annotations", "a Sveltos template (%s: %q; Sveltos reads any value as true) is carried over as it is: regatta's template data differ (.Cluster.Labels, .Cluster.Values); review the manifests", templateAnnotation, v)
 	}
 	data, err := dataOf(src)
 	if err != nil {
 		im.report.Add(src, "data", "not carried over: %v", err)
-		return ""
+		return "", false
 	}
 	if kind == "Secret" {
 		im.report.Add(src, "data", "the Secret's manifests are written out in plain text: encrypt them with SOPS")
 	}
 	dir := path.Join(policiesDir, strings.ToLower(kind), nsOr(src.Namespace()), name)
+	if event && templated {
+		dir = path.Join(policiesDir, "events", strings.ToLower(kind), nsOr(src.Namespace()), name)
+	}
 	for _, k := range sortedKeys(data) {
 		file := k
 		if !strings.HasSuffix(file, ".yaml") && !strings.HasSuffix(file, ".yml") && !strings.HasSuffix(file, ".json") {
 			file += ".yaml"
 		}
-		im.fleet.Files[path.Join(dir, file)] = []byte(data[k])
+		content := data[k]
+		if event && templated {
+			content = im.eventTemplate(src, "data."+k, content)
+		}
+		im.fleet.Files[path.Join(dir, file)] = []byte(content)
 	}
-	return dir
+	return dir, templated
 }
 
 // refNamespace is a reference's namespace; a Profile's references are in

@@ -116,3 +116,38 @@ spec:
 		t.Error(err)
 	}
 }
+
+// TestCorpusEventTrigger: Sveltos' service event trigger example becomes
+// events/https-service.yaml and an event profile whose templated policy
+// reads regatta's event data; the fleet validates. (cmd/regatta/app's
+// TestImportSveltosEventRenders renders it with event resources.)
+func TestCorpusEventTrigger(t *testing.T) {
+	out, all := importCorpus(t, "", "service-event-trigger.yaml")
+	if strings.Contains(all, "not a kind the Sveltos import reads") || strings.Contains(all, "invalid here") {
+		t.Fatalf("report:\n%s", all)
+	}
+	wantFindings(t, all, "testdata/corpus/service-event-trigger.yaml:49: data.ingress.yaml: a Sveltos event template, carried over as a regatta template (template: true)")
+	repo, diags := spec.Load(os.DirFS(out))
+	if len(diags.Errors()) > 0 || len(repo.Profiles) != 1 || len(repo.EventSources) != 1 {
+		t.Fatalf("fleet: %d profiles, %d event sources, %v", len(repo.Profiles), len(repo.EventSources), diags.Errors())
+	}
+	es := repo.EventSources[0]
+	if es.Metadata.Name != "https-service" || len(es.Spec.ResourceSelectors) != 1 || es.Spec.ResourceSelectors[0].Namespace != "eng" ||
+		!strings.Contains(es.Spec.ResourceSelectors[0].Evaluate, "p.port == 443") {
+		t.Errorf("event source %+v", es.Spec)
+	}
+	p := repo.Profiles[0]
+	et := p.Spec.EventTrigger
+	if p.Metadata.Name != "ingress-configuration" || et == nil || et.EventSourceName != "https-service" || et.OneForEvent ||
+		et.SourceClusterSelector == nil || et.SourceClusterSelector.MatchLabels["env"] != "fv" {
+		t.Fatalf("profile %+v", p.Spec)
+	}
+	a := p.Spec.Addons[0]
+	if !a.Template || a.Manifests == nil || a.Manifests.Path != "sveltos-policies/events/configmap/default/ingress" {
+		t.Errorf("add-on %+v", a)
+	}
+	ingress, err := os.ReadFile(filepath.Join(out, a.Manifests.Path, "ingress.yaml"))
+	if err != nil || !strings.Contains(string(ingress), "{{ range $resource := .Event.Resources }}") {
+		t.Errorf("ingress.yaml (%v):\n%s", err, ingress)
+	}
+}

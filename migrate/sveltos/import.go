@@ -163,6 +163,12 @@ func (im *importer) convert(d *migrate.Doc) {
 		p := im.profile(d)
 		im.sources[p.Metadata.Name] = d
 		im.fleet.Profiles = append(im.fleet.Profiles, p)
+	case d.Kind() == kindEventSource && d.APIGroup() == groupLib:
+		im.fleet.EventSources = append(im.fleet.EventSources, im.eventSource(d))
+	case d.Kind() == kindEventTrigger && d.APIGroup() == groupLib:
+		p := im.eventProfile(d)
+		im.sources[p.Metadata.Name] = d
+		im.fleet.Profiles = append(im.fleet.Profiles, p)
 	case d.Kind() == kindClassifier:
 		im.fleet.Classifiers = append(im.fleet.Classifiers, im.classifier(d))
 	case d.Kind() == kindSveltosCluster || (d.Kind() == kindCAPICluster && strings.HasPrefix(d.APIGroup(), "cluster.x-k8s.io")):
