@@ -1,6 +1,8 @@
 package flux
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path"
 	"reflect"
@@ -38,13 +40,23 @@ func (im *importer) build(s *scan, ks object) *build {
 	}
 	addon := spec.Addon{Name: "build", Kustomize: src, PostBuild: b.postBuild, OCI: b.oci}
 	prof := &spec.Profile{Metadata: spec.ObjectMeta{Name: "import"}, Spec: spec.ProfileSpec{Addons: []spec.Addon{addon}}}
-	res, err := im.r.Render(im.ctx, render.Request{
+	ctx := im.ctx
+	if b.oci != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, im.pullTimeout)
+		defer cancel()
+	}
+	res, err := im.r.Render(ctx, render.Request{
 		FS:      im.fsys,
 		Profile: prof,
 		Cluster: render.ClusterFacts{Name: s.cluster, Values: toAny(b.vars)},
 	})
 	if err != nil && b.oci != nil {
-		im.unbuiltArtifact(b, fmt.Sprintf("the artifact could not be pulled or built (%v)", err))
+		why := fmt.Sprintf("the artifact could not be pulled or built (%v)", err)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && im.ctx.Err() == nil {
+			why = fmt.Sprintf("the artifact was not pulled within %s", im.pullTimeout)
+		}
+		im.unbuiltArtifact(b, why)
 		return b
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/regatta-dev/regatta/migrate"
 	"github.com/regatta-dev/regatta/render"
@@ -36,7 +37,14 @@ type Pull struct {
 	// Offline pulls nothing: Kustomizations of OCIRepository sources are
 	// carried over as declared, unbuilt.
 	Offline bool
+	// Timeout bounds the build of each OCIRepository Kustomization (a
+	// registry that accepts and never answers); 0 is DefaultPullTimeout.
+	// Past it the Kustomization is carried over unbuilt.
+	Timeout time.Duration
 }
+
+// DefaultPullTimeout bounds each artifact build of an import.
+const DefaultPullTimeout = 30 * time.Second
 
 // Result is what an import wrote and what it could not carry over.
 type Result struct {
@@ -81,7 +89,10 @@ func Import(ctx context.Context, fsys fs.FS, pull Pull) (*migrate.Fleet, *migrat
 		artifacts = oci.New(oci.Options{HTTPClient: (&netpolicy.Policy{}).Client()})
 	}
 	r := render.New(render.Options{LeaveEncrypted: true, OCI: artifacts})
-	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: r, files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}, offline: pull.Offline}
+	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: r, files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}, offline: pull.Offline, pullTimeout: pull.Timeout}
+	if im.pullTimeout <= 0 {
+		im.pullTimeout = DefaultPullTimeout
+	}
 	clusters, err := clusterNames(fsys)
 	if err != nil {
 		return nil, nil, err

@@ -3,9 +3,12 @@ package flux
 import (
 	"context"
 	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/regatta-dev/regatta/internal/chartserver"
 	"github.com/regatta-dev/regatta/migrate"
@@ -233,4 +236,34 @@ stringData:
 			}
 		}
 	})
+}
+
+// TestOCIStalledRegistryBounded: a registry that accepts the connection
+// and never answers does not hold the import: past Pull.Timeout the
+// Kustomization is carried over unbuilt, and the report says so.
+func TestOCIStalledRegistryBounded(t *testing.T) {
+	release := make(chan struct{})
+	stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(stalled.Close)
+	t.Cleanup(func() { close(release) })
+	url := "oci://" + strings.TrimPrefix(stalled.URL, "http://") + "/fleet/app"
+	start := time.Now()
+	fleet, report, err := Import(context.Background(), ociFixture(url, "", nil),
+		Pull{OCI: oci.New(oci.Options{PlainHTTP: true}), Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the import took %s", took)
+	}
+	all := findingsOf(report)
+	kustomizeOCIAddon(t, fleet, all)
+	if !strings.Contains(all, "spec.sourceRef: Kustomization app: the artifact was not pulled within 300ms: carried over as a kustomize add-on") {
+		t.Errorf("report:\n%s", all)
+	}
 }
