@@ -80,13 +80,16 @@ func (im *importer) writeData(d *migrate.Doc, field, kind, ns, name string, even
 		return "", false
 	}
 	v, templated := isTemplate(src)
-	if templated && !event {
-		im.report.Add(src, "metadata.annotations", "a Sveltos template (%s: %q; Sveltos reads any value as true) is carried over as it is: regatta's template data differ (.Cluster.Labels, .Cluster.Values); review the manifests", templateAnnotation, v)
-	}
 	data, err := dataOf(src)
 	if err != nil {
 		im.report.Add(src, "data", "not carried over: %v", err)
 		return "", false
+	}
+	if event && !templated {
+		templated = eventInstantiated(src, data)
+	}
+	if templated && !event {
+		im.report.Add(src, "metadata.annotations", "a Sveltos template (%s: %q; Sveltos reads any value as true) is carried over as it is: regatta's template data differ (.Cluster.Labels, .Cluster.Values); review the manifests", templateAnnotation, v)
 	}
 	if kind == "Secret" {
 		im.report.Add(src, "data", "the Secret's manifests are written out in plain text: encrypt them with SOPS")
@@ -394,4 +397,19 @@ func isTemplate(d *migrate.Doc) (string, bool) {
 		return "", false
 	}
 	return fmt.Sprint(v), true
+}
+
+// eventInstantiated reports whether Sveltos instantiates an EventTrigger's
+// policy: marked projectsveltos.io/instantiate, or holding template
+// actions (Sveltos' event examples template them without an annotation).
+func eventInstantiated(d *migrate.Doc, data map[string]string) bool {
+	if _, ok := migrate.Map(d.Obj, "metadata", "annotations")[instantiateAnnotation]; ok {
+		return true
+	}
+	for _, v := range data {
+		if strings.Contains(v, "{{") {
+			return true
+		}
+	}
+	return false
 }

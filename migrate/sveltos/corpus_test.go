@@ -151,3 +151,27 @@ func TestCorpusEventTrigger(t *testing.T) {
 		t.Errorf("ingress.yaml (%v):\n%s", err, ingress)
 	}
 }
+
+// TestCorpusEventTemplateWithoutAnnotation: Sveltos instantiates an
+// EventTrigger's policies without projectsveltos.io/template (its
+// auto-deploy-postgres-cluster example); the import templates them too,
+// so the fleet validates instead of failing on `{{` as YAML.
+func TestCorpusEventTemplateWithoutAnnotation(t *testing.T) {
+	out, all := importCorpus(t, "", "auto-deploy-postgres-cluster.yaml")
+	if strings.Contains(all, "invalid here") {
+		t.Fatalf("report:\n%s", all)
+	}
+	wantFindings(t, all, "testdata/corpus/auto-deploy-postgres-cluster.yaml:39: data.cluster.yaml: a Sveltos event template, carried over as a regatta template (template: true)")
+	repo, diags := spec.Load(os.DirFS(out))
+	if len(diags.Errors()) > 0 || len(repo.Profiles) != 1 || !repo.Profiles[0].Spec.Addons[0].Template {
+		t.Fatalf("fleet: %v %+v", diags.Errors(), repo.Profiles)
+	}
+	et := repo.Profiles[0].Spec.EventTrigger
+	if !et.OneForEvent || et.DestinationClusterSelector == nil || et.DestinationClusterSelector.MatchLabels["type"] != "services" {
+		t.Errorf("eventTrigger %+v", et)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "sveltos-policies/events/configmap/default/postgres-cluster/cluster.yaml"))
+	if err != nil || !strings.Contains(string(data), "name: cluster-{{ .Event.Resource.metadata.name }}") {
+		t.Errorf("cluster.yaml (%v):\n%s", err, data)
+	}
+}

@@ -21,6 +21,8 @@ const (
 	templateAnnotation = "projectsveltos.io/template"
 	// sourceDir is the fleet folder --source is copied into.
 	sourceDir = "sveltos-source"
+	// instantiateAnnotation marks a policy an EventTrigger instantiates.
+	instantiateAnnotation = "projectsveltos.io/instantiate"
 	// luaAnnotation marks a ConfigMap or Secret holding Lua whose
 	// evaluate() returns the resources to deploy.
 	luaAnnotation = "projectsveltos.io/lua"
