@@ -8,11 +8,14 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"strings"
 
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/render/netpolicy"
+	"github.com/regatta-dev/regatta/render/oci"
+	"github.com/regatta-dev/regatta/render/sandbox"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -36,19 +39,16 @@ var noLookups = &net.Resolver{PreferGo: true, Dial: func(context.Context, string
 	return nil, errOffline
 }}
 
-// checkTenants renders every tenant profile, offline, for each cluster it
-// reaches and reports the objects its tenant may not deploy and the paths
-// that leave the tenant's folder, as errors with file and line. Charts
-// render in workers bounded as the daemon's are (worker; nil renders in
-// this process). Other render failures are warnings: render and plan
-// report them in full.
-func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics, f *validateFlags, worker *helm.WorkerOptions) spec.Diagnostics {
+// checkTenants renders every tenant profile, offline (r), for each
+// cluster it reaches and reports the objects its tenant may not deploy,
+// the paths that leave the tenant's folder and every render failure the
+// daemon would meet too, as errors with file and line; what validate
+// cannot check offline is a warning (renderDiagnostic).
+func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics, r *render.Renderer) spec.Diagnostics {
 	if len(repo.Tenants) == 0 {
 		return nil
 	}
 	invalid := invalidFiles(diags)
-	r, done := offlineRenderer(f, worker)
-	defer done()
 	var out diagSet
 	for _, p := range repo.Profiles {
 		if p.Tenant() == nil || invalid[p.Source.File] || invalid[p.Tenant().Source.File] {
@@ -76,14 +76,30 @@ func invalidFiles(diags spec.Diagnostics) map[string]bool {
 	return invalid
 }
 
-// offlineRenderer renders without the network: a chart download fails
-// with errOffline, or as the URL policy refuses it; charts render in
-// workers bounded as the daemon's are (worker; nil renders in this
-// process). done releases the workers.
-func offlineRenderer(f *validateFlags, worker *helm.WorkerOptions) (r *render.Renderer, done func()) {
+// offlineRenderer renders without the network: a chart download or an
+// OCI artifact's pull fails with errOffline, or as the URL policy refuses
+// it; charts, Jsonnet and ytt programs render in workers bounded as the
+// daemon's are (--helm-render-*, --program-render-*). done releases the
+// workers.
+func offlineRenderer(f *validateFlags) (r *render.Renderer, done func(), err error) {
+	worker, err := f.helmWorker.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	programs, err := f.programWorker.pool()
+	if err != nil {
+		return nil, nil, err
+	}
 	policy := &netpolicy.Policy{AllowPrefixes: f.allowURLPrefixes, Resolver: noLookups}
-	charts := helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{policy}}, Worker: worker})
-	return render.New(render.Options{Helm: charts}), func() { _ = charts.Close() }
+	client := &http.Client{Transport: offlineTransport{policy}}
+	charts := helm.New(helm.Options{HTTPClient: client, PlainHTTP: f.plainHTTP, Worker: worker})
+	r = render.New(render.Options{Helm: charts, Sandbox: programs, OCI: oci.New(oci.Options{HTTPClient: client, PlainHTTP: f.plainHTTP})})
+	return r, func() {
+		_ = charts.Close()
+		if programs != nil {
+			programs.Close()
+		}
+	}, nil
 }
 
 // diagSet gathers diagnostics once each (a profile rendered for several
@@ -142,11 +158,11 @@ func ungrantedSources(repo *spec.Repository, p *spec.Profile, c *spec.Cluster) (
 }
 
 // renderDiagnostic places a render failure at its innermost file and line:
-// an error when a path leaves the tenant's folder or the tenant may not
-// decrypt, a warning otherwise.
+// an error, as the daemon refuses the pair, unless validate could not
+// tell offline (offlineOnly).
 func renderDiagnostic(p *spec.Profile, c *spec.Cluster, err error) spec.Diagnostic {
-	d := spec.Diagnostic{File: p.Source.File, Line: p.Source.Line, Severity: spec.SeverityWarning,
-		Message: fmt.Sprintf("does not render offline for cluster %s: %v", c.Metadata.Name, err)}
+	d := spec.Diagnostic{File: p.Source.File, Line: p.Source.Line, Severity: spec.SeverityError,
+		Message: fmt.Sprintf("does not render for cluster %s: %v", c.Metadata.Name, err)}
 	found, addon := render.Innermost(err)
 	if found != nil {
 		d.File, d.Line, d.Message = found.File, found.Line, found.Err.Error()
@@ -156,23 +172,39 @@ func renderDiagnostic(p *spec.Profile, c *spec.Cluster, err error) spec.Diagnost
 		d.Message = fmt.Sprintf("add-on %s: %s", addon, d.Message)
 		d.File, d.Line = p.Source.File, addonLine(p, addon)
 	}
-	if refusedByDaemon(err) {
-		d.Severity = spec.SeverityError
+	if !refusedByDaemon(err) && offlineOnly(err) {
+		d.Severity = spec.SeverityWarning
+		d.Message = fmt.Sprintf("not checked offline for cluster %s: %s", c.Metadata.Name, d.Message)
 	}
 	return d
 }
 
-// refusedByDaemon tells the render failures that the daemon meets too,
-// online or not: a path leaving the folder, keys the tenant may not use, a
-// URL or schema reference the policy refuses, a chart stopped at a render
-// bound.
+// refusedByDaemon tells the render failures that the daemon meets
+// whatever it can reach: a path leaving the folder, keys the tenant may
+// not use, a URL or schema reference the policy refuses, a program or
+// chart stopped at a render bound.
 func refusedByDaemon(err error) bool {
-	for _, target := range []error{spec.ErrPathEscapes, render.ErrTenantNoKeys, render.ErrRemoteRefused, helm.ErrSchemaRef, helm.ErrTemplateLimit} {
+	for _, target := range []error{spec.ErrPathEscapes, render.ErrTenantNoKeys, render.ErrRemoteRefused,
+		netpolicy.ErrRefused, helm.ErrSchemaRef, helm.ErrTemplateLimit, sandbox.ErrLimit} {
 		if errors.Is(err, target) {
 			return true
 		}
 	}
 	return false
+}
+
+// offlineOnly tells the render failures that may be validate's alone:
+// what it does not fetch (charts, OCI artifacts, schemas), the SOPS keys
+// it does not hold, and a template reading a cluster fact (a classifier's
+// label, a value) that only the cluster gives. Every other failure is the
+// daemon's too.
+func offlineOnly(err error) bool {
+	var te *render.TemplateError
+	return errors.Is(err, errOffline) || errors.Is(err, render.ErrNoKeyring) ||
+		errors.As(err, &te) && te.Key != "" ||
+		// a library that rewrites its errors (Helm's registry client)
+		// keeps errOffline's text only
+		strings.Contains(err.Error(), errOffline.Error())
 }
 
 func addonLine(p *spec.Profile, addon string) int {
