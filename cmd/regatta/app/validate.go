@@ -35,7 +35,10 @@ func newValidateCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Check a fleet repository's clusters, profiles and classifiers",
 		Long: `Loads and validates the fleet repository in DIR (default: the current
 directory) and prints every problem, one per line, as file:line: field: message.
-It reads the working tree as it is and writes nothing.
+It reads the working tree as it is and writes nothing. Tenants' profiles
+are rendered offline, their charts and Jsonnet and ytt programs in worker
+processes bounded as render's and the daemon's are (--helm-render-*,
+--program-render-*), and what the daemon would refuse is an error.
 
 Exit codes: 0 valid (warnings may be printed), 1 invalid, 2 usage or I/O error.`,
 		Example: `  regatta validate
