@@ -54,11 +54,18 @@ func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags 
 		if p.Tenant() == nil || invalid[p.Source.File] || invalid[p.Tenant().Source.File] {
 			continue
 		}
+		bounded := false
 		for _, c := range repo.Clusters {
 			if !p.Matches(c.Metadata.Name, c.Metadata.Labels) {
 				continue
 			}
-			out.add(checkTenantPair(ctx, r, fsys, p, c)...)
+			if !bounded {
+				// a program stopped at a bound is an error already: it
+				// is not run again for the profile's other clusters
+				ds, stopped := checkTenantPair(ctx, r, fsys, p, c)
+				out.add(ds...)
+				bounded = stopped
+			}
 			if d, refused := ungrantedSources(repo, p, c); refused {
 				out.add(d)
 			}
@@ -126,17 +133,20 @@ func (s *diagSet) sorted() spec.Diagnostics {
 	return s.out
 }
 
-func checkTenantPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spec.Profile, c *spec.Cluster) spec.Diagnostics {
+// checkTenantPair renders p for c and checks its objects; stopped says
+// that the render was stopped at a bound (time, memory, output, template
+// limits).
+func checkTenantPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spec.Profile, c *spec.Cluster) (ds spec.Diagnostics, stopped bool) {
 	facts := render.FactsOf(c, c.Metadata.Labels, DefaultKubernetesVersion)
 	res, err := r.Render(ctx, render.Request{FS: fsys, Profile: p, Cluster: facts})
 	if err != nil {
-		return spec.Diagnostics{renderDiagnostic(p, c, err)}
+		stopped = errors.Is(err, sandbox.ErrLimit) || errors.Is(err, helm.ErrTemplateLimit)
+		return spec.Diagnostics{renderDiagnostic(p, c, err)}, stopped
 	}
-	var out spec.Diagnostics
 	for _, v := range tenancy.Check(p, res, tenancy.Options{FS: fsys}) {
-		out = append(out, spec.Diagnostic{File: v.File, Line: v.Line, Message: v.Object + ": " + v.Reason})
+		ds = append(ds, spec.Diagnostic{File: v.File, Line: v.Line, Message: v.Object + ": " + v.Reason})
 	}
-	return out
+	return ds, false
 }
 
 // ungrantedSources reports, as the daemon refuses it, an event profile
