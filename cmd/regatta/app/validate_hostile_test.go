@@ -166,3 +166,21 @@ func TestValidateErrsWhereRenderRefuses(t *testing.T) {
 		}
 	})
 }
+
+// TestValidateAllowsListedRegistry: a registry on loopback that
+// --allow-url-prefix names (as oci://, or as http:// with
+// --helm-plain-http, as the daemon is configured) is not refused by
+// validate: its artifact is only not checked offline.
+func TestValidateAllowsListedRegistry(t *testing.T) {
+	dir := tenantFleet(t, map[string]string{"tenants/team-b/profiles/oci.yaml": tenantProfile("oci",
+		"    oci: {url: 'oci://127.0.0.1:5000/fleet/app', tag: stable}\n    kustomize: {path: .}\n")})
+	for _, flags := range [][]string{
+		{"--allow-url-prefix", "oci://127.0.0.1:5000/"},
+		{"--allow-url-prefix", "http://127.0.0.1:5000/", "--helm-plain-http"},
+	} {
+		code, stdout, stderr := run(t, append(append([]string{"validate"}, flags...), dir)...)
+		if code != 0 || lineWith(stdout, "warning: tenants/team-b/profiles/oci.yaml:10: ", "not checked offline", "127.0.0.1:5000") == "" {
+			t.Errorf("%v: exit %d, want 0 and a warning\n%s%s", flags, code, stdout, stderr)
+		}
+	}
+}

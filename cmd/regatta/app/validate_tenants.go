@@ -19,8 +19,9 @@ import (
 	"github.com/regatta-dev/regatta/spec"
 )
 
-// errOffline is what a chart download meets in regatta validate.
-var errOffline = errors.New("regatta validate works offline: remote charts and schemas are checked by render, plan and the daemon")
+// errOffline is what a download (chart, OCI artifact, schema) meets in
+// regatta validate.
+var errOffline = errors.New("regatta validate works offline: remote charts, OCI artifacts and schemas are checked by render, plan and the daemon")
 
 // offlineTransport fetches nothing: a URL the policy refuses fails as the
 // daemon would refuse it, any other as offline. Host names are not looked
