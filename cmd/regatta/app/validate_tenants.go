@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
@@ -50,29 +52,53 @@ func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags 
 		return nil
 	}
 	invalid := invalidFiles(diags)
-	var out diagSet
+	var profiles []*spec.Profile
 	for _, p := range repo.Profiles {
-		if p.Tenant() == nil || invalid[p.Source.File] || invalid[p.Tenant().Source.File] {
-			continue
-		}
-		bounded := false
-		for _, c := range repo.Clusters {
-			if !p.Matches(c.Metadata.Name, c.Metadata.Labels) {
-				continue
-			}
-			if !bounded {
-				// a program stopped at a bound is an error already: it
-				// is not run again for the profile's other clusters
-				ds, stopped := checkTenantPair(ctx, r, fsys, p, c)
-				out.add(ds...)
-				bounded = stopped
-			}
-			if d, refused := ungrantedSources(repo, p, c); refused {
-				out.add(d)
-			}
+		if p.Tenant() != nil && !invalid[p.Source.File] && !invalid[p.Tenant().Source.File] {
+			profiles = append(profiles, p)
 		}
 	}
+	// profiles render side by side, as many at once as there are CPUs
+	// (the workers bound them further), so that programs stopped at a
+	// bound cost validate about one bound, not one each
+	found := make([]spec.Diagnostics, len(profiles))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, p := range profiles {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			found[i] = checkTenantProfile(ctx, r, fsys, repo, p)
+		})
+	}
+	wg.Wait()
+	var out diagSet
+	for _, ds := range found {
+		out.add(ds...)
+	}
 	return out.sorted()
+}
+
+// checkTenantProfile checks a tenant profile on each cluster it reaches.
+func checkTenantProfile(ctx context.Context, r *render.Renderer, fsys fs.FS, repo *spec.Repository, p *spec.Profile) spec.Diagnostics {
+	var out spec.Diagnostics
+	bounded := false
+	for _, c := range repo.Clusters {
+		if !p.Matches(c.Metadata.Name, c.Metadata.Labels) {
+			continue
+		}
+		if !bounded {
+			// a program stopped at a bound is an error already: it is
+			// not run again for the profile's other clusters
+			ds, stopped := checkTenantPair(ctx, r, fsys, p, c)
+			out = append(out, ds...)
+			bounded = stopped
+		}
+		if d, refused := ungrantedSources(repo, p, c); refused {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // invalidFiles are the files with errors: their documents are not rendered.
