@@ -245,7 +245,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		Ownership:      own,
 		OnPass:         f.onPass,
 	}
-	f.agent.pullOptions(&do, src, f)
+	f.agent.pullOptions(&do, src, f, log)
 	d := reconciler.Build(ctx, reconciler.Setup{
 		Daemon: do,
 		Apply:  ao,
