@@ -57,4 +57,7 @@ func TestCentralDaemonWarnsOfForeignRecords(t *testing.T) {
 		!strings.Contains(stderr, "ref=regatta-status/edge-1") || !strings.Contains(stderr, "status/clusters/prod-1.yaml") {
 		t.Errorf("no warning naming the ref and the foreign record:\n%s\n%s", stdout, stderr)
 	}
+	if n := strings.Count(stderr, "holds records of other clusters"); n != 1 {
+		t.Errorf("warned %d times of one ref at one revision, want once:\n%s", n, stderr)
+	}
 }
