@@ -252,7 +252,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		return nil, nil, err
 	}
 	do.OnStatus = observe
-	f.agent.pullOptions(&do, src, f)
+	f.agent.pullOptions(&do, src, f, log)
 	d := reconciler.Build(ctx, reconciler.Setup{
 		Daemon: do,
 		Apply:  ao,
