@@ -48,6 +48,9 @@ type DaemonOptions struct {
 	// Peers, when set, reads the records of the clusters this daemon does
 	// not reconcile: shown in its status, read by its rollouts' gates.
 	Peers Peers
+	// OnStatus, when set, is called with the fleet's status after each
+	// status commit (notifications, commit statuses).
+	OnStatus func(status.Snapshot)
 }
 
 // ErrUnconverged is returned by RunOnce when some pair did not converge.

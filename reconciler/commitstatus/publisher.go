@@ -2,6 +2,7 @@ package commitstatus
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -197,5 +198,26 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// Flush waits until no status waits to be set, or ctx ends: a process
+// about to exit (regatta run --once) calls it after its last status
+// commit.
+func (p *Publisher) Flush(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		p.mu.Lock()
+		n := len(p.queue)
+		p.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("commit statuses: %d not set: %w", n, ctx.Err())
+		case <-t.C:
+		}
 	}
 }

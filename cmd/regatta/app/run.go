@@ -21,6 +21,7 @@ import (
 	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/commitstatus"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/reconciler/webhook"
 	"github.com/regatta-dev/regatta/render/helm"
@@ -58,6 +59,7 @@ type runFlags struct {
 	memoryLimit          string
 	shard                shardFlags
 	agent                agentFlags
+	commitStatus         commitStatusFlags
 
 	mgmt           *rest.Config // the management cluster, when configured
 	owner          *ownership   // --replicas-mode shard
@@ -65,6 +67,7 @@ type runFlags struct {
 	charts         *helm.Renderer
 	onPass         func(reconciler.PassResult) // NewDaemon's hook
 	leaseTimings   leaseTimings                // leader election durations; zero: the defaults
+	statuses       *commitstatus.Publisher     // --commit-status-provider; nil: off
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -141,6 +144,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.shard.register(fl)
 	f.agent.register(fl)
+	f.commitStatus.register(fl)
 	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else none with GOGC=50 (unless $GOGC is set); "off": none`)
 }
 
@@ -176,6 +180,7 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 	}
 	if f.once {
 		res, err := d.RunOnce(ctx)
+		f.flushStatuses(ctx, log)
 		fmt.Fprintf(stdout, "revision %s: converged=%v\n", res.Snapshot.Fleet.SourceRevision, res.Converged)
 		if errors.Is(err, reconciler.ErrUnconverged) {
 			return &ExitError{Code: ExitFailed, Err: err}
@@ -192,6 +197,9 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Daemon, *metrics.Metrics, error) {
 	auth, err := f.git.auth()
 	if err != nil {
+		return nil, nil, err
+	}
+	if f.statuses, err = f.commitStatus.publisher(f.repoURL, f.statusBranch, f.agent.cluster != "", log); err != nil {
 		return nil, nil, err
 	}
 	pushAuth, err := f.statusGit.auth()
@@ -246,6 +254,15 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		OnPass:         f.onPass,
 	}
 	f.agent.pullOptions(&do, src, f)
+	// Commit statuses (issue 52): each status commit's snapshot goes to
+	// the Publisher, which sets the revision's status on the Git host off
+	// the daemon's path. Only the process owning the fleet's status may
+	// publish: never an agent (refused above); with --replicas-mode shard,
+	// the replica that OwnsFleet.
+	if pub := f.statuses; pub != nil {
+		startPublisher(ctx, pub)
+		do.OnStatus = pub.Observe
+	}
 	d := reconciler.Build(ctx, reconciler.Setup{
 		Daemon: do,
 		Apply:  ao,
