@@ -131,7 +131,8 @@ func (t *counts) problem(s string) {
 // (reconciler/status_fleet.go, converged): a pair is done when Applied,
 // DryRun, Paused or Withdrawn, and an unreachable cluster that is not
 // paused is a failure. A reachable cluster not yet reconciled at rev has
-// its pairs pending.
+// its pairs pending, also those Failed at an older revision (the newer
+// one may fix them).
 func tally(cs []status.ClusterStatus, rev string) *counts {
 	t := &counts{}
 	for _, c := range cs {
@@ -148,6 +149,11 @@ func tally(cs []status.ClusterStatus, rev string) *counts {
 }
 
 func (t *counts) pair(cluster string, p status.Profile, behind bool) {
+	if behind {
+		// Whatever it says is about an older revision.
+		t.pending++
+		return
+	}
 	switch p.State {
 	case status.StateFailed, status.StateConflict:
 		msg := p.Message
@@ -156,11 +162,7 @@ func (t *counts) pair(cluster string, p status.Profile, behind bool) {
 		}
 		t.problem(cluster + "/" + p.Name + ": " + p.State + suffix(msg))
 	case status.StateApplied, status.StateDryRun, status.StatePaused, status.StateWithdrawn:
-		if behind {
-			t.pending++
-		} else {
-			t.done++
-		}
+		t.done++
 	default:
 		t.pending++
 	}

@@ -53,6 +53,7 @@ func TestComputeOverall(t *testing.T) {
 		{"waiting for a dependency or a rollout", fleet(revA, cluster("a", revA, status.StateWaitingForDependency, status.StateWaitingForRollout, status.StateApplied)), Pending, "1/3 pairs applied"},
 		{"cluster not yet at the revision", fleet(revB, cluster("a", revB, status.StateApplied), cluster("b", revA, status.StateApplied)), Pending, "1/2 pairs applied"},
 		{"revision not in force yet", notYet, Pending, "revision not in force yet"},
+		{"a failure at an older revision is pending at the new one", fleet(revB, cluster("a", revB, status.StateApplied), cluster("b", revA, status.StateFailed)), Pending, "1/2 pairs applied"},
 		{"a paused cluster counts as converged", fleet(revB, cluster("a", revB, status.StateApplied), pausedDown), Success, "1 pair applied on 2 clusters"},
 		{"failed pair", fleet(revA, failed, cluster("b", revA, status.StateProgressing)), Failure, "1 failed: prod-1/p1: Failed: Deployment/kyverno/kyverno: apply failed: forbidden"},
 		{"unreachable cluster", fleet(revA, cluster("a", revA, status.StateApplied), unreachable), Failure, "1 failed: prod-2: unreachable: dial tcp 10.0.0.1:6443: connection refused"},
