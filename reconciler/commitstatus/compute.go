@@ -135,20 +135,21 @@ func (t *counts) problem(s string) {
 // one may fix them).
 func tally(cs []status.ClusterStatus, rev string) *counts {
 	t := &counts{}
-	for _, c := range cs {
+	for i := range cs {
+		c := &cs[i]
 		if !c.Reachable && !c.Paused {
 			t.problem(c.Cluster + ": unreachable" + suffix(c.Error))
 			continue
 		}
 		behind := !c.Paused && c.SourceRevision != rev
-		for _, p := range c.Profiles {
-			t.pair(c.Cluster, p, behind)
+		for j := range c.Profiles {
+			t.pair(c.Cluster, &c.Profiles[j], behind)
 		}
 	}
 	return t
 }
 
-func (t *counts) pair(cluster string, p status.Profile, behind bool) {
+func (t *counts) pair(cluster string, p *status.Profile, behind bool) {
 	if behind {
 		// Whatever it says is about an older revision.
 		t.pending++
