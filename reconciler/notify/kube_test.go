@@ -23,7 +23,9 @@ func TestConfigMapLedgerOneSenderOfTwo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := func() Ledger { return &ConfigMapLedger{Client: cs, Namespace: "default", Name: "regatta-notifications"} }
+	ledger := func() Ledger {
+		return &ConfigMapLedger{Client: cs, Namespace: "default", Name: "regatta-notifications"}
+	}
 	rev := strings.Repeat("12", 20)
 	c, b := &clock{t: time.Unix(1e9, 0)}, &inbox{}
 	a1, a2 := newTestNotifier(ledger(), c, b, alert("ops")), newTestNotifier(ledger(), c, b, alert("ops"))
