@@ -191,6 +191,10 @@ func (d *Daemon) startSession(ctx, parent context.Context, once bool) *session {
 		s.wg.Go(func() { s.work(ctx) })
 	}
 	s.wg.Go(func() { s.pollHealth(ctx) })
+	if !once {
+		s.ociWake = make(chan struct{}, 1)
+		s.wg.Go(func() { s.followOCI(ctx) })
+	}
 	return s
 }
 

@@ -56,6 +56,8 @@
 //	                         an agent's claim of a cluster new as pulled
 //	queue_workers.go       the workers draining the queue, the health poll
 //	queue_events.go        cluster events queue their destinations
+//	queue_oci.go           OCI artifacts due at their interval: resolved once
+//	                         for the fleet, queue their clusters when moved
 //	rollout_daemon.go      a rollout's side of the Daemon: older revisions,
 //	                         rollouts of removed profiles
 //	intake_verify.go       revision intake: the signature check (package

@@ -17,6 +17,8 @@ type session struct {
 	parent context.Context
 	wg     sync.WaitGroup
 	stopCh chan struct{}
+	// ociWake tells followOCI of a new revision in force (nil: RunOnce).
+	ociWake chan struct{}
 
 	mu    sync.Mutex
 	since time.Time // of the first work queued since the fleet last settled
@@ -99,13 +101,23 @@ func (s *session) queueAll(drift bool) {
 	if rev == nil {
 		return
 	}
+	names := make([]string, 0, len(rev.repo.Clusters))
+	for _, c := range rev.repo.Clusters {
+		names = append(names, c.Metadata.Name)
+	}
+	s.queue(names, drift)
+}
+
+// queue queues clusters for a fleet-wide reason (a revision, the drift
+// interval, an OCI artifact that moved).
+func (s *session) queue(names []string, drift bool) {
 	s.mu.Lock()
 	if s.since.IsZero() {
 		s.since = time.Now()
 	}
 	s.mu.Unlock()
-	for _, c := range rev.repo.Clusters {
-		s.q.add(c.Metadata.Name, drift)
+	for _, name := range names {
+		s.q.add(name, drift)
 	}
 }
 
