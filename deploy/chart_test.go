@@ -503,6 +503,13 @@ func TestChartNotifications(t *testing.T) {
 	if strings.Contains(string(raw), "RegattaShardMemberMissing") {
 		t.Error("a shard alert without shard mode")
 	}
+	if strings.Contains(string(raw), "RegattaSignatureRefused") {
+		t.Error("a signature alert without verify.mode")
+	}
+	raw, _ = find(render(map[string]any{"metrics.prometheusRule.enabled": true, "verify.mode": "every", "verify.secretName": "signers"}), "PrometheusRule", "").MarshalJSON()
+	if !strings.Contains(string(raw), "increase(regatta_revisions_refused_total[15m])") {
+		t.Errorf("verify.mode: no RegattaSignatureRefused: %s", raw)
+	}
 	raw, _ = find(render(map[string]any{"metrics.prometheusRule.enabled": true, "replicasMode": "shard", "replicas": 3}), "PrometheusRule", "").MarshalJSON()
 	if !strings.Contains(string(raw), `"expr":"min(regatta_shard_members) \u003c 3"`) {
 		t.Errorf("shard mode: %s", raw)
