@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"time"
@@ -48,6 +49,17 @@ type DaemonOptions struct {
 	// Peers, when set, reads the records of the clusters this daemon does
 	// not reconcile: shown in its status, read by its rollouts' gates.
 	Peers Peers
+	// StatusHistory, when set, is told of each status commit this daemon
+	// pushed, with the branch (an agent's is its own ref), under the
+	// status commit lock: reconciler/status/history folds the branch's
+	// older history there (--status-history-keep).
+	StatusHistory StatusHistory
+}
+
+// StatusHistory bounds a status branch's history; a fold that fails is
+// logged and the status commit stands.
+type StatusHistory interface {
+	Committed(ctx context.Context, branch string) (repo.FoldResult, error)
 }
 
 // ErrUnconverged is returned by RunOnce when some pair did not converge.

@@ -22,6 +22,7 @@ import (
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/apply"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
+	"github.com/regatta-dev/regatta/reconciler/status/history"
 	"github.com/regatta-dev/regatta/reconciler/webhook"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/repo"
@@ -42,6 +43,7 @@ type runFlags struct {
 	statusAuthorName     string
 	statusAuthorEmail    string
 	statusInterval       time.Duration
+	statusHistoryKeep    int
 	concurrency          int
 	clusterTimeout       time.Duration
 	healthTimeout        time.Duration
@@ -125,6 +127,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.statusAuthorName, "status-author-name", repo.DefaultAuthorName, "author name of status commits")
 	fl.StringVar(&f.statusAuthorEmail, "status-author-email", repo.DefaultAuthorEmail, "author email of status commits")
 	fl.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "at most one status commit per interval, carrying every record that changed (and one at shutdown)")
+	fl.IntVar(&f.statusHistoryKeep, "status-history-keep", 0, "keep the last N commits of the status branch (an agent: of its own ref) and fold the older history into the oldest kept one, checked at the first status commit and after every N more (a force push that never overwrites another writer's commit); 0 keeps the whole history")
 	fl.IntVar(&f.concurrency, "concurrency", 10, "clusters reconciled at once (workers of the cluster queue)")
 	fl.DurationVar(&f.clusterTimeout, "cluster-timeout", 30*time.Second, "per-request timeout for each cluster: an unreachable cluster fails within it")
 	fl.DurationVar(&f.healthTimeout, "health-timeout", 5*time.Minute, "default time each add-on may take to become healthy")
@@ -150,6 +153,9 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 	}
 	if !f.driftWatches && f.driftInterval <= 0 {
 		return usageError("--drift-watches=false needs a --drift-interval above 0: drift would never be corrected")
+	}
+	if err := f.checkStatusHistory(); err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, f.logFormat, f.logLevel)
 	if err != nil {
@@ -186,6 +192,20 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 		return f.owner.runSharded(ctx, d)
 	}
 	return f.lead(ctx, f.leaseConfig(), log, func() { m.SetReady(true) }, d.Run)
+}
+
+// checkStatusHistory refuses a retention the daemon could not apply.
+func (f *runFlags) checkStatusHistory() error {
+	switch {
+	case f.statusHistoryKeep < 0:
+		return usageError("--status-history-keep %d: a number of commits, 0 to keep the whole history", f.statusHistoryKeep)
+	case f.statusHistoryKeep > 0 && f.statusBranch == "":
+		return usageError("--status-history-keep needs a status branch: --status-branch is empty")
+	case f.statusHistoryKeep > 0 && f.statusBranch == f.branch:
+		return usageError("--status-history-keep: the status branch is the followed branch %s, whose history is the fleet's own and is never folded: "+
+			"give status a branch of its own (--status-branch) or drop --status-history-keep", f.branch)
+	}
+	return nil
 }
 
 // build wires the daemon from the flags.
@@ -246,6 +266,9 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		OnPass:         f.onPass,
 	}
 	f.agent.pullOptions(&do, src, f)
+	if f.statusHistoryKeep > 0 {
+		do.StatusHistory = history.New(src, f.statusHistoryKeep, log)
+	}
 	d := reconciler.Build(ctx, reconciler.Setup{
 		Daemon: do,
 		Apply:  ao,
