@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -38,8 +39,10 @@ func envInt(name string, def int) int {
 // `git clone --mirror` of it holds (mirror-MiB: bytes of the clone's
 // objects and refs), without retention and after FoldHistory kept 1,000
 // and 2,000 commits (a tenth and a fifth of the history:
-// --status-history-keep 1000 holds between the two), and what the host's
-// repository holds after its own `git gc`. Run it
+// --status-history-keep 1000 holds between the two), what each fold cost
+// an in-memory clone in time and heap left held right after it (until the
+// clone's compaction), and what the host's repository holds after its own
+// `git gc`. Run it
 // once: go test -run '^$' -bench StatusHistorySize -benchtime 1x ./repo/
 func BenchmarkStatusHistorySize(b *testing.B) {
 	for b.Loop() {
@@ -54,10 +57,16 @@ func BenchmarkStatusHistorySize(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			heap0, t0 := heapMiB(), time.Now()
+			peak := peakHeap()
 			res, err := src.FoldHistory(context.Background(), DefaultStatusBranch, keep)
 			if err != nil || !res.Folded {
 				b.Fatalf("fold to %d: %+v %v", keep, res, err)
 			}
+			b.ReportMetric(time.Since(t0).Seconds(), fmt.Sprintf("keep%d-fold-s", keep))
+			b.ReportMetric(peak()-heap0, fmt.Sprintf("keep%d-fold-peak-heap-MiB", keep))
+			b.ReportMetric(heapMiB()-heap0, fmt.Sprintf("keep%d-fold-heap-MiB", keep))
+			runtime.KeepAlive(src) // what the clone holds after the fold is measured
 			b.ReportMetric(mirrorMiB(b, up.bare), fmt.Sprintf("keep%d-mirror-MiB", keep))
 		}
 		runGit(b, up.bare, "gc", "-q", "--prune=now")
@@ -121,6 +130,37 @@ func mirrorMiB(tb testing.TB, bare string) float64 {
 	mib := dirMiB(tb, dst)
 	os.RemoveAll(dst)
 	return mib
+}
+
+// heapMiB is the heap in use after a collection.
+func heapMiB() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+// peakHeap samples the heap every 20 ms until the returned function is
+// called, which returns the highest figure seen.
+func peakHeap() func() float64 {
+	stop, done := make(chan struct{}), make(chan float64)
+	go func() {
+		var m runtime.MemStats
+		peak := 0.0
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&m)
+			peak = max(peak, float64(m.HeapAlloc)/(1<<20))
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 { close(stop); return <-done }
 }
 
 // dirMiB adds up the bytes of the files under dir.

@@ -34,9 +34,15 @@ func commitCount(t *testing.T, up *upstream, branch string) int {
 // commits on the Git server, the same tree at its tip, the same messages,
 // and a root commit that names the commit it replaced and holds its tree;
 // status commits go on on top of the folded branch, from the folding
-// clone and from a clone that read the branch before the fold.
+// clone and from a clone that read the branch before the fold. The
+// folding clone is in memory, then on disk (--cache-dir).
 func TestFoldHistory(t *testing.T) {
-	src, up, rev := httpSource(t, t.TempDir())
+	t.Run("memory", func(t *testing.T) { testFoldHistory(t, "") })
+	t.Run("disk", func(t *testing.T) { testFoldHistory(t, t.TempDir()) })
+}
+
+func testFoldHistory(t *testing.T, dir string) {
+	src, up, rev := httpSourceAt(t, t.TempDir(), dir)
 	other, err := NewSource(Options{URL: src.opts.URL, Auth: src.opts.Auth})
 	if err != nil {
 		t.Fatal(err)

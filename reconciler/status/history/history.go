@@ -35,8 +35,8 @@ type Retention struct {
 	Keep   int
 	Source Folder
 	Log    *slog.Logger
-	// since counts the status commits since the last check; -1 before the
-	// first.
+	// since counts the status commits since the last check; started is
+	// false until the first check.
 	since   int
 	started bool
 }
