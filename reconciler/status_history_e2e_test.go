@@ -2,8 +2,10 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/regatta-dev/regatta/internal/testenv/gitfleet"
 	"github.com/regatta-dev/regatta/reconciler/status"
@@ -20,8 +22,11 @@ func TestRestartAcrossFold(t *testing.T) {
 	ctx := context.Background()
 	f := newFleetRepo(t)
 	files := baseFleet(t, "fold")
-	files["profiles/once.yaml"] = profileYAML("once", "env: prod", "  syncMode: OneTime\n  addons:\n  - name: cm\n    manifests: {path: once}\n")
-	files["once/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fold-once, namespace: default}\ndata: {v: \"1\"}\n"
+	// A profile of its own: the clusters are shared by the package's
+	// tests, and a OneTime pair's inventory outlives a test.
+	once := fmt.Sprintf("fold-once-%d", time.Now().UnixNano()%1e9)
+	files["profiles/"+once+".yaml"] = profileYAML(once, "env: prod", "  syncMode: OneTime\n  addons:\n  - name: cm\n    manifests: {path: once}\n")
+	files["once/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + once + ", namespace: default}\ndata: {v: \"1\"}\n"
 	rev1 := f.Commit("fleet", files)
 	first := newHarness(t, f, func(o *DaemonOptions) { o.StatusHistory = history.New(o.Source, 1, nil) })
 	if res, err := first.d.RunOnce(ctx); err != nil {
@@ -44,7 +49,7 @@ func TestRestartAcrossFold(t *testing.T) {
 	if err != nil {
 		t.Fatalf("restart: %v %+v", err, res.Snapshot)
 	}
-	if p := pairs(res, "c37")["once"]; p.Revision != rev1 || p.Revision == rev2 {
+	if p := pairs(res, "c37")[once]; p.Revision != rev1 || p.Revision == rev2 {
 		t.Errorf("after the fold the OneTime pair reports revision %s; the cluster holds %s's render", status.ShortRevision(p.Revision), status.ShortRevision(rev1))
 	}
 	if p := pairs(res, "c37")["app"]; p.State != status.StateApplied {

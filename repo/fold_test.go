@@ -2,12 +2,14 @@ package repo
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // statusHistory pushes n status commits of a few records from src.
@@ -36,13 +38,24 @@ func commitCount(t *testing.T, up *upstream, branch string) int {
 // status commits go on on top of the folded branch, from the folding
 // clone and from a clone that read the branch before the fold. The
 // folding clone is in memory, then on disk (--cache-dir).
+// The server offers filters (commits only are fetched) or does not (the
+// kept history is fetched whole).
 func TestFoldHistory(t *testing.T) {
-	t.Run("memory", func(t *testing.T) { testFoldHistory(t, "") })
-	t.Run("disk", func(t *testing.T) { testFoldHistory(t, t.TempDir()) })
+	t.Run("memory", func(t *testing.T) { testFoldHistory(t, "", true) })
+	t.Run("memory-no-filter", func(t *testing.T) { testFoldHistory(t, "", false) })
+	t.Run("disk", func(t *testing.T) { testFoldHistory(t, t.TempDir(), true) })
+	t.Run("disk-no-filter", func(t *testing.T) { testFoldHistory(t, t.TempDir(), false) })
 }
 
-func testFoldHistory(t *testing.T, dir string) {
+// allowFilter lets the Git server filter fetches, as Git hosts do.
+func allowFilter(t testing.TB, up *upstream, on bool) {
+	t.Helper()
+	runGit(t, up.bare, "config", "uploadpack.allowFilter", strconv.FormatBool(on))
+}
+
+func testFoldHistory(t *testing.T, dir string, filter bool) {
 	src, up, rev := httpSourceAt(t, t.TempDir(), dir)
+	allowFilter(t, up, filter)
 	other, err := NewSource(Options{URL: src.opts.URL, Auth: src.opts.Auth})
 	if err != nil {
 		t.Fatal(err)
@@ -101,12 +114,13 @@ func TestFoldHistoryRaced(t *testing.T) {
 	src, up, rev := httpSource(t, t.TempDir())
 	ctx := context.Background()
 	statusHistory(t, src, rev, 6)
-	tip, head := foldHead(t, src, 3)
+	allowFilter(t, up, true)
+	tip, head, pack := foldHead(t, src, 3)
 	theirs, err := up.pushAs(filepath.Join(t.TempDir(), "other"), DefaultStatusBranch, "status/clusters/other.yaml", "cluster: other\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := src.pushFold(ctx, DefaultStatusBranch, tip, head, FoldResult{Old: tip.String()})
+	res, err := src.pushFold(ctx, DefaultStatusBranch, tip, head, pack, FoldResult{Old: tip.String()})
 	if err != nil || !res.Raced || res.Folded {
 		t.Fatalf("a fold over a moved branch: %+v %v", res, err)
 	}
@@ -127,31 +141,46 @@ func TestFoldHistoryRaced(t *testing.T) {
 
 // foldHead builds a fold of the status branch to keep commits without
 // pushing it, as FoldHistory does before its push.
-func foldHead(t *testing.T, s *Source, keep int) (tip, head plumbing.Hash) {
+func foldHead(t *testing.T, s *Source, keep int) (tip, head plumbing.Hash, pack func() (io.Reader, error)) {
 	t.Helper()
 	ctx := context.Background()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h, _, err := s.remoteRef(ctx, DefaultStatusBranch)
+	tip, _, err := s.remoteRef(ctx, DefaultStatusBranch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.fetchDepth(ctx, DefaultStatusBranch, keep); err != nil {
-		t.Fatal(err)
-	}
-	chain, more, err := firstParents(s.store, h, keep)
+	chain, more, err := s.keptCommits(ctx, DefaultStatusBranch, tip, keep)
 	if err != nil || !more {
 		t.Fatalf("chain: %d commits, more %v, %v", len(chain), more, err)
 	}
-	st := newStage(s.store)
-	nh, err := rewriteChain(st, chain)
+	out := memory.NewStorage()
+	head, written, err := rewriteChain(out, chain)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.keep(s.store); err != nil {
-		t.Fatal(err)
+	return tip, head, func() (io.Reader, error) { return packOf(out, written) }
+}
+
+// TestFetchCommitsOnly: where the server filters, the fold's fetch holds
+// the kept commits and no tree; where it does not, it says so.
+func TestFetchCommitsOnly(t *testing.T) {
+	src, up, rev := httpSource(t, t.TempDir())
+	statusHistory(t, src, rev, 5)
+	tip := plumbing.NewHash(up.head(DefaultStatusBranch))
+	for _, on := range []bool{false, true} {
+		allowFilter(t, up, on)
+		st, ok, err := src.fetchCommitsOnly(context.Background(), tip, 3)
+		if err != nil || ok != on {
+			t.Fatalf("filter %v: ok %v, %v", on, ok, err)
+		}
+		if !on {
+			continue
+		}
+		if n := len(st.Commits); n != 3 || len(st.Trees) != 0 || len(st.Blobs) != 0 {
+			t.Fatalf("fetched %d commits, %d trees, %d blobs; want 3 commits only", n, len(st.Trees), len(st.Blobs))
+		}
 	}
-	return h, nh
 }
 
 // TestFoldHistoryRefusesFollowedBranch: the followed branch is the
