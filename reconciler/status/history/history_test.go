@@ -85,3 +85,28 @@ func TestRetentionOff(t *testing.T) {
 		t.Fatalf("the branch holds %d commits, want all 4", n)
 	}
 }
+
+// TestRetentionFoldsOnlyItsBranch: an agent's retention folds its own ref
+// (regatta-status/<name>), the branch it committed to, and leaves the
+// central status branch as it is.
+func TestRetentionFoldsOnlyItsBranch(t *testing.T) {
+	src, f, rev := source(t)
+	for i := range 3 {
+		statusCommit(t, src, rev, i) // the central daemon's
+	}
+	const ref = "regatta-status/edge-1"
+	r := history.New(src, 1, nil)
+	for i := range 3 {
+		res, err := src.CommitAndPush(context.Background(), repo.CommitRequest{Branch: ref, Prefix: "status",
+			Files: map[string][]byte{"status/clusters/edge-1.yaml": fmt.Appendf(nil, "cluster: edge-1\ngeneration: %d\n", i)}})
+		if err != nil || !res.Committed {
+			t.Fatalf("agent status commit %d: %+v %v", i, res, err)
+		}
+		if _, err := r.Committed(context.Background(), ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, c := f.Commits(ref), f.Commits(repo.DefaultStatusBranch); a != 1 || c != 3 {
+		t.Fatalf("the agent's ref holds %d commits (want 1), the central branch %d (want 3, untouched)", a, c)
+	}
+}
