@@ -432,3 +432,65 @@ func TestChartAgentStatusAuth(t *testing.T) {
 		t.Errorf("the central daemon got the agent's status credential: %s", args)
 	}
 }
+
+// TestChartNotifications: notifications are on by default, with a Role
+// that reads Secrets, keeps the ledger ConfigMap and records Events in the
+// release's namespace only; off, neither Role nor flags; the
+// PrometheusRule ships behind its switch with the shard alert only for
+// shard mode.
+func TestChartNotifications(t *testing.T) {
+	c := loadChart(t)
+	render := func(kv map[string]any) []*unstructured.Unstructured {
+		t.Helper()
+		kv["fleet.repository.url"] = "https://git.example.com/fleet.git"
+		objs, err := c.Render(context.Background(), "ops", values(kv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	objs := render(map[string]any{"notifications.dashboardURL": "https://git.example.com/fleet/-/blob/regatta/status/status/README.md"})
+	role := find(objs, "Role", "regatta-notifications")
+	if role == nil || role.GetNamespace() != "ops" {
+		t.Fatalf("no notifications Role in the release's namespace: %v", role)
+	}
+	args := strings.Join(containerArgs(t, find(objs, "Deployment", "")), " ")
+	for _, want := range []string{"--notify-namespace=ops", "--notify-group-wait=30s", "--notify-dashboard-url=https://git.example.com/fleet/-/blob/regatta/status/status/README.md"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args lack %s: %s", want, args)
+		}
+	}
+	if find(objs, "PrometheusRule", "") != nil {
+		t.Error("a PrometheusRule without metrics.prometheusRule.enabled")
+	}
+	objs = render(map[string]any{"notifications.enabled": false, "metrics.prometheusRule.enabled": true})
+	if find(objs, "Role", "regatta-notifications") != nil || strings.Contains(strings.Join(containerArgs(t, find(objs, "Deployment", "")), " "), "--notify-") {
+		t.Error("notifications off still grant or configure them")
+	}
+	rule := find(objs, "PrometheusRule", "regatta")
+	if rule == nil {
+		t.Fatal("no PrometheusRule with metrics.prometheusRule.enabled")
+	}
+	raw, _ := rule.MarshalJSON()
+	for _, want := range []string{"RegattaPairFailed", "RegattaRolloutHalted", "RegattaClusterUnreachable", "RegattaRevisionRefused", "RegattaStatusCommitsFailing"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the PrometheusRule lacks %s", want)
+		}
+	}
+	if strings.Contains(string(raw), "RegattaShardMemberMissing") {
+		t.Error("a shard alert without shard mode")
+	}
+	raw, _ = find(render(map[string]any{"metrics.prometheusRule.enabled": true, "replicasMode": "shard", "replicas": 3}), "PrometheusRule", "").MarshalJSON()
+	if !strings.Contains(string(raw), `"expr":"min(regatta_shard_members) \u003c 3"`) {
+		t.Errorf("shard mode: %s", raw)
+	}
+}
+
+func containerArgs(t *testing.T, d *unstructured.Unstructured) []string {
+	t.Helper()
+	var out []string
+	for _, a := range container(t, d)["args"].([]any) {
+		out = append(out, a.(string))
+	}
+	return out
+}

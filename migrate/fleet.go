@@ -13,6 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -21,6 +22,8 @@ type Fleet struct {
 	Clusters    []*spec.Cluster
 	Profiles    []*spec.Profile
 	Classifiers []*spec.Classifier
+	// EventSources are written as events/<name>.yaml.
+	EventSources []*spec.EventSource
 	// Files are other files the fleet needs (manifests taken out of
 	// ConfigMaps), by repository-relative path.
 	Files map[string][]byte
@@ -30,7 +33,7 @@ type Fleet struct {
 const header = "# Written by `regatta import %s`; edit freely (a new import overwrites this file).\n"
 
 // Write writes the fleet's documents into dir (clusters/<name>/cluster.yaml,
-// profiles/<name>.yaml, classifiers/<name>.yaml). A file whose content is
+// profiles/<name>.yaml, classifiers/<name>.yaml, events/<name>.yaml). A file whose content is
 // unchanged is not rewritten, so an import run twice changes nothing. It
 // returns the repository-relative paths of the documents.
 func (f *Fleet) Write(dir, tool string) ([]string, error) {
@@ -48,6 +51,9 @@ func (f *Fleet) Write(dir, tool string) ([]string, error) {
 	}
 	for _, c := range f.Classifiers {
 		errs = append(errs, put(path.Join(spec.ClassifiersDir, c.Metadata.Name+".yaml"), c))
+	}
+	for _, e := range f.EventSources {
+		errs = append(errs, put(path.Join(spec.EventsDir, e.Metadata.Name+".yaml"), e))
 	}
 	for _, rel := range sortedFiles(f.Files) {
 		files = append(files, rel)
@@ -141,11 +147,18 @@ func CopyTree(src fs.FS, dst string) error {
 	})
 }
 
-// Validate loads the fleet written in dir as `regatta validate` does and
-// adds its errors to the report: what the source held that the format
-// refuses (placeholders, invalid names) is then in the report too.
+// Validate checks the fleet written in dir as `regatta validate` does
+// offline (the format, then each profile's templates and add-on files:
+// YAML syntax, documents that are not objects, template parse errors and
+// literal bombs) and adds its errors to the report: what the source held
+// that regatta refuses is then in the report too.
 func Validate(dir string, report *Report) {
-	_, diags := spec.Load(os.DirFS(dir))
+	fsys := os.DirFS(dir)
+	repo, diags := spec.Load(fsys)
+	r := render.New(render.Options{})
+	for _, p := range repo.Profiles {
+		diags = append(diags, r.CheckTemplates(fsys, p)...)
+	}
 	for _, d := range diags.Errors() {
 		report.AddFinding(Finding{File: d.File, Line: d.Line, Field: d.Field, Message: "the imported fleet is invalid here: " + d.Message})
 	}

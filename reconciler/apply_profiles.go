@@ -46,7 +46,8 @@ func (p *clusterPass) applyWaves(ctx context.Context, a plan.Assignment, gone []
 func (p *clusterPass) runProfile(ctx context.Context, prof *spec.Profile, missing, releasing []string) status.Profile {
 	name := prof.Metadata.Name
 	if rt := p.rev.repo.Refusal(prof); rt != nil {
-		return refusedTenant(name, rt)
+		inv, listed := p.inventoryOf(name)
+		return refusedTenant(name, rt, inv, listed)
 	}
 	if len(missing) > 0 {
 		return waiting(name, fmt.Sprintf("dependency %s does not select this cluster", strings.Join(missing, ", ")))

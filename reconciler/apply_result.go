@@ -21,14 +21,39 @@ func artifactsOf(res *render.Result) []status.Artifact {
 }
 
 // refusedTenant is the record of a profile whose tenant's folder does not
-// load: nothing is applied or deleted; its objects stay as they are.
-func refusedTenant(name string, rt *spec.RefusedTenant) status.Profile {
+// load: nothing is applied or deleted; its objects stay as they are, and
+// the record says what the cluster holds of it (its inventory inv, nil
+// for none; listed is false when the inventories could not be read).
+func refusedTenant(name string, rt *spec.RefusedTenant, inv *apply.Inventory, listed bool) status.Profile {
 	d := rt.Errors[0]
 	msg := fmt.Sprintf("tenant %s: its folder does not load, so its profiles keep their last good state: %s", rt.Name, fieldMessage(d))
 	if n := len(rt.Errors); n > 1 {
 		msg += fmt.Sprintf(" (and %d more errors)", n-1)
 	}
-	return status.Profile{Name: name, State: status.StateFailed, Error: &status.Error{File: d.File, Line: d.Line, Message: msg}}
+	s := status.Profile{Name: name, State: status.StateFailed}
+	if inv != nil {
+		s.Objects = len(inv.Objects)
+		if inv.Complete {
+			s.Health = healthSummary(inv.Health)
+		}
+	}
+	s.Error = &status.Error{File: d.File, Line: d.Line, Message: msg + "; " + clusterHolds(inv, listed)}
+	return s
+}
+
+// clusterHolds says what a cluster holds of a pair that is left alone.
+func clusterHolds(inv *apply.Inventory, listed bool) string {
+	switch {
+	case !listed:
+		return "the cluster's inventories could not be read: whatever it holds of the profile is left untouched"
+	case inv == nil || len(inv.Objects) == 0:
+		return "the cluster holds no object of the profile"
+	}
+	n := fmt.Sprintf("%d objects", len(inv.Objects))
+	if len(inv.Objects) == 1 {
+		n = "1 object"
+	}
+	return fmt.Sprintf("the cluster keeps %s of the profile from revision %s, untouched", n, status.ShortRevision(inv.Revision))
 }
 
 func waiting(name, msg string) status.Profile {

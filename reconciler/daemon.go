@@ -8,6 +8,7 @@ import (
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/repo"
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // DaemonOptions configures the loop of `regatta run`.
@@ -49,6 +50,9 @@ type DaemonOptions struct {
 	// Peers, when set, reads the records of the clusters this daemon does
 	// not reconcile: shown in its status, read by its rollouts' gates.
 	Peers Peers
+	// OnStatus, when set, is called with the fleet's status after each
+	// status commit (notifications, commit statuses).
+	OnStatus func(status.Snapshot)
 	// StatusHistory, when set, is told of each status commit this daemon
 	// pushed, with the branch (an agent's is its own ref), under the
 	// status commit lock: reconciler/status/history folds the branch's
@@ -97,22 +101,23 @@ type Daemon struct {
 	peers peerRecords
 	// hand is this daemon's side of the writer handshake of each cluster.
 	hand handover
+	// auth says whether this daemon may write a cluster now (authority.go).
+	auth *authority
 }
 
 // Trigger asks for an immediate fetch (a push webhook); it never blocks.
 func (d *Daemon) Trigger() { d.watcher.Trigger() }
 
-// Ownership shards the fleet among replicas (reconciler/shard implements
-// it with membership Leases). A daemon with one touches a cluster only
-// while Owns says so: it is asked before a cluster's reconciliation,
-// between its apply steps (with the supersede check) and every
-// fencePoll while it runs, when a lost cluster's requests are cancelled.
-type Ownership interface {
-	// Owns reports whether this replica may work on the cluster now.
-	Owns(cluster string) bool
-	// OwnsFleet reports whether this replica writes the fleet-wide part
-	// of status (fleet.yaml and the dashboard).
-	OwnsFleet() bool
-	// Identity names this replica in status records.
-	Identity() string
+// Speaker says whether this daemon reconciles the cluster or writes its
+// record now, and under which name: what notifications and the UI show as
+// the cluster's writer.
+func (d *Daemon) Speaker(cluster string) Speaker { return d.auth.speaker(cluster) }
+
+// Alerts are the alerts of the revision in force (alerts/), for the
+// notifier.
+func (d *Daemon) Alerts() []*spec.Alert {
+	if rev := d.r.current(); rev != nil {
+		return rev.repo.Alerts
+	}
+	return nil
 }

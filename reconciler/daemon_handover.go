@@ -83,7 +83,7 @@ func (d *Daemon) committedTurns(ctx context.Context) map[string]int64 {
 // the replica that owns the cluster does: the one whose passes of it may
 // be in flight.
 func (d *Daemon) handoverStep(ctx context.Context, rev *revision, name string, queue func(string)) {
-	if d.opts.Agent == nil && !d.ownsShard(name) {
+	if d.opts.Agent == nil && !d.auth.ownsShard(name) {
 		d.hand.mu.Lock()
 		d.hand.waiting[name] = false
 		d.hand.mu.Unlock()
@@ -91,7 +91,7 @@ func (d *Daemon) handoverStep(ctx context.Context, rev *revision, name string, q
 	}
 	d.hand.mu.Lock()
 	own, other, otherAt := d.hand.own[name], d.hand.other[name], d.hand.otherAt[name]
-	st := agent.Decide(d.side(), d.pullAllows(name), own, other)
+	st := agent.Decide(d.side(), d.auth.mode.holds(name), own, other)
 	release := st.Release && d.hand.inFlight[name] == 0
 	wasWaiting, verified := d.hand.waiting[name], d.hand.verified
 	d.hand.waiting[name] = st.Wait

@@ -9,20 +9,6 @@ import (
 	"github.com/regatta-dev/regatta/spec"
 )
 
-// pullAllows reports whether this daemon may reconcile the cluster as far
-// as modes go: an agent its own pulled cluster only, any other daemon
-// every cluster but the pulled ones.
-func (d *Daemon) pullAllows(cluster string) bool {
-	var c *spec.Cluster
-	if rev := d.r.current(); rev != nil {
-		c = rev.repo.Cluster(cluster)
-	}
-	if a := d.opts.Agent; a != nil {
-		return cluster == a.Name && c != nil && c.Pulled()
-	}
-	return c == nil || !c.Pulled()
-}
-
 // agentCheck refuses a revision in force that does not make this agent's
 // cluster a pulled cluster: never two writers. The refusal is the
 // cluster's record, so the agent's status ref says why.
@@ -49,7 +35,7 @@ func (d *Daemon) agentCheck(good *revision) error {
 // agentFiles is an agent's status commit: fleet.yaml (what it knows of
 // the repository, for its restart) and its own cluster's record, nothing
 // else, on its own ref.
-func (d *Daemon) agentFiles(snap status.Snapshot) (map[string][]byte, []string, bool, error) {
+func (d *Daemon) agentFiles(snap status.Snapshot) (map[string][]byte, error) {
 	own := status.Snapshot{Fleet: snap.Fleet}
 	for _, c := range snap.Clusters {
 		if c.Cluster == d.opts.Agent.Name {
@@ -59,7 +45,7 @@ func (d *Daemon) agentFiles(snap status.Snapshot) (map[string][]byte, []string, 
 	}
 	files, err := status.Files(own)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, err
 	}
 	keep := map[string]bool{status.FleetFile: true, status.ClusterFile(d.opts.Agent.Name): true}
 	for p := range files {
@@ -67,7 +53,7 @@ func (d *Daemon) agentFiles(snap status.Snapshot) (map[string][]byte, []string, 
 			delete(files, p)
 		}
 	}
-	return files, nil, true, nil
+	return files, nil
 }
 
 // refreshPeers reads the records of the clusters this daemon does not
@@ -109,28 +95,6 @@ func (d *Daemon) refreshPeers(ctx context.Context) {
 	if changed {
 		d.r.rollouts.wakePending()
 	}
-}
-
-// ownsShard reports whether this replica owns the cluster's shard: always
-// without an Ownership.
-func (d *Daemon) ownsShard(cluster string) bool {
-	return d.opts.Ownership == nil || d.opts.Ownership.Owns(cluster)
-}
-
-// shows reports whether this daemon writes a record of a cluster it does
-// not reconcile: an agent its own (the record of a refusal says why), the
-// central daemon (with replicas, the cluster's owner, which records its
-// handover turn) the record a pulled cluster's agent committed and the
-// record of a pushed cluster whose agent has not released it yet.
-func (d *Daemon) shows(cluster string) bool {
-	if d.opts.Agent != nil {
-		return cluster == d.opts.Agent.Name
-	}
-	if d.hand.isWaiting(cluster) {
-		return d.ownsShard(cluster)
-	}
-	_, ok := d.peer(cluster)
-	return ok && d.ownsShard(cluster)
 }
 
 // needsPeers reports whether this daemon uses the other processes'

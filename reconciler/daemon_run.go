@@ -22,6 +22,9 @@ func NewDaemon(r *Reconciler, opts DaemonOptions) *Daemon {
 	r.rollouts.load, r.rollouts.record = d.loadRevision, d.store.setRollout
 	r.rollouts.sharded = opts.Ownership != nil
 	r.agent, r.rollouts.peer = opts.Agent, d.peer
+	d.auth = newAuthority(&d.hand, modeRight{agent: opts.Agent, current: r.current}, opts.Ownership,
+		turnRight{hand: &d.hand, side: d.side(), on: d.handshakes},
+		func(c string) bool { _, ok := d.peer(c); return ok }, r.log)
 	return d
 }
 
@@ -188,6 +191,10 @@ func (d *Daemon) startSession(ctx, parent context.Context, once bool) *session {
 		s.wg.Go(func() { s.work(ctx) })
 	}
 	s.wg.Go(func() { s.pollHealth(ctx) })
+	if !once {
+		s.ociWake = make(chan struct{}, 1)
+		s.wg.Go(func() { s.followOCI(ctx) })
+	}
 	return s
 }
 

@@ -21,6 +21,9 @@
 //	pull.go                pull mode's types: an agent's cluster, the records
 //	                         of clusters other processes reconcile (Peers),
 //	                         the writer handshake's state (handover)
+//	authority.go           who may reconcile a cluster and write its record
+//	                         now: one authority, the conjunction of rights
+//	                         (mode, shard, handshake turn); the loop's grant
 //	luaadapt.go            lua adapted for classify and health checks
 //	rollout_tracker.go     a rollout's life: the rollouts of profiles (observe,
 //	rollout_report.go        admit, decide, report) and their continuation
@@ -40,13 +43,12 @@
 //	apply_*.go             applying a profile on the cluster: events, scope,
 //	                         tenants, the profile itself (apply_profiles.go)
 //	pass_run.go            the pass: connect, classify, match, apply, withdraw
-//	daemon.go              Daemon, its options, Ownership
-//	daemon_pull.go         pull mode in the Daemon: which clusters it may
-//	                         reconcile, an agent's refusal and status files,
-//	                         the other processes' records (peers)
-//	daemon_turns.go        the writer handshake's gate: whether this daemon
-//	                         holds a cluster's turn, passes in flight
-//	ownership.go           sharded replicas: owned clusters, fencing
+//	daemon.go              Daemon, its options, Speaker
+//	daemon_pull.go         pull mode in the Daemon: an agent's refusal and
+//	                         status files, the other processes' records
+//	                         (peers)
+//	daemon_turns.go        the writer handshake's turns across restarts
+//	ownership.go           sharded replicas: clusters lost to another
 //	intake_unchanged.go    a commit that changes nothing for a cluster
 //	status_shard.go        status files of a sharded fleet
 //	status_daemon.go       the settled fleet's state and the status commit
@@ -54,6 +56,8 @@
 //	                         an agent's claim of a cluster new as pulled
 //	queue_workers.go       the workers draining the queue, the health poll
 //	queue_events.go        cluster events queue their destinations
+//	queue_oci.go           OCI artifacts due at their interval: resolved once
+//	                         for the fleet, queue their clusters when moved
 //	rollout_daemon.go      a rollout's side of the Daemon: older revisions,
 //	                         rollouts of removed profiles
 //	intake.go              revision intake: load, restore from the status branch

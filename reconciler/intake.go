@@ -41,6 +41,7 @@ func (d *Daemon) load(ctx context.Context, sha string, s *session, every bool) e
 		d.forgetRemoved(good.repo)
 		d.retainEventWatches(good.repo)
 		d.pruneRollouts(good.repo)
+		s.revisionChanged()
 	}
 	if err := d.agentCheck(good); err != nil {
 		return err

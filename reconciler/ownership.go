@@ -1,47 +1,5 @@
 package reconciler
 
-import (
-	"context"
-	"time"
-)
-
-// fencePoll is how often a cluster being reconciled re-checks its
-// ownership, so that a replica that lost a cluster cancels its requests
-// well within the margin the Lease leaves before another may start.
-const fencePoll = 100 * time.Millisecond
-
-// owns reports whether this daemon may work on a cluster: its turn, and
-// its shard (ownsShard).
-func (d *Daemon) owns(cluster string) bool {
-	return d.writable(cluster) && d.ownsShard(cluster)
-}
-
-// fenced returns a context for one cluster's reconciliation that ends
-// when the daemon no longer owns the cluster.
-func (d *Daemon) fenced(ctx context.Context, cluster string) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	if d.opts.Ownership == nil {
-		return ctx, cancel
-	}
-	go func() {
-		t := time.NewTicker(fencePoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if !d.owns(cluster) {
-					d.r.log.Warn("lost the cluster to another replica; stopping", "cluster", cluster)
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	return ctx, cancel
-}
-
 // OwnershipChanged tells the daemon that what it owns may have changed
 // (the shard Member's OnChange). It stops the drift watches of the
 // clusters it no longer owns at once, off the daemon's loop (which may be
@@ -72,7 +30,7 @@ func (d *Daemon) Clusters() []string {
 // meanwhile).
 func (d *Daemon) dropLost() {
 	for _, name := range d.Clusters() {
-		if d.owns(name) {
+		if d.auth.may(name) {
 			continue
 		}
 		d.r.opts.Apply.Forget(name)
@@ -81,15 +39,4 @@ func (d *Daemon) dropLost() {
 		delete(d.converged, name)
 		d.mu.Unlock()
 	}
-}
-
-// identity is the replica named in status records; empty unsharded.
-func (d *Daemon) identity() string {
-	if d.opts.Agent != nil {
-		return "agent:" + d.opts.Agent.Name
-	}
-	if d.opts.Ownership == nil {
-		return ""
-	}
-	return d.opts.Ownership.Identity()
 }

@@ -106,8 +106,8 @@ func TestShardedOwnerShowsPulledClusters(t *testing.T) {
 		for _, h := range hs {
 			h.d.store.setFleet(status.Fleet{SourceRevision: rev, AppliedRevision: rev})
 			for c := range 2 {
-				if name := fmt.Sprintf("c%d", c); h.d.owns(name) {
-					h.d.store.setCluster(status.ClusterStatus{Cluster: name, SourceRevision: rev, Reachable: true, Owner: h.d.identity()})
+				if name := fmt.Sprintf("c%d", c); h.d.auth.may(name) {
+					h.d.store.setCluster(status.ClusterStatus{Cluster: name, SourceRevision: rev, Reachable: true, Owner: h.d.auth.name()})
 				}
 			}
 			if err := h.d.commitStatus(); err != nil {
@@ -156,7 +156,7 @@ func TestShardedHandoverByTheClustersOwnerOnly(t *testing.T) {
 	if rec := round(); strings.Contains(rec, "handover") {
 		t.Fatalf("x released while its owner's pass was in flight:\n%s", rec)
 	}
-	owner.d.end("x")
+	(&grant{a: owner.d.auth, cluster: "x"}).release() // the pass ends
 	if rec := round(); !strings.Contains(rec, "turn: 1") {
 		t.Fatalf("x not released by its owner once its pass ended:\n%s", rec)
 	}
@@ -213,7 +213,7 @@ func TestCentralKeepsATurnHandedOverAhead(t *testing.T) {
 	}
 	load(v2)
 	h.d.handoverTick(ctx, func(string) {})
-	if !h.d.writable("x") {
+	if !h.d.auth.may("x") {
 		h.d.hand.mu.Lock()
 		t.Fatalf("at v2 the central daemon may not write to x: own %d, other %d", h.d.hand.own["x"], h.d.hand.other["x"])
 	}

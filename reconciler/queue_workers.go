@@ -17,6 +17,8 @@ type session struct {
 	parent context.Context
 	wg     sync.WaitGroup
 	stopCh chan struct{}
+	// ociWake tells followOCI of a new revision in force (nil: RunOnce).
+	ociWake chan struct{}
 
 	mu    sync.Mutex
 	since time.Time // of the first work queued since the fleet last settled
@@ -52,27 +54,32 @@ func (s *session) reconcile(ctx context.Context, name string, drift bool) {
 		return
 	}
 	c := rev.repo.Cluster(name)
-	if c == nil || !s.d.begin(name) {
-		return // left the repository meanwhile, another replica's, or another process's turn
+	if c == nil {
+		return // left the repository meanwhile
 	}
-	defer s.d.end(name)
-	ctx, cancel := s.d.fenced(ctx, name)
+	g := s.d.auth.grant(name)
+	if g == nil {
+		return // another replica's, or another process's turn
+	}
+	defer g.release()
+	ctx, cancel := g.fence(ctx)
 	defer cancel()
+	owner := s.d.auth.name()
 	if !drift {
 		if st, ok := s.d.unchanged(ctx, rev, c); ok {
-			st.Owner = s.d.identity()
+			st.Owner = owner
 			s.d.store.setCluster(st)
 			s.d.settledOn(name, rev, st, false)
 			return
 		}
 	}
 	start := time.Now()
-	out := s.d.r.reconcileCluster(ctx, rev, c, drift, func() bool { return s.d.r.current() != rev || !s.d.owns(name) })
-	if !s.d.owns(name) {
+	out := s.d.r.reconcileCluster(ctx, rev, c, drift, func() bool { return s.d.r.current() != rev || !g.held() })
+	if !g.held() {
 		s.d.r.opts.Apply.Forget(name) // drift watches it may have started
 		return
 	}
-	out.status.Owner = s.d.identity()
+	out.status.Owner = owner
 	if out.superseded {
 		s.q.add(name, drift)
 		return
@@ -94,13 +101,23 @@ func (s *session) queueAll(drift bool) {
 	if rev == nil {
 		return
 	}
+	names := make([]string, 0, len(rev.repo.Clusters))
+	for _, c := range rev.repo.Clusters {
+		names = append(names, c.Metadata.Name)
+	}
+	s.queue(names, drift)
+}
+
+// queue queues clusters for a fleet-wide reason (a revision, the drift
+// interval, an OCI artifact that moved).
+func (s *session) queue(names []string, drift bool) {
 	s.mu.Lock()
 	if s.since.IsZero() {
 		s.since = time.Now()
 	}
 	s.mu.Unlock()
-	for _, c := range rev.repo.Clusters {
-		s.q.add(c.Metadata.Name, drift)
+	for _, name := range names {
+		s.q.add(name, drift)
 	}
 }
 

@@ -25,7 +25,7 @@ func (d *Daemon) commitStatus() error {
 	d.stampTurns(&snap)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	files, del, prune, err := d.statusFiles(ctx, snap)
+	w, err := d.statusFiles(ctx, snap)
 	if err != nil {
 		return err
 	}
@@ -33,9 +33,9 @@ func (d *Daemon) commitStatus() error {
 	out, err := d.opts.Source.CommitAndPush(ctx, repo.CommitRequest{
 		Branch:   d.opts.StatusBranch,
 		Prefix:   status.Dir,
-		Files:    files,
-		Delete:   del,
-		Prune:    prune,
+		Files:    w.files,
+		Delete:   w.del,
+		Prune:    w.prune,
 		Author:   d.opts.StatusAuthor,
 		Message:  "regatta: status of " + status.ShortRevision(rev),
 		Trailers: []repo.Trailer{{Key: repo.TrailerSourceRevision, Value: rev}},
@@ -49,6 +49,9 @@ func (d *Daemon) commitStatus() error {
 		d.r.opts.Metrics.StatusCommits.Inc()
 		d.r.log.Info("status committed", "branch", d.opts.StatusBranch, "commit", status.ShortRevision(out.SHA), "attempts", out.Attempts)
 		d.foldStatusHistory(ctx)
+	}
+	if w.fleet != nil && d.opts.OnStatus != nil {
+		d.opts.OnStatus(*w.fleet)
 	}
 	return nil
 }

@@ -9,26 +9,37 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
 
-// statusFiles returns what a status commit writes, deletes, and whether
-// it prunes the rest of status/. A daemon alone writes the whole tree. A
-// replica of a sharded fleet writes only the records of the clusters it
-// owns, never prunes, and leaves every other record as it finds it on the
-// branch (a push that loses a race is re-applied on top of the winner's
-// commit, so no replica drops another's records); the replica that owns
-// the fleet also writes fleet.yaml and the dashboard, from the branch's
-// records overlaid with its own, and deletes the records of clusters that
-// left the repository. A replica's own records are those of the clusters
-// it owns and has reconciled since it owned them: a record it was seeded
-// with at start, or kept from before it lost the cluster, is older than
-// what the cluster's owner since wrote (writeRecord checks again at the
-// commit).
-func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[string][]byte, []string, bool, error) {
+// statusWrite is what a status commit writes (files), deletes (del), and
+// whether it prunes the rest of status/; fleet is the whole fleet as the
+// commit's dashboard shows it, nil when this daemon does not write the
+// fleet-wide status (an agent, a replica that does not own the fleet).
+type statusWrite struct {
+	files map[string][]byte
+	del   []string
+	prune bool
+	fleet *status.Snapshot
+}
+
+// statusFiles returns what a status commit writes. A daemon alone writes
+// the whole tree. A replica of a sharded fleet writes only the records of
+// the clusters it owns, never prunes, and leaves every other record as it
+// finds it on the branch (a push that loses a race is re-applied on top of
+// the winner's commit, so no replica drops another's records); the replica
+// that owns the fleet also writes fleet.yaml and the dashboard, from the
+// branch's records overlaid with its own, and deletes the records of
+// clusters that left the repository. A replica's own records are those of
+// the clusters it owns and has reconciled since it owned them: a record it
+// was seeded with at start, or kept from before it lost the cluster, is
+// older than what the cluster's owner since wrote (writeRecord checks
+// again at the commit).
+func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (statusWrite, error) {
 	if d.opts.Agent != nil {
-		return d.agentFiles(snap)
+		files, err := d.agentFiles(snap)
+		return statusWrite{files: files, prune: true}, err
 	}
 	if d.opts.Ownership == nil {
 		files, err := status.FilesWith(&d.encoder, snap)
-		return files, nil, true, err
+		return statusWrite{files: files, prune: true, fleet: &snap}, err
 	}
 	own := status.Snapshot{Fleet: snap.Fleet}
 	for _, c := range snap.Clusters {
@@ -38,30 +49,30 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (map[str
 	}
 	if !d.opts.Ownership.OwnsFleet() {
 		files, err := status.FilesWith(&d.encoder, own)
-		return clusterFilesOnly(files), nil, false, err
+		return statusWrite{files: clusterFilesOnly(files)}, err
 	}
 	base, err := d.branchStatus(ctx)
 	if err != nil {
-		return nil, nil, false, err
+		return statusWrite{}, err
 	}
 	merged, del := d.overlay(base, own)
 	files, err := status.FilesWith(&d.encoder, merged)
 	if err != nil {
-		return nil, nil, false, err
+		return statusWrite{}, err
 	}
 	for _, c := range base.Clusters {
 		if !d.writesRecord(c.Cluster) {
 			delete(files, status.ClusterFile(c.Cluster)) // its owner's to write
 		}
 	}
-	return files, del, false, nil
+	return statusWrite{files: files, del: del, fleet: &merged}, nil
 }
 
 // writesRecord reports whether a replica writes a cluster's record: one
 // it owns and computed, or, for the fleet's owner, a pulled cluster's as
 // its agent committed it.
 func (d *Daemon) writesRecord(cluster string) bool {
-	return (d.owns(cluster) && d.store.isComputed(cluster)) || d.shows(cluster)
+	return d.auth.writes(cluster, d.store.isComputed(cluster))
 }
 
 // writeRecord is the status commit's Rewrite: at every attempt, against
@@ -73,7 +84,7 @@ func (d *Daemon) writeRecord(file string, parent []byte, found bool, proposed []
 	if path.Dir(file) != status.ClustersDir {
 		return proposed, true
 	}
-	if name := strings.TrimSuffix(path.Base(file), ".yaml"); !d.owns(name) && !d.shows(name) {
+	if name := strings.TrimSuffix(path.Base(file), ".yaml"); !d.auth.may(name) && !d.auth.shows(name) {
 		return nil, false
 	}
 	return d.records.Next(file, parent, found, proposed)

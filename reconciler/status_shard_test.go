@@ -26,17 +26,22 @@ func (o staticOwnership) Identity() string   { return o.id }
 // clusters, commit their records to one status branch of a real Git
 // server at the same time, round after round: every push that loses the
 // race is retried on top, none is forced, no record of another replica is
-// lost, and only the fleet's owner writes fleet.yaml and the dashboard.
+// lost, and only the fleet's owner writes fleet.yaml and the dashboard,
+// and hands the whole fleet to OnStatus (notifications, commit statuses).
 func TestStatusFromManyWriters(t *testing.T) {
 	f := newFleetRepo(t)
 	f.Commit("fleet", map[string]string{"README.md": "fleet\n"})
 	var hs []*harness
+	seen := make([][]status.Snapshot, 3)
 	for i := range 3 {
 		own := staticOwnership{id: fmt.Sprintf("regatta-%d", i), clusters: map[string]bool{}, fleet: i == 0}
 		for j := range 3 {
 			own.clusters[fmt.Sprintf("c%d", 3*i+j)] = true
 		}
-		h := newHarness(t, f, func(o *DaemonOptions) { o.Ownership = own })
+		h := newHarness(t, f, func(o *DaemonOptions) {
+			o.Ownership = own
+			o.OnStatus = func(s status.Snapshot) { seen[i] = append(seen[i], s) }
+		})
 		// Each store also holds stale records of others' clusters (as
 		// restored from the branch): they must not be written.
 		for c := range 9 {
@@ -52,8 +57,8 @@ func TestStatusFromManyWriters(t *testing.T) {
 			h.d.store.setFleet(status.Fleet{SourceRevision: rev, AppliedRevision: rev})
 			for c := range 9 {
 				name := fmt.Sprintf("c%d", c)
-				if h.d.owns(name) {
-					h.d.store.setCluster(status.ClusterStatus{Cluster: name, SourceRevision: rev, Reachable: true, Owner: h.d.identity()})
+				if h.d.auth.may(name) {
+					h.d.store.setCluster(status.ClusterStatus{Cluster: name, SourceRevision: rev, Reachable: true, Owner: h.d.auth.name()})
 				}
 			}
 			wg.Go(func() { errs[i] = h.d.commitStatus() })
@@ -82,6 +87,11 @@ func TestStatusFromManyWriters(t *testing.T) {
 		if !strings.Contains(dash, fmt.Sprintf("c%d", c)) {
 			t.Errorf("dashboard lacks c%d:\n%s", c, dash)
 		}
+	}
+	if len(seen[1])+len(seen[2]) != 0 || len(seen[0]) == 0 {
+		t.Errorf("OnStatus calls by replica: %d, %d, %d; want the fleet's owner's only", len(seen[0]), len(seen[1]), len(seen[2]))
+	} else if last := seen[0][len(seen[0])-1]; len(last.Clusters) != 9 {
+		t.Errorf("the fleet's owner handed OnStatus %d clusters, want the whole fleet (9)", len(last.Clusters))
 	}
 	log := gitfleet.Git(t, f.Bare, "log", "--format=%H %P", "regatta/status")
 	for _, l := range strings.Split(log, "\n") {

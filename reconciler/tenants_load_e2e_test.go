@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -25,6 +26,7 @@ func TestTenantLoadErrorScoped(t *testing.T) {
 			t.Fatalf("%s: tl-a-app %s %+v", c, p.State, p.Error)
 		}
 	}
+	good := pairs(res, "c35")["tl-a-app"]
 	broken := profileYAML("tl-a-app", "fleet: demo", "  dependsOn: [tl-platform]\n  colour: blue\n  addons:\n  - name: app\n    manifests: {path: tenants/tl-a/app}\n")
 	f.Commit("tenant a breaks its profile; the platform and tenant b change", map[string]string{
 		"tenants/tl-a/profiles/tl-a-app.yaml": broken,
@@ -51,6 +53,13 @@ func TestTenantLoadErrorScoped(t *testing.T) {
 	if p.State != status.StateFailed || p.Tenant != "tl-a" || p.Error == nil || p.Error.File != "tenants/tl-a/profiles/tl-a-app.yaml" ||
 		p.Error.Line != 7 || !strings.Contains(p.Error.Message, "tenant tl-a") || !strings.Contains(p.Error.Message, `spec.colour: unknown field "colour"`) {
 		t.Errorf("tl-a-app on c35: %s %q %+v", p.State, p.Tenant, p.Error)
+	}
+	// the record says what the cluster still holds, not "objects: 0"
+	holds := fmt.Sprintf("the cluster keeps %d object", good.Objects)
+	if good.Objects == 0 || p.Objects != good.Objects || p.Health != good.Health || p.Error == nil ||
+		!strings.Contains(p.Error.Message, holds) || !strings.Contains(p.Error.Message, "from revision "+status.ShortRevision(good.Revision)+", untouched") {
+		t.Errorf("tl-a-app on c35 does not say what the cluster holds (%d objects, %s, revision %s): objects %d, health %q, %+v",
+			good.Objects, good.Health, good.Revision, p.Objects, p.Health, p.Error)
 	}
 	rt := res.Snapshot.Fleet.RefusedTenants
 	if len(rt) != 1 || rt[0].Tenant != "tl-a" || rt[0].Errors[0].Line != 7 {

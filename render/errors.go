@@ -73,8 +73,8 @@ func inAddon(profile, addon string, err error) error {
 	return &Error{Profile: profile, Addon: addon, Err: err}
 }
 
-// errNoKeyring is the failure to decrypt without any configured key.
-var errNoKeyring = errors.New("file is encrypted with SOPS but no SOPS keys are configured (--sops-age-key-file, SOPS_AGE_KEY_FILE)")
+// ErrNoKeyring is the failure to decrypt without any configured key.
+var ErrNoKeyring = errors.New("file is encrypted with SOPS but no SOPS keys are configured (--sops-age-key-file, SOPS_AGE_KEY_FILE)")
 
 // stripFilePrefix drops a leading "file: " that err repeats, since the
 // *Error around it names the file already.

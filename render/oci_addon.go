@@ -62,6 +62,17 @@ func (r *Renderer) ociDigest(ctx context.Context, ap *addonPlan, cr oci.Credenti
 	return r.opts.OCI.Resolve(ctx, o.URL, oci.Selector{Tag: o.Tag, Semver: o.Semver, Digest: o.Digest, Interval: every}, cr)
 }
 
+// RefreshOCI resolves url's tag or semver range again, once for every
+// cluster, as its interval comes due (oci.Client.Refresh): the passes
+// that follow read the answer from memory. It reports whether the digest
+// moved (or was never resolved, or the registry failed).
+func (r *Renderer) RefreshOCI(ctx context.Context, url, tag, semver string) (bool, error) {
+	if r.opts.OCI == nil {
+		return false, nil
+	}
+	return r.opts.OCI.Refresh(ctx, url, tag, semver)
+}
+
 // ociCredentials reads the registry login of an OCI source's secretRef:
 // a Secret manifest of the repository (the tenant's folder for a tenant),
 // decrypted with the keys the profile may use. Errors never show it. The

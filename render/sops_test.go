@@ -101,7 +101,7 @@ func TestSOPSFailuresNameTheFile(t *testing.T) {
 		{"cluster restricted", main, "addons/secrets", other, "addons/secrets/secret.yaml: sops: not encrypted to a key this cluster may use (spec.decryption); keys in file: age key age1qdtmz3rs…", sops.ErrNotAllowed},
 		{"tampered", main, "addons/tampered", nil, "addons/tampered/secret.yaml: sops: integrity check failed", sops.ErrIntegrity},
 		{"no age key", noAge, "addons/secrets", nil, "addons/secrets/secret.yaml: sops: no key can decrypt the data key: age key age1qdtmz3rs…: no age key is configured", sops.ErrNoKey},
-		{"no keyring", nil, "addons/secrets", nil, "addons/secrets/secret.yaml: file is encrypted with SOPS but no SOPS keys are configured", errNoKeyring},
+		{"no keyring", nil, "addons/secrets", nil, "addons/secrets/secret.yaml: file is encrypted with SOPS but no SOPS keys are configured", ErrNoKeyring},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

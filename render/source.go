@@ -60,7 +60,7 @@ func (a *addonRender) decrypt(p string, data []byte) ([]byte, error) {
 		return nil, &Error{File: p, Err: ErrTenantNoKeys}
 	}
 	if a.keys == nil {
-		return nil, &Error{File: p, Err: errNoKeyring}
+		return nil, &Error{File: p, Err: ErrNoKeyring}
 	}
 	a.r.cache.decrypts.Add(1)
 	plain, err := a.keys.Decrypt(a.ctx, p, data, a.decryption)

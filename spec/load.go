@@ -24,6 +24,8 @@ type Repository struct {
 	// Rollouts are the rollouts/<profile>.yaml control files.
 	Rollouts []*RolloutControl
 	Tenants  []*Tenant
+	// Alerts are the documents of alerts/, by name.
+	Alerts []*Alert
 
 	// unloaded names the documents that were found but failed to decode,
 	// by kind and name ("Profile/a"): a reference to one is not also
@@ -94,6 +96,7 @@ func Load(fsys fs.FS) (*Repository, Diagnostics) {
 		}
 	}
 	loadEventSources(fsys, repo, &diags)
+	loadAlerts(fsys, repo, &diags)
 	loadRolloutControls(repo, &diags)
 	sortByName(repo)
 	validateRepository(repo, &diags)

@@ -35,6 +35,9 @@ func validateRepository(r *Repository, diags *Diagnostics) {
 	for _, c := range r.Rollouts {
 		validateRolloutControl(r, c, report{src: &c.Source, diags: diags})
 	}
+	for _, a := range r.Alerts {
+		validateAlert(r, a, report{src: &a.Source, diags: diags})
+	}
 	checkDuplicateNames(r, diags)
 	checkDependencyCycles(r, diags)
 	checkClassifierConflicts(r, diags)

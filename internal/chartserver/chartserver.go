@@ -118,11 +118,14 @@ type OCI struct {
 	*httptest.Server
 	// Requests counts the requests the registry answered.
 	Requests atomic.Int64
-	mu       sync.Mutex
-	tags     map[string]map[string]string // repository -> tag -> manifest digest
-	blobs    map[string][]byte
-	uploads  map[string][]byte // blob uploads in progress
-	next     int
+	// Resolutions counts the manifest requests naming a tag (not a digest,
+	// nor a cosign signature's tag): how often clients resolved a tag.
+	Resolutions atomic.Int64
+	mu          sync.Mutex
+	tags        map[string]map[string]string // repository -> tag -> manifest digest
+	blobs       map[string][]byte
+	uploads     map[string][]byte // blob uploads in progress
+	next        int
 	// Login, when set ("user:password"), is required of every request
 	// (HTTP basic authentication).
 	Login string
@@ -273,6 +276,9 @@ func (o *OCI) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"name": m[1], "tags": tags})
 	case m[3] != "":
 		ref := m[3]
+		if !strings.HasPrefix(ref, "sha256:") && !strings.HasSuffix(ref, ".sig") {
+			o.Resolutions.Add(1)
+		}
 		if d, ok := o.tags[m[1]][ref]; ok {
 			ref = d
 		}

@@ -1,6 +1,8 @@
 package flux
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path"
 	"reflect"
@@ -26,19 +28,37 @@ func (im *importer) build(s *scan, ks object) *build {
 	if migrate.Str(ks.obj, "spec", "sourceRef", "kind") == "OCIRepository" {
 		b.oci = im.ociSource(s, ks)
 	}
+	b.postBuild, b.vars = im.postBuild(s, ks)
+	if b.oci != nil && im.offline {
+		im.unbuiltArtifact(b, "not pulled (--offline)")
+		return b
+	}
 	src := &spec.KustomizeSource{
 		Path:            p,
 		TargetNamespace: migrate.Str(ks.obj, "spec", "targetNamespace"),
 		Patches:         im.kustomizationPatches(ks),
 	}
-	b.postBuild, b.vars = im.postBuild(s, ks)
 	addon := spec.Addon{Name: "build", Kustomize: src, PostBuild: b.postBuild, OCI: b.oci}
 	prof := &spec.Profile{Metadata: spec.ObjectMeta{Name: "import"}, Spec: spec.ProfileSpec{Addons: []spec.Addon{addon}}}
-	res, err := im.r.Render(im.ctx, render.Request{
+	ctx := im.ctx
+	if b.oci != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, im.pullTimeout)
+		defer cancel()
+	}
+	res, err := im.r.Render(ctx, render.Request{
 		FS:      im.fsys,
 		Profile: prof,
 		Cluster: render.ClusterFacts{Name: s.cluster, Values: toAny(b.vars)},
 	})
+	if err != nil && b.oci != nil {
+		why := fmt.Sprintf("the artifact could not be pulled or built (%v)", err)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && im.ctx.Err() == nil {
+			why = fmt.Sprintf("the artifact was not pulled within %s", im.pullTimeout)
+		}
+		im.unbuiltArtifact(b, why)
+		return b
+	}
 	if err != nil {
 		im.report.Add(ks.doc, "spec.path", "Kustomization %s: kustomize build of %s failed, not carried over: %v", ks.name(), p, err)
 		b.path = ""
@@ -46,7 +66,23 @@ func (im *importer) build(s *scan, ks object) *build {
 	}
 	b.objects = res.Objects()
 	b.classify()
+	if b.oci != nil {
+		im.report.Add(ks.doc, "spec.sourceRef", "Kustomization %s: built from artifact %s as pulled now (%d objects)", ks.name(), b.oci.URL, len(b.objects))
+	}
 	return b
+}
+
+// unbuiltArtifact carries a Kustomization whose OCI artifact the import
+// cannot pull (offline, a private registry) as a kustomize add-on with
+// its oci source, as it is declared: a translation needs neither the
+// network nor the registry's credentials. What only the build shows
+// (Flux objects inside the artifact) is not converted, and the report
+// says so.
+func (im *importer) unbuiltArtifact(b *build, why string) {
+	b.plain = 1
+	im.report.Add(b.ks.doc, "spec.sourceRef", "Kustomization %s: %s: carried over as a kustomize add-on of %s, path %s, unbuilt: "+
+		"Kustomizations and HelmReleases inside the artifact are not converted (check with `regatta render` once the registry is reachable)",
+		b.ks.name(), why, b.oci.URL, b.path)
 }
 
 // classify counts the plain objects and lists the Flux kinds of a build.
@@ -290,10 +326,53 @@ func (im *importer) ociSource(s *scan, ks object) *spec.OCISource {
 			o.Tag = "latest" // Flux's default
 		}
 	}
+	o.SecretRef = im.ociSecretRef(s, repo)
+	im.ociProvider(repo)
 	for _, k := range sortedKeys(migrate.Map(repo.obj, "spec")) {
-		if k != "url" && k != "ref" && k != "interval" && k != "layerSelector" {
+		if k != "url" && k != "ref" && k != "interval" && k != "layerSelector" && k != "secretRef" && k != "provider" {
 			im.report.Add(repo.doc, "spec."+k, "not carried over")
 		}
 	}
 	return o
+}
+
+// ociSecretRef carries an OCIRepository's secretRef as oci.secretRef
+// when the Secret's manifest is in this repository (the cluster folder or
+// a build): regatta logs in with the .dockerconfigjson of a Secret
+// manifest of the repository, decrypted at render. Otherwise it is
+// reported with what to write.
+func (im *importer) ociSecretRef(s *scan, repo object) *spec.OCISecretRef {
+	name := migrate.Str(repo.obj, "spec", "secretRef", "name")
+	if name == "" {
+		return nil
+	}
+	sec, ok := s.objects[refKey("Secret", repo.namespace(), name)]
+	switch {
+	case !ok:
+		im.report.Add(repo.doc, "spec.secretRef", "not carried over: Secret %s/%s is not in this repository; regatta logs in with a kubernetes.io/dockerconfigjson Secret manifest of the repository: "+
+			"commit it (SOPS-encrypted) and set the add-on's oci.secretRef {name, path}", repo.namespace(), name)
+		return nil
+	case !hasDockerConfig(sec.obj):
+		im.report.Add(repo.doc, "spec.secretRef", "not carried over: Secret %s/%s (%s) has no .dockerconfigjson; regatta logs in only with a kubernetes.io/dockerconfigjson Secret", repo.namespace(), name, sec.doc.File)
+		return nil
+	}
+	ref := &spec.OCISecretRef{Name: name, Path: generalizePath(sec.doc.File, s.cluster)}
+	im.report.Add(repo.doc, "spec.secretRef", "carried over as oci.secretRef: the registry login is Secret %s in %s", name, ref.Path)
+	return ref
+}
+
+func hasDockerConfig(obj map[string]any) bool {
+	return migrate.Str(obj, "type") == "kubernetes.io/dockerconfigjson" ||
+		migrate.Get(obj, "data", ".dockerconfigjson") != nil || migrate.Get(obj, "stringData", ".dockerconfigjson") != nil
+}
+
+// ociProvider reports an OCIRepository's cloud provider login: regatta's
+// oci add-on has no workload identity for registries.
+func (im *importer) ociProvider(repo object) {
+	p := migrate.Str(repo.obj, "spec", "provider")
+	if p == "" || p == "generic" {
+		return
+	}
+	im.report.Add(repo.doc, "spec.provider", "provider %s is not carried over: regatta's oci add-on logs in to a registry only with a dockerconfigjson Secret (oci.secretRef), "+
+		"not with the cloud's workload identity; commit a Secret with a registry token (SOPS-encrypted) and keep it fresh, or make the repository public", p)
 }

@@ -79,6 +79,7 @@ func (im *importer) convert(s *scan, b *build) *unit {
 		}
 	}
 	im.reportKustomization(ks)
+	im.reportLeftOut(b)
 	u.shape.Wait = waitOf(ks.obj)
 	u.shape.Timeout = migrate.Str(ks.obj, "spec", "timeout")
 	u.shape.PostBuild = generalize(b.postBuild, s.cluster)
@@ -207,4 +208,37 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// convertedKinds are the Flux kinds the import turns into regatta
+// documents (Kustomizations, HelmReleases) or reads as their sources.
+var convertedKinds = map[string]bool{
+	"Kustomization": true, "HelmRelease": true, "GitRepository": true, "OCIRepository": true,
+	"HelmRepository": true, "HelmChart": true, "Bucket": true, "ExternalArtifact": true, "ArtifactGenerator": true,
+}
+
+// reportLeftOut names each Flux object of a build that the kustomize
+// add-on's $patch: delete patches leave out and nothing converts: image
+// automation (ImageRepository, ImagePolicy, ImageUpdateAutomation),
+// notifications (Alert, Provider, Receiver) and the like.
+func (im *importer) reportLeftOut(b *build) {
+	for _, o := range b.objects {
+		if !isFlux(o.GetAPIVersion()) || convertedKinds[o.GetKind()] {
+			continue
+		}
+		d := im.locate(o.Source, o.GetKind(), o.GetName())
+		im.report.Add(d, "", "%s %s (%s) is left out of the add-on (a $patch: delete patch) and not carried over: regatta has no %s; "+
+			"run its Flux controller beside regatta, or deploy the object with another tool", o.GetKind(), o.GetName(), o.GetAPIVersion(), leftOutWhat(o.GetAPIVersion()))
+	}
+}
+
+// leftOutWhat names what a Flux API group does that regatta lacks.
+func leftOutWhat(apiVersion string) string {
+	switch g, _, _ := strings.Cut(apiVersion, "/"); g {
+	case "image.toolkit.fluxcd.io":
+		return "image automation (it does not scan registries or commit image updates)"
+	case "notification.toolkit.fluxcd.io":
+		return "Flux notifications (alerts and providers; a Receiver's push webhook is regatta's --webhook-addr, docs/operations.md)"
+	}
+	return "equivalent"
 }

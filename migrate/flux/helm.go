@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/strvals"
@@ -44,6 +45,7 @@ func (im *importer) helmReleases(s *scan, b *build) []helmUnit {
 	}
 	for _, o := range orderReleases(objs) {
 		if h, ok := im.helmRelease(s, o); ok {
+			im.reportSubstituted(o, b.ks)
 			out = append(out, h)
 		}
 	}
@@ -372,4 +374,75 @@ func (im *importer) postRenderers(hr object) []spec.Patch {
 
 func decodeBase64(s string) ([]byte, error) {
 	return base64.StdEncoding.DecodeString(s)
+}
+
+// reportSubstituted names each field of a HelmRelease that Flux's
+// post-build substitution sets (`${version}` in its file): the import
+// writes the value the variable has now, so changing the variable (a
+// ConfigMap of substituteFrom, say) no longer changes the release.
+func (im *importer) reportSubstituted(hr object, ks object) {
+	if hr.doc.Kind() != hr.kind() || hr.doc.Name() != hr.name() {
+		return
+	}
+	for _, f := range substituted(migrate.Map(hr.doc.Obj, "spec"), "spec") {
+		now := fmt.Sprint(getPath(hr.obj, f.path))
+		what := "the value"
+		if f.field == "spec.chart.spec.version" {
+			what = "the fixed chartVersion"
+		}
+		im.report.Add(hr.doc, f.field, "%s is a Flux substitution (postBuild of Kustomization %s): written as %s %q it has now, "+
+			"so changing the variable no longer changes this release; edit the imported profile instead (or, in values, a template such as {{ .Cluster.Values.x }})",
+			f.text, ks.name(), what, now)
+	}
+}
+
+// substitutedField is a string field holding ${...}.
+type substitutedField struct {
+	field string
+	path  []string
+	text  string
+}
+
+// substituted lists the string fields below v that hold a ${...}
+// substitution, with their dotted field names.
+func substituted(v any, field string, path ...string) []substitutedField {
+	switch x := v.(type) {
+	case string:
+		if strings.Contains(x, "${") {
+			return []substitutedField{{field: field, path: slices.Clone(path), text: x}}
+		}
+	case map[string]any:
+		var out []substitutedField
+		for _, k := range sortedKeys(x) {
+			out = append(out, substituted(x[k], field+"."+k, append(path, k)...)...)
+		}
+		return out
+	case []any:
+		var out []substitutedField
+		for i, e := range x {
+			out = append(out, substituted(e, fmt.Sprintf("%s[%d]", field, i), append(path, fmt.Sprintf("[%d]", i))...)...)
+		}
+		return out
+	}
+	return nil
+}
+
+// getPath follows map keys and [i] list items from spec.
+func getPath(obj map[string]any, path []string) any {
+	var v any = migrate.Map(obj, "spec")
+	for _, p := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[p]
+		case []any:
+			var i int
+			if _, err := fmt.Sscanf(p, "[%d]", &i); err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/regatta-dev/regatta/migrate"
 	"github.com/regatta-dev/regatta/render"
@@ -23,10 +24,27 @@ type Options struct {
 	// Out is where the fleet is written; empty means Dir. Another folder
 	// first gets a copy of Dir's files (the add-on sources).
 	Out string
-	// OCI pulls the artifacts of OCIRepository sources (to build them);
-	// nil pulls anonymously over HTTPS, under the default URL policy.
-	OCI *oci.Client
+	Pull
 }
+
+// Pull says how an import reaches the artifacts of OCIRepository
+// sources, which it pulls to build them as it builds repository folders.
+type Pull struct {
+	// OCI pulls the artifacts; nil pulls over HTTPS under the default URL
+	// policy (with the login of an OCIRepository's secretRef when its
+	// Secret manifest is in the repository).
+	OCI *oci.Client
+	// Offline pulls nothing: Kustomizations of OCIRepository sources are
+	// carried over as declared, unbuilt.
+	Offline bool
+	// Timeout bounds the build of each OCIRepository Kustomization (a
+	// registry that accepts and never answers); 0 is DefaultPullTimeout.
+	// Past it the Kustomization is carried over unbuilt.
+	Timeout time.Duration
+}
+
+// DefaultPullTimeout bounds each artifact build of an import.
+const DefaultPullTimeout = 30 * time.Second
 
 // Result is what an import wrote and what it could not carry over.
 type Result struct {
@@ -37,7 +55,7 @@ type Result struct {
 // Run imports the Flux repository in opts.Dir and writes the fleet.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	fsys := os.DirFS(opts.Dir)
-	fleet, report, err := Import(ctx, fsys, opts.OCI)
+	fleet, report, err := Import(ctx, fsys, opts.Pull)
 	if err != nil {
 		return nil, err
 	}
@@ -63,15 +81,18 @@ func sameDir(a, b string) bool {
 	return err1 == nil && err2 == nil && aa == bb
 }
 
-// Import reads the Flux repository in fsys and returns the fleet. artifacts
-// pulls OCIRepository sources; nil uses anonymous HTTPS pulls under the
-// default URL policy.
-func Import(ctx context.Context, fsys fs.FS, artifacts *oci.Client) (*migrate.Fleet, *migrate.Report, error) {
+// Import reads the Flux repository in fsys and returns the fleet; pull
+// says how OCIRepository artifacts are reached.
+func Import(ctx context.Context, fsys fs.FS, pull Pull) (*migrate.Fleet, *migrate.Report, error) {
+	artifacts := pull.OCI
 	if artifacts == nil {
 		artifacts = oci.New(oci.Options{HTTPClient: (&netpolicy.Policy{}).Client()})
 	}
 	r := render.New(render.Options{LeaveEncrypted: true, OCI: artifacts})
-	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: r, files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}}
+	im := &importer{ctx: ctx, fsys: fsys, report: &migrate.Report{}, r: r, files: map[string][]*migrate.Doc{}, selfFiles: map[string][]string{}, offline: pull.Offline, pullTimeout: pull.Timeout}
+	if im.pullTimeout <= 0 {
+		im.pullTimeout = DefaultPullTimeout
+	}
 	clusters, err := clusterNames(fsys)
 	if err != nil {
 		return nil, nil, err
@@ -84,6 +105,7 @@ func Import(ctx context.Context, fsys fs.FS, artifacts *oci.Client) (*migrate.Fl
 			return nil, nil, err
 		}
 		s := im.scanCluster(c)
+		im.reportFluxSystem(s)
 		cu := &clusterUnits{cluster: c, units: map[string]*unit{}}
 		vars := map[string]any{}
 		cluster := newCluster(c)
@@ -190,4 +212,28 @@ func pathEnv(cu *clusterUnits) string {
 		return env
 	}
 	return ""
+}
+
+// reportFluxSystem warns of objects the fleet applies into the
+// flux-system namespace, which Flux's installation created and the
+// import does not carry over: on a cluster without Flux they fail with
+// `namespaces "flux-system" not found`, unless a build creates it.
+func (im *importer) reportFluxSystem(s *scan) {
+	var placed []render.Object
+	for _, b := range s.kustomizations {
+		for _, o := range b.objects {
+			switch {
+			case o.GetKind() == "Namespace" && o.GetAPIVersion() == "v1" && o.GetName() == selfSource:
+				return
+			case !isFlux(o.GetAPIVersion()) && o.GetNamespace() == selfSource:
+				placed = append(placed, o)
+			}
+		}
+	}
+	for _, o := range placed {
+		d := im.locate(o.Source, o.GetKind(), o.GetName())
+		im.report.Add(d, "", "%s %s is placed in namespace %s, which Flux's installation created and the import does not carry over: "+
+			"on cluster %s without Flux it fails with namespaces %q not found; add a Namespace %s manifest to a profile it depends on, or move the object to a namespace of its own",
+			o.GetKind(), o.GetName(), selfSource, s.cluster, selfSource, selfSource)
+	}
 }

@@ -53,7 +53,7 @@ data: {provider: azure, cluster: /subscriptions/s/resourceGroups/g/providers/Mic
 		"clusters/edge/flux-system/gotk-sync.yaml": {Data: []byte(nsSync)},
 		"clusters/edge/apps.yaml":                  {Data: []byte(kcApps + "    secretRef: {name: edge-kubeconfig, key: value.yaml}\n")},
 		"apps/cm.yaml":                             {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n")},
-	}, nil)
+	}, Pull{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ data:
 			"---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: local, namespace: flux-system}\n" +
 			"spec:\n  chart: {spec: {chart: app, version: 1.0.0, sourceRef: {kind: HelmRepository, name: charts}}}\n")},
 		"gke/releases.yaml": {Data: []byte(hrRepo + hrRemote("app", "    configMapRef: {name: gke}\n"))},
-	}, nil)
+	}, Pull{})
 	if err != nil {
 		t.Fatal(err)
 	}

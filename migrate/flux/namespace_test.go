@@ -50,7 +50,7 @@ func TestCreateNamespace(t *testing.T) {
 		"clusters/prod/flux-system/gotk-sync.yaml": {Data: []byte(nsSync)},
 		"clusters/prod/apps.yaml":                  {Data: []byte(nsApps)},
 		"apps/releases.yaml":                       {Data: []byte(nsReleases)},
-	}, nil)
+	}, Pull{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/regatta-dev/regatta/migrate"
 	"github.com/regatta-dev/regatta/render"
@@ -69,6 +70,10 @@ type importer struct {
 	files  map[string][]*migrate.Doc
 	// selfFiles are the files of each cluster's flux-system folder.
 	selfFiles map[string][]string
+	// offline: OCI artifacts are not pulled; pullTimeout bounds each
+	// artifact build otherwise.
+	offline     bool
+	pullTimeout time.Duration
 }
 
 func (im *importer) docs(file string) []*migrate.Doc {

@@ -57,7 +57,7 @@ spec:
 		t.Fatal(err)
 	}
 
-	fleet, report, err := Import(context.Background(), os.DirFS(dir), nil)
+	fleet, report, err := Import(context.Background(), os.DirFS(dir), Pull{})
 	if err != nil {
 		t.Fatal(err)
 	}

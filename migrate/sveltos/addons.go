@@ -21,7 +21,7 @@ var fluxSources = map[string]bool{"GitRepository": true, "OCIRepository": true, 
 // policyRefs turns each referenced ConfigMap or Secret into a manifests
 // add-on over its data written out as files, and each Flux-source ref
 // into a manifests add-on over its path.
-func (im *importer) policyRefs(d *migrate.Doc, s map[string]any, wait bool) []spec.Addon {
+func (im *importer) policyRefs(d *migrate.Doc, s map[string]any, wait, event bool) []spec.Addon {
 	var out []spec.Addon
 	for i, r := range migrate.List(s, "policyRefs") {
 		rm := asMap(r)
@@ -32,15 +32,17 @@ func (im *importer) policyRefs(d *migrate.Doc, s map[string]any, wait bool) []sp
 			continue
 		}
 		var p string
+		var templated bool
 		if fluxSources[kind] {
 			p = im.sourcePath(d, field, migrate.Str(rm, "path"))
 		} else {
-			p = im.writeData(d, field, kind, refNamespace(d, rm), name)
+			p, templated = im.writeData(d, field, kind, refNamespace(d, rm), name, event)
 		}
 		if p == "" {
 			continue
 		}
-		out = append(out, spec.Addon{Name: addonName("policy", name, i), Manifests: &spec.ManifestsSource{Path: p}, Wait: waitField(wait)})
+		out = append(out, spec.Addon{Name: addonName("policy", name, i), Manifests: &spec.ManifestsSource{Path: p}, Wait: waitField(wait),
+			Template: event && templated})
 	}
 	return out
 }
@@ -59,37 +61,55 @@ func (im *importer) sourcePath(d *migrate.Doc, field, p string) string {
 		im.report.Add(d, field+".path", "%s is not in --source: not carried over", p)
 		return ""
 	}
-	return p
+	return path.Join(sourceDir, p)
 }
 
 // writeData writes the manifests of a ConfigMap or Secret's data keys
-// into the fleet and returns their folder.
-func (im *importer) writeData(d *migrate.Doc, field, kind, ns, name string) string {
+// into the fleet and returns their folder, and whether Sveltos renders
+// them as a template. For an event profile, a template's Sveltos data
+// are rewritten as regatta's (eventTemplate) into a folder of its own.
+func (im *importer) writeData(d *migrate.Doc, field, kind, ns, name string, event bool) (string, bool) {
 	src := im.find(kind, ns, name)
 	if src == nil {
 		im.report.Add(d, field, "%s %s was not given as a file: not carried over", kind, name)
-		return ""
+		return "", false
 	}
-	if migrate.Str(src.Obj, "metadata", "annotations", templateAnnotation) == "true" {
-		im.report.Add(src, "metadata.annotations", "a Sveltos template is carried over as it is: regatta's template data differ (.Cluster.Labels, .Cluster.Values); review the manifests")
+	if _, ok := migrate.Map(src.Obj, "metadata", "annotations")[luaAnnotation]; ok {
+		im.report.Add(src, "metadata.annotations", "a Sveltos Lua policy (%s): its Lua generates the resources at deploy time from management-cluster resources; not carried over "+
+			"(write the resources, or generate them with a jsonnet or ytt add-on from the cluster's labels and values: docs/format.md)", luaAnnotation)
+		return "", false
 	}
+	v, templated := isTemplate(src)
 	data, err := dataOf(src)
 	if err != nil {
 		im.report.Add(src, "data", "not carried over: %v", err)
-		return ""
+		return "", false
+	}
+	if event && !templated {
+		templated = eventInstantiated(src, data)
+	}
+	if templated && !event {
+		im.report.Add(src, "metadata.annotations", "a Sveltos template (%s: %q; Sveltos reads any value as true) is carried over as it is: regatta's template data differ (.Cluster.Labels, .Cluster.Values); review the manifests", templateAnnotation, v)
 	}
 	if kind == "Secret" {
 		im.report.Add(src, "data", "the Secret's manifests are written out in plain text: encrypt them with SOPS")
 	}
 	dir := path.Join(policiesDir, strings.ToLower(kind), nsOr(src.Namespace()), name)
+	if event && templated {
+		dir = path.Join(policiesDir, "events", strings.ToLower(kind), nsOr(src.Namespace()), name)
+	}
 	for _, k := range sortedKeys(data) {
 		file := k
 		if !strings.HasSuffix(file, ".yaml") && !strings.HasSuffix(file, ".yml") && !strings.HasSuffix(file, ".json") {
 			file += ".yaml"
 		}
-		im.fleet.Files[path.Join(dir, file)] = []byte(data[k])
+		content := data[k]
+		if event && templated {
+			content = im.eventTemplate(src, "data."+k, content)
+		}
+		im.fleet.Files[path.Join(dir, file)] = []byte(content)
 	}
-	return dir
+	return dir, templated
 }
 
 // refNamespace is a reference's namespace; a Profile's references are in
@@ -189,7 +209,10 @@ func (im *importer) helmCharts(d *migrate.Doc, s map[string]any, wait bool) []sp
 			im.report.Add(d, field+".helmChartAction", "Uninstall is not carried over: remove the chart instead")
 			continue
 		}
-		h := im.chart(d, field, cm)
+		h, ok := im.chart(d, field, cm)
+		if !ok {
+			continue
+		}
 		w := wait
 		if ow, _ := migrate.Get(cm, "options", "wait").(bool); ow {
 			w = true
@@ -199,7 +222,11 @@ func (im *importer) helmCharts(d *migrate.Doc, s map[string]any, wait bool) []sp
 	return out
 }
 
-func (im *importer) chart(d *migrate.Doc, field string, cm map[string]any) *spec.HelmSource {
+// chart converts one helmCharts entry; false when its values cannot be
+// carried over (a Sveltos template): a chart installed with its default
+// values instead (a CNI without the cluster's pod CIDR) is worse than
+// none, so the add-on is refused.
+func (im *importer) chart(d *migrate.Doc, field string, cm map[string]any) (*spec.HelmSource, bool) {
 	h := &spec.HelmSource{
 		RepositoryURL:    migrate.Str(cm, "repositoryURL"),
 		ChartName:        migrate.Str(cm, "chartName"),
@@ -211,9 +238,16 @@ func (im *importer) chart(d *migrate.Doc, field string, cm map[string]any) *spec
 	if rn := migrate.Str(cm, "repositoryName"); rn != "" {
 		h.ChartName = strings.TrimPrefix(h.ChartName, rn+"/")
 	}
-	values := im.values(d, field+".values", migrate.Str(cm, "values"))
+	values, ok := im.values(d, field+".values", migrate.Str(cm, "values"))
 	for j, r := range migrate.List(cm, "valuesFrom") {
-		values = migrate.Merge(values, im.valuesFrom(d, fmt.Sprintf("%s.valuesFrom[%d]", field, j), asMap(r)))
+		m, fromOK := im.valuesFrom(d, fmt.Sprintf("%s.valuesFrom[%d]", field, j), asMap(r))
+		values, ok = migrate.Merge(values, m), ok && fromOK
+	}
+	if !ok {
+		im.report.Add(d, field, "chart %s (release %s) not carried over: its values could not be (see the finding at its values); "+
+			"installing it with the chart's default values instead could break the cluster. Write the values with regatta's templates "+
+			"(.Cluster.Labels, .Cluster.Values: docs/format.md, Templates) and add the chart by hand", h.ChartName, h.ReleaseName)
+		return nil, false
 	}
 	if len(values) > 0 {
 		h.Values = values
@@ -232,7 +266,7 @@ func (im *importer) chart(d *migrate.Doc, field string, cm map[string]any) *spec
 			im.report.Add(d, field+"."+k, "not carried over")
 		}
 	}
-	return h
+	return h, true
 }
 
 // createNamespace carries options.installOptions.createNamespace over,
@@ -260,42 +294,69 @@ func (im *importer) createNamespace(d *migrate.Doc, field string, cm map[string]
 	}
 }
 
-// values parses a values text; a Sveltos template is reported.
-func (im *importer) values(d *migrate.Doc, field, text string) map[string]any {
+// values parses a values text; false (reported) for a Sveltos template or
+// text that is not YAML.
+func (im *importer) values(d *migrate.Doc, field, text string) (map[string]any, bool) {
 	if text == "" {
-		return nil
+		return nil, true
 	}
-	if strings.Contains(text, "{{") {
-		im.report.Add(d, field, "a Sveltos template is not carried over: regatta templates values with .Cluster.Labels and .Cluster.Values; rewrite it")
-		return nil
+	if line, n := templatedLines(text); n > 0 {
+		im.report.Add(d, field, "a Sveltos template (%d templated %s, the first: %q) is not carried over: its data (.Cluster as the Cluster API object, templateResourceRefs) are not regatta's (.Cluster.Labels, .Cluster.Values)",
+			n, plural(n, "line"), line)
+		return nil, false
 	}
 	m := map[string]any{}
 	if err := yaml.Unmarshal([]byte(text), &m); err != nil {
 		im.report.Add(d, field, "not YAML, not carried over: %v", err)
-		return nil
+		return nil, false
 	}
-	return m
+	return m, true
 }
 
-func (im *importer) valuesFrom(d *migrate.Doc, field string, ref map[string]any) map[string]any {
+// templatedLines counts the lines of text holding a template action and
+// returns the first, trimmed.
+func templatedLines(text string) (string, int) {
+	first, n := "", 0
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, "{{") {
+			if n == 0 {
+				first = strings.TrimSpace(l)
+			}
+			n++
+		}
+	}
+	return first, n
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+func (im *importer) valuesFrom(d *migrate.Doc, field string, ref map[string]any) (map[string]any, bool) {
 	kind, name := migrate.Str(ref, "kind"), migrate.Str(ref, "name")
 	src := im.find(kind, refNamespace(d, ref), name)
 	if src == nil {
 		if opt, _ := ref["optional"].(bool); !opt {
 			im.report.Add(d, field, "%s %s was not given as a file: not carried over", kind, name)
+			return nil, false
 		}
-		return nil
+		return nil, true
 	}
 	data, err := dataOf(src)
 	if err != nil {
 		im.report.Add(src, "data", "not carried over: %v", err)
-		return nil
+		return nil, false
 	}
 	var out map[string]any
+	ok := true
 	for _, k := range sortedKeys(data) {
-		out = migrate.Merge(out, im.values(src, "data."+k, data[k]))
+		m, valid := im.values(src, "data."+k, data[k])
+		out, ok = migrate.Merge(out, m), ok && valid
 	}
-	return out
+	return out, ok
 }
 
 // handledKustomizationRef are the kustomizationRefs fields the import maps.
@@ -325,4 +386,30 @@ func (im *importer) kustomizationRefs(d *migrate.Doc, s map[string]any, wait boo
 		out = append(out, spec.Addon{Name: addonName("kustomize", path.Base(p), i), Kustomize: k, Wait: waitField(wait)})
 	}
 	return out
+}
+
+// isTemplate reports whether Sveltos renders a ConfigMap's or Secret's
+// content as a template: the annotation is present, whatever its value
+// (Sveltos' docs write "ok").
+func isTemplate(d *migrate.Doc) (string, bool) {
+	v, ok := migrate.Map(d.Obj, "metadata", "annotations")[templateAnnotation]
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprint(v), true
+}
+
+// eventInstantiated reports whether Sveltos instantiates an EventTrigger's
+// policy: marked projectsveltos.io/instantiate, or holding template
+// actions (Sveltos' event examples template them without an annotation).
+func eventInstantiated(d *migrate.Doc, data map[string]string) bool {
+	if _, ok := migrate.Map(d.Obj, "metadata", "annotations")[instantiateAnnotation]; ok {
+		return true
+	}
+	for _, v := range data {
+		if strings.Contains(v, "{{") {
+			return true
+		}
+	}
+	return false
 }

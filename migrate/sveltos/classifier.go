@@ -38,7 +38,16 @@ func (im *importer) classifier(d *migrate.Doc) *spec.Classifier {
 
 func (im *importer) resourceConstraint(d *migrate.Doc, drc map[string]any) *spec.DeployedResourceConstraint {
 	out := &spec.DeployedResourceConstraint{AggregatedClassification: migrate.Str(drc, "aggregatedClassification")}
-	for i, r := range migrate.List(drc, "resourceSelectors") {
+	out.ResourceSelectors = im.resourceSelectors(d, "spec.deployedResourceConstraint.resourceSelectors", migrate.List(drc, "resourceSelectors"))
+	return out
+}
+
+// resourceSelectors converts Sveltos resource selectors (a Classifier's,
+// an EventSource's): the same fields in regatta; name and
+// namespaceSelector are reported.
+func (im *importer) resourceSelectors(d *migrate.Doc, field string, list []any) []spec.ResourceSelector {
+	var out []spec.ResourceSelector
+	for i, r := range list {
 		rm := asMap(r)
 		sel := spec.ResourceSelector{
 			Group:     migrate.Str(rm, "group"),
@@ -55,10 +64,10 @@ func (im *importer) resourceConstraint(d *migrate.Doc, drc map[string]any) *spec
 		}
 		for _, k := range []string{"name", "namespaceSelector"} {
 			if rm[k] != nil {
-				im.report.Add(d, fmt.Sprintf("spec.deployedResourceConstraint.resourceSelectors[%d].%s", i, k), "not carried over")
+				im.report.Add(d, fmt.Sprintf("%s[%d].%s", field, i, k), "not carried over")
 			}
 		}
-		out.ResourceSelectors = append(out.ResourceSelectors, sel)
+		out = append(out, sel)
 	}
 	return out
 }

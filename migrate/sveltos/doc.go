@@ -19,4 +19,11 @@ const (
 	// templateAnnotation marks a ConfigMap or Secret whose content Sveltos
 	// renders as a template.
 	templateAnnotation = "projectsveltos.io/template"
+	// sourceDir is the fleet folder --source is copied into.
+	sourceDir = "sveltos-source"
+	// instantiateAnnotation marks a policy an EventTrigger instantiates.
+	instantiateAnnotation = "projectsveltos.io/instantiate"
+	// luaAnnotation marks a ConfigMap or Secret holding Lua whose
+	// evaluate() returns the resources to deploy.
+	luaAnnotation = "projectsveltos.io/lua"
 )

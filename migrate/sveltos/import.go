@@ -21,7 +21,9 @@ type Options struct {
 	Files []string
 	// Source is a checkout of the Flux source that policyRefs and
 	// kustomizationRefs of kind GitRepository, OCIRepository or Bucket
-	// name paths of; it is copied into Out. Empty: such refs are reported.
+	// name paths of; it is copied into Out's sveltos-source/ (not its
+	// root, where the checkout's own clusters/ or tenants/ would be read
+	// as the fleet's). Empty: such refs are reported.
 	Source string
 	// Out is where the fleet is written.
 	Out string
@@ -42,7 +44,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	var source fs.FS
 	if opts.Source != "" {
 		source = os.DirFS(opts.Source)
-		if err := migrate.CopyTree(source, opts.Out); err != nil {
+		if err := migrate.CopyTree(source, filepath.Join(opts.Out, sourceDir)); err != nil {
 			return nil, fmt.Errorf("copying %s to %s: %w", opts.Source, opts.Out, err)
 		}
 	}
@@ -159,6 +161,12 @@ func (im *importer) convert(d *migrate.Doc) {
 	case d.Kind() == "ConfigMap" || d.Kind() == "Secret":
 	case d.Kind() == kindClusterProfile || d.Kind() == kindProfile:
 		p := im.profile(d)
+		im.sources[p.Metadata.Name] = d
+		im.fleet.Profiles = append(im.fleet.Profiles, p)
+	case d.Kind() == kindEventSource && d.APIGroup() == groupLib:
+		im.fleet.EventSources = append(im.fleet.EventSources, im.eventSource(d))
+	case d.Kind() == kindEventTrigger && d.APIGroup() == groupLib:
+		p := im.eventProfile(d)
 		im.sources[p.Metadata.Name] = d
 		im.fleet.Profiles = append(im.fleet.Profiles, p)
 	case d.Kind() == kindClassifier:

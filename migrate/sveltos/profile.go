@@ -48,7 +48,7 @@ func (im *importer) profile(d *migrate.Doc) *spec.Profile {
 	checks := im.healthChecks(d, s)
 	p.Spec.HealthChecks = checks
 	wait := len(checks) > 0
-	p.Spec.Addons = append(p.Spec.Addons, im.policyRefs(d, s, wait)...)
+	p.Spec.Addons = append(p.Spec.Addons, im.policyRefs(d, s, wait, false)...)
 	p.Spec.Addons = append(p.Spec.Addons, im.helmCharts(d, s, wait)...)
 	p.Spec.Addons = append(p.Spec.Addons, im.kustomizationRefs(d, s, wait)...)
 	p.Spec.DriftExclusions = driftExclusions(s)

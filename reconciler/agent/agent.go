@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"path"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -81,6 +82,12 @@ type Refs struct {
 	// clusters' records); empty reads none.
 	StatusBranch string
 	Log          *slog.Logger
+
+	mu sync.Mutex
+	// warned is the revision of each ref last warned about, so that a ref
+	// holding other clusters' records is logged once per commit, not at
+	// every read.
+	warned map[string]string
 }
 
 // Records returns a record for every pulled cluster and those found of
@@ -134,8 +141,8 @@ func (r *Refs) pulled(ctx context.Context, name, rev string) status.ClusterStatu
 		return Missing(name, "cannot read "+ref+": "+err.Error())
 	}
 	rec, ok, ignored, err := Record(tree, name)
-	if len(ignored) > 0 {
-		r.log().Warn("an agent's status ref holds records of other clusters; ignored", "ref", ref, "files", strings.Join(ignored, ","))
+	if len(ignored) > 0 && r.firstWarning(ref, rev) {
+		r.log().Warn("an agent's status ref holds records of other clusters; ignored", "ref", ref, "revision", rev, "files", strings.Join(ignored, ","))
 	}
 	switch {
 	case err != nil:
@@ -144,6 +151,21 @@ func (r *Refs) pulled(ctx context.Context, name, rev string) status.ClusterStatu
 		return Missing(name, ref+" has no "+status.ClusterFile(name))
 	}
 	return rec
+}
+
+// firstWarning reports whether ref at rev was not warned about yet, and
+// remembers it was.
+func (r *Refs) firstWarning(ref, rev string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.warned[ref] == rev {
+		return false
+	}
+	if r.warned == nil {
+		r.warned = map[string]string{}
+	}
+	r.warned[ref] = rev
+	return true
 }
 
 func (r *Refs) log() *slog.Logger {

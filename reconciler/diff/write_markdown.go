@@ -163,8 +163,10 @@ func writeFenced(b *strings.Builder, lang, content string) {
 
 var mdReplacer = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "|", `\|`)
 
-func mdEscape(s string) string { return mdReplacer.Replace(s) }
+// mdEscape and htmlEscape also drop the control characters and escape
+// sequences of the texts profiles write (status.Printable).
+func mdEscape(s string) string { return mdReplacer.Replace(status.Printable(s)) }
 
 var htmlReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
 
-func htmlEscape(s string) string { return htmlReplacer.Replace(s) }
+func htmlEscape(s string) string { return htmlReplacer.Replace(status.Printable(s)) }

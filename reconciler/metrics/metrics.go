@@ -29,6 +29,13 @@ type Metrics struct {
 	GitFetchErrors   prometheus.Counter
 	StatusCommits    prometheus.Counter
 	Rollout          *Rollout
+	// Notifications counts messages by destination type and result: sent,
+	// failed (an attempt; it is retried) or dropped.
+	Notifications *prometheus.CounterVec
+	// NotificationChecks counts the subjects due a message by outcome: new
+	// (recorded and sent) or known (the ledger had it: sent before a
+	// restart, or by another replica, and nothing new since).
+	NotificationChecks *prometheus.CounterVec
 
 	pairStates *pairStates
 
@@ -54,6 +61,8 @@ func New() *Metrics {
 	m.GitFetchErrors = f.counter("regatta_git_fetch_errors_total", "Failed fetches of the fleet repository.")
 	m.StatusCommits = f.counter("regatta_status_commits_total", "Status commits pushed to the repository.")
 	m.Rollout = newRollout(f)
+	m.Notifications = f.counterVec("regatta_notifications_total", "Notification messages by destination type and result: sent, failed (an attempt, retried) or dropped.", "type", "result")
+	m.NotificationChecks = f.counterVec("regatta_notification_checks_total", "Subjects due a message, by outcome: new (sent) or known (the ledger had it).", "outcome")
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

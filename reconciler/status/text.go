@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -42,18 +43,82 @@ var mdEscaper = strings.NewReplacer(
 )
 
 // text makes a text a profile controls safe for one line of the
-// dashboard: one line, bounded, escaped.
+// dashboard: printable, one line, bounded, escaped.
 func text(s string) string {
-	return mdEscaper.Replace(truncate(strings.Join(strings.Fields(s), " "), maxLine))
+	return mdEscaper.Replace(truncate(strings.Join(strings.Fields(Printable(s)), " "), maxLine))
 }
 
 // code shows s as inline code, escaped as text instead when it could
 // close the code span.
 func code(s string) string {
+	s = Printable(s)
 	if s == "" || strings.ContainsAny(s, "`\n\r|") || len(s) > maxLine {
 		return text(s)
 	}
 	return "`" + s + "`"
+}
+
+// Printable removes from s what a terminal or a Markdown renderer would
+// act on instead of showing: ANSI escape sequences (colours, cursor moves,
+// OSC 8 links and window titles) whole, then every other control
+// character but tab and newline, and the bidirectional overrides that
+// make text read in another order than it is stored. Tenants write these
+// texts (a health message, an error quoting their file).
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			i += escapeLen(s[i:])
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unprintable(r) || r == '\t' || r == '\n' {
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// unprintable: a control character (C0, DEL, C1) or a bidirectional
+// formatting character.
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
+}
+
+// escapeLen is the length of the escape sequence s starts with (s[0] is
+// ESC): CSI (ESC [ ... final byte), OSC, DCS, SOS, PM and APC strings (up
+// to BEL or ESC \), or ESC and one byte.
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return len(s)
+	}
+	switch s[1] {
+	case '[':
+		for i := 2; i < len(s); i++ {
+			switch c := s[i]; {
+			case c >= 0x40 && c <= 0x7e:
+				return i + 1
+			case c < 0x20 || c > 0x7e:
+				return i // not a sequence: what follows is text
+			}
+		}
+		return len(s)
+	case ']', 'P', 'X', '^', '_':
+		for i := 2; i < len(s); i++ {
+			if s[i] == 0x07 {
+				return i + 1
+			}
+			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+		}
+		return len(s)
+	}
+	return 2
 }
 
 // TextField is one text of a status record, by its field path.

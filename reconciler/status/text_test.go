@@ -91,3 +91,65 @@ func TestTruncateAtCharacter(t *testing.T) {
 		t.Error("short text changed")
 	}
 }
+
+// TestPagesDropControlCharacters: ANSI escape sequences, other control
+// characters and bidirectional overrides a tenant writes into a status
+// text reach neither the dashboard (status/README.md, `regatta status -o
+// markdown`) nor the tenant's page; the text around them stays.
+func TestPagesDropControlCharacters(t *testing.T) {
+	const hostile = "\x1b[31mred\x1b[0m \x1b]8;;https://evil.example\x07link\x1b]8;;\x1b\\ \x1b]0;title\x07bell\x07 back\bspace nul\x00 \u202egnp.exe\u202c c1\u009b31m end"
+	s := Snapshot{
+		Fleet: Fleet{SourceRevision: "abcdef123456", Errors: []Error{{File: "tenants/t1/\x1b[2Jx.yaml", Message: hostile}},
+			RefusedTenants: []RefusedTenant{{Tenant: "t1", Errors: []Error{{File: "tenants/t1/tenant.yaml", Message: hostile}}}},
+			Rollouts:       []RolloutStatus{{Profile: "app", Stage: "canary", Halted: true, Reason: hostile}}},
+		Clusters: []ClusterStatus{{Cluster: "a", Reachable: true, Error: hostile,
+			ClassifierErrors: []ClassifierError{{Classifier: "gpu\x1b[1m", Message: hostile}},
+			Profiles: []Profile{
+				{Name: "app", Tenant: "t1", State: StateProgressing, Message: hostile, Health: hostile},
+				{Name: "web", Tenant: "t1", State: StateFailed, Error: &Error{Object: "ConfigMap/x/\x1b[1ma", File: "tenants/t1/a.yaml", Message: hostile}},
+			}}},
+	}
+	files, err := Files(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]string{"regatta status -o markdown": RenderDashboard(s)}
+	for name, b := range files {
+		if strings.HasSuffix(name, ".md") {
+			pages[name] = string(b)
+		}
+	}
+	if len(pages) < 3 {
+		t.Fatalf("want the dashboard and a tenant's page, got %v", len(pages))
+	}
+	for name, page := range pages {
+		if i := strings.IndexFunc(page, func(r rune) bool { return unprintable(r) && r != '\n' }); i >= 0 {
+			t.Errorf("%s: control character %q at %d:\n%q", name, page[i:i+1], i, page)
+		}
+		if want := "red link bell backspace nul gnp.exe c131m end"; !strings.Contains(page, want) {
+			t.Errorf("%s: %q missing:\n%s", name, want, page)
+		}
+		if strings.Contains(page, "evil.example") || strings.Contains(page, "title") {
+			t.Errorf("%s: an escape sequence's payload shows:\n%s", name, page)
+		}
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain é 日本":               "plain é 日本",
+		"\x1b[1;31mbold\x1b[m":     "bold",
+		"tab\tand\nnewline":        "tab\tand\nnewline",
+		"\x1b[31é":                 "é",
+		"unterminated \x1b]0;x":    "unterminated ",
+		"\x1bcreset":               "reset",
+		"a\u200fb\u2066c\u2069":    "abc",
+		"del\x7f c1\u0085":         "del c1",
+		"trailing escape \x1b":     "trailing escape ",
+		"st \x1b]0;t\x1b\\visible": "st visible",
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

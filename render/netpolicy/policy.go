@@ -37,14 +37,41 @@ var metadataHosts = map[string]bool{
 	"instance-data": true, "instance-data.ec2.internal": true,
 }
 
-// allowedByPrefix reports whether raw is under an allow-list prefix.
+// allowedByPrefix reports whether raw is under an allow-list prefix, in
+// the form it is written or, for an oci:// prefix, as the registry's
+// requests are sent (requestPrefixes).
 func (p *Policy) allowedByPrefix(raw string) bool {
 	for _, pre := range p.AllowPrefixes {
-		if pre != "" && strings.HasPrefix(raw, pre) {
-			return true
+		for _, form := range requestPrefixes(pre) {
+			if form != "" && strings.HasPrefix(raw, form) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// requestPrefixes are the URL prefixes an allow-list prefix stands for.
+// Profiles name registries as oci://HOST/REPOSITORY, but a registry is
+// asked over HTTPS (or HTTP with --helm-plain-http) at
+// https://HOST/v2/REPOSITORY/...: an oci:// prefix also allows those
+// requests, and one that names only the registry (oci://HOST:PORT/)
+// allows all of the host, its token endpoint included. Other prefixes
+// stand for themselves.
+func requestPrefixes(pre string) []string {
+	rest, ok := strings.CutPrefix(pre, "oci://")
+	if !ok || rest == "" {
+		return []string{pre}
+	}
+	host, repo, slash := strings.Cut(rest, "/")
+	tail := ""
+	switch {
+	case repo != "":
+		tail = "/v2/" + repo
+	case slash:
+		tail = "/"
+	}
+	return []string{pre, "https://" + host + tail, "http://" + host + tail}
 }
 
 // Check decides on a URL before it is fetched: the allow list, then the

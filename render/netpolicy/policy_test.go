@@ -14,6 +14,7 @@ func TestCheck(t *testing.T) {
 	ctx := context.Background()
 	open := &Policy{}
 	listed := &Policy{AllowPrefixes: []string{"https://charts.example.com/", "http://127.0.0.1:8879/"}}
+	registry := &Policy{AllowPrefixes: []string{"oci://127.0.0.1:5000/", "oci://registry.example.com/team-a/"}}
 	cases := []struct {
 		p    *Policy
 		url  string
@@ -40,6 +41,15 @@ func TestCheck(t *testing.T) {
 		{listed, "http://127.0.0.1:8879/index.yaml", ""},
 		{listed, "http://127.0.0.1:8880/index.yaml", "not under any --allow-url-prefix"},
 		{listed, "https://charts.example.com.evil.test/", "not under any --allow-url-prefix"},
+		// an oci:// prefix allows the registry's requests
+		{registry, "http://127.0.0.1:5000/v2/fleet/app/manifests/stable", ""},
+		{registry, "https://127.0.0.1:5000/v2/", ""},
+		{registry, "https://127.0.0.1:5000/token?scope=repository:fleet/app:pull", ""},
+		{registry, "http://127.0.0.1:5001/v2/fleet/app/manifests/stable", "not under any --allow-url-prefix (oci://127.0.0.1:5000/, oci://registry.example.com/team-a/)"},
+		{registry, "https://registry.example.com/v2/team-a/app/manifests/1.0.0", ""},
+		{registry, "https://registry.example.com/v2/team-b/app/manifests/1.0.0", "not under any --allow-url-prefix"},
+		{registry, "https://registry.example.com/team-a/index.yaml", "not under any --allow-url-prefix"},
+		{registry, "oci://registry.example.com/team-a/app", ""},
 	}
 	for _, c := range cases {
 		err := c.p.Check(ctx, c.url)

@@ -73,12 +73,18 @@ type Client struct {
 	opts      Options
 	mu        sync.Mutex
 	resolved  map[string]resolution
-	artifacts map[string]fs.FS // by digest
+	flights   map[string]*flight // resolutions under way, by key
+	artifacts map[string]fs.FS   // by digest
 }
 
+// resolution is a tag or range resolved to a digest at a time, with what
+// it was resolved with (Refresh asks again with the same).
 type resolution struct {
 	digest string
 	at     time.Time
+	url    string
+	sel    Selector
+	cr     Credentials
 }
 
 // New returns a Client.
@@ -86,7 +92,7 @@ func New(o Options) *Client {
 	if o.MaxSize <= 0 {
 		o.MaxSize = 64 << 20
 	}
-	return &Client{opts: o, resolved: map[string]resolution{}, artifacts: map[string]fs.FS{}}
+	return &Client{opts: o, resolved: map[string]resolution{}, flights: map[string]*flight{}, artifacts: map[string]fs.FS{}}
 }
 
 // Credentials log in to a registry; the zero value pulls anonymously.
@@ -159,18 +165,37 @@ func (c *Client) repository(url string, cr Credentials) (*remote.Repository, err
 }
 
 // Resolve returns the digest sel names in url: the digest itself, the
-// tag's manifest, or the highest tag in the semver range.
+// tag's manifest, or the highest tag in the semver range. A tag or range
+// resolved less than its interval ago is not asked again, and concurrent
+// resolutions of one selection share one request: the clusters of a fleet
+// rendering the same artifact ask the registry once.
 func (c *Client) Resolve(ctx context.Context, url string, sel Selector, cr Credentials) (string, error) {
 	if sel.Digest != "" {
 		return sel.Digest, nil
 	}
-	key := url + "\x00" + sel.Tag + "\x00" + sel.Semver + "\x00" + cr.id()
+	key := resolutionKey(url, sel, cr)
 	c.mu.Lock()
 	r, ok := c.resolved[key]
 	c.mu.Unlock()
 	if ok && time.Since(r.at) < c.reuse(sel) {
 		return r.digest, nil
 	}
+	return c.resolveShared(ctx, key, url, sel, cr)
+}
+
+// resolutionKey names a selection of url's versions with credentials.
+func resolutionKey(url string, sel Selector, cr Credentials) string {
+	return artifactPrefix(url, sel.Tag, sel.Semver) + cr.id()
+}
+
+// artifactPrefix starts the keys of every credentials' resolution of
+// url's tag or range.
+func artifactPrefix(url, tag, semver string) string {
+	return url + "\x00" + tag + "\x00" + semver + "\x00"
+}
+
+// ask asks the registry which digest sel names now.
+func (c *Client) ask(ctx context.Context, url string, sel Selector, cr Credentials) (string, error) {
 	repo, err := c.repository(url, cr)
 	if err != nil {
 		return "", err
@@ -185,11 +210,7 @@ func (c *Client) Resolve(ctx context.Context, url string, sel Selector, cr Crede
 	if err != nil {
 		return "", fmt.Errorf("%s:%s: %w", url, tag, err)
 	}
-	d := desc.Digest.String()
-	c.mu.Lock()
-	c.resolved[key] = resolution{digest: d, at: time.Now()}
-	c.mu.Unlock()
-	return d, nil
+	return desc.Digest.String(), nil
 }
 
 // reuse is how long sel's resolution is reused: its Interval (or

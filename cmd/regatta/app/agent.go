@@ -1,6 +1,7 @@
 package app
 
 import (
+	"log/slog"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -76,9 +77,10 @@ func agentConfig(path string) (*rest.Config, error) {
 }
 
 // pullOptions sets the daemon's pull-mode options: the agent's cluster,
-// and, for every daemon, the reading of the other processes' records.
-func (a *agentFlags) pullOptions(o *reconciler.DaemonOptions, src *repo.Source, f *runFlags) {
-	refs := &agent.Refs{Source: src}
+// and, for every daemon, the reading of the other processes' records
+// (which warns on log of an agent's ref holding other clusters' records).
+func (a *agentFlags) pullOptions(o *reconciler.DaemonOptions, src *repo.Source, f *runFlags, log *slog.Logger) {
+	refs := &agent.Refs{Source: src, Log: log}
 	if a.config != nil {
 		cfg := rest.CopyConfig(a.config)
 		cfg.UserAgent = f.userAgent("regatta")

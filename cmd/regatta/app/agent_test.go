@@ -30,3 +30,34 @@ func TestAgentFlagsRefuseWhatAnAgentCannotDo(t *testing.T) {
 		}
 	}
 }
+
+// TestCentralDaemonWarnsOfForeignRecords: the central daemon reads a
+// pulled cluster's record from its agent's ref and ignores, with the
+// warning docs/operations.md promises on its log, the records of other
+// clusters that ref holds.
+func TestCentralDaemonWarnsOfForeignRecords(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"clusters/edge-1/cluster.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata: {name: edge-1}\nspec: {mode: pull}\n",
+	})
+	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-qm", "fleet")
+	git(t, dir, "checkout", "-q", "--orphan", "regatta-status/edge-1")
+	git(t, dir, "rm", "-rqf", ".")
+	writeFiles(t, dir, map[string]string{
+		"status/clusters/edge-1.yaml": "cluster: edge-1\nreachable: true\n",
+		"status/clusters/prod-1.yaml": "cluster: prod-1\nreachable: true\n",
+	})
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-qm", "edge-1's agent, writing another cluster's record")
+	git(t, dir, "checkout", "-q", "main")
+	_, stdout, stderr := run(t, "run", "--once", "--repo", dir, "--metrics-addr", "", "--log-level", "warn")
+	if !strings.Contains(stderr, "an agent's status ref holds records of other clusters; ignored") ||
+		!strings.Contains(stderr, "ref=regatta-status/edge-1") || !strings.Contains(stderr, "status/clusters/prod-1.yaml") {
+		t.Errorf("no warning naming the ref and the foreign record:\n%s\n%s", stdout, stderr)
+	}
+	if n := strings.Count(stderr, "holds records of other clusters"); n != 1 {
+		t.Errorf("warned %d times of one ref at one revision, want once:\n%s", n, stderr)
+	}
+}

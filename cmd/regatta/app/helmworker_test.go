@@ -12,7 +12,7 @@ import (
 // TestMain lets this test binary serve as regatta's chart render worker:
 // commands that render charts start os.Executable() __helm-render.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == helmWorkerCommand {
+	if len(os.Args) > 1 && (os.Args[1] == helmWorkerCommand || os.Args[1] == renderWorkerCommand) {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

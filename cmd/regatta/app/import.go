@@ -12,7 +12,8 @@ import (
 )
 
 type importFlags struct {
-	out string
+	out     string
+	offline bool
 }
 
 func newImportCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -43,7 +44,10 @@ cluster=<name>, and env=production (staging, dev...) when the folder name or
 the cluster's Kustomization paths say so. See docs/import.md.
 
 Without --out the fleet is written into DIR itself; with --out, DIR's files
-are copied there first. Exit codes: 0 imported, 1 failed, 2 usage error.`,
+are copied there first. A Kustomization of an OCIRepository is built from
+the pulled artifact (with the login of its secretRef when that Secret's
+manifest is in DIR); when the artifact cannot be pulled, or with --offline,
+it is carried over unbuilt, as declared, and the report says so. Exit codes: 0 imported, 1 failed, 2 usage error.`,
 		Example: `  regatta import flux ./fleet-infra
   regatta import flux ./flux-repo --out ./regatta-fleet && regatta validate ./regatta-fleet`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -56,7 +60,7 @@ are copied there first. Exit codes: 0 imported, 1 failed, 2 usage error.`,
 			if _, err := openDir(args[0]); err != nil {
 				return err
 			}
-			res, err := flux.Run(cmd.Context(), flux.Options{Dir: args[0], Out: f.out})
+			res, err := flux.Run(cmd.Context(), flux.Options{Dir: args[0], Out: f.out, Pull: flux.Pull{Offline: f.offline}})
 			if err != nil {
 				return err
 			}
@@ -64,6 +68,7 @@ are copied there first. Exit codes: 0 imported, 1 failed, 2 usage error.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "write the fleet into this folder (default: DIR)")
+	cmd.Flags().BoolVar(&f.offline, "offline", false, "pull no OCI artifact: carry Kustomizations of OCIRepository sources over as declared, unbuilt")
 	return cmd
 }
 

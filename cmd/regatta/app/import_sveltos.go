@@ -17,16 +17,17 @@ func newImportSveltosCommand(stdout, stderr io.Writer) *cobra.Command {
 	f := &importSveltosFlags{}
 	cmd := &cobra.Command{
 		Use:   "sveltos FILE...",
-		Short: "Import Sveltos ClusterProfiles, Profiles and Classifiers",
+		Short: "Import Sveltos ClusterProfiles, Profiles, Classifiers, EventSources and EventTriggers",
 		Long: `Reads Sveltos manifests from the files and folders given: ClusterProfiles and
 Profiles become profiles (policyRefs, helmCharts and kustomizationRefs become
 add-ons, validateHealths health checks, driftExclusions and patches carry
-over), Classifiers become classifiers, SveltosClusters and Cluster API
+over), Classifiers become classifiers, EventSources event sources
+(events/) and EventTriggers event profiles, SveltosClusters and Cluster API
 Clusters become clusters with their labels. Give the ConfigMaps and Secrets
 the profiles reference as files too: their manifests are written into the
 fleet under sveltos-policies/, and their Helm values inlined. Refs to Flux
 sources (GitRepository, OCIRepository, Bucket) name paths of --source, a
-checkout of that source, which is copied into the fleet.
+checkout of that source, which is copied into the fleet's sveltos-source/.
 
 Like Sveltos, add-ons are applied without waiting for health (wait: false)
 unless the profile has validateHealths or a chart sets options.wait.

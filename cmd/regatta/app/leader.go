@@ -50,6 +50,9 @@ func (f *runFlags) lead(ctx context.Context, cfg *rest.Config, log *slog.Logger,
 	if err != nil {
 		return err
 	}
+	if err := leaseNamespace(ctx, cs, f.leaderElectNamespace, f.leaseCluster(), log); err != nil {
+		return err
+	}
 	id := f.leaderIdentity
 	if id == "" {
 		host, _ := os.Hostname()

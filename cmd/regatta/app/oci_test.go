@@ -65,3 +65,24 @@ func TestPlanAndRenderNameOCIDigests(t *testing.T) {
 		t.Errorf("render: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestAllowURLPrefixNamesARegistryEitherWay: --allow-url-prefix allows a
+// registry on loopback written as the profile names it (oci://HOST/, or
+// oci://HOST/REPOSITORY/) or as its requests are sent (http://HOST/); a
+// prefix naming another repository of the registry does not.
+func TestAllowURLPrefixNamesARegistryEitherWay(t *testing.T) {
+	dir, url, digest := ociFleet(t)
+	host, _, _ := strings.Cut(strings.TrimPrefix(url, "oci://"), "/")
+	want := "# profile: app, add-on: app, artifact: " + url + "@" + digest + "\n"
+	for _, prefix := range []string{"oci://" + host + "/", "oci://" + host + "/fleet/", url, "http://" + host + "/"} {
+		code, stdout, stderr := run(t, "render", "--cluster", "c1", "--helm-plain-http", "--allow-url-prefix", prefix, dir)
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("--allow-url-prefix %s: exit %d\n%s%s", prefix, code, stdout, stderr)
+		}
+	}
+	other := "oci://" + host + "/other/"
+	code, _, stderr := run(t, "render", "--cluster", "c1", "--helm-plain-http", "--allow-url-prefix", other, dir)
+	if code != 1 || !strings.Contains(stderr, "not under any --allow-url-prefix ("+other+")") {
+		t.Errorf("--allow-url-prefix %s: exit %d, want 1 and a refusal\n%s", other, code, stderr)
+	}
+}

@@ -41,7 +41,7 @@ func (r *renderOptionFlags) register(fl *pflag.FlagSet) {
 }
 
 func registerAllowURLPrefix(fl *pflag.FlagSet, p *[]string) {
-	fl.StringArrayVar(p, "allow-url-prefix", nil, "fetch charts, remote bases and schema references only from URLs starting with this prefix (repeat it for several); a URL under a prefix may also reach loopback and link-local addresses, which are refused otherwise")
+	fl.StringArrayVar(p, "allow-url-prefix", nil, "fetch charts, OCI artifacts, remote bases and schema references only from URLs starting with this prefix (repeat it for several; a registry as oci://HOST:PORT/ or http(s)://HOST:PORT/); a URL under a prefix may also reach loopback and link-local addresses, which are refused otherwise")
 }
 
 func (r *renderOptionFlags) renderer() (*render.Renderer, error) {

@@ -21,7 +21,9 @@ import (
 	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/apply"
+	"github.com/regatta-dev/regatta/reconciler/commitstatus"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
+	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/reconciler/status/history"
 	"github.com/regatta-dev/regatta/reconciler/webhook"
 	"github.com/regatta-dev/regatta/render/helm"
@@ -60,6 +62,8 @@ type runFlags struct {
 	memoryLimit          string
 	shard                shardFlags
 	agent                agentFlags
+	notify               notifyFlags
+	commitStatus         commitStatusFlags
 
 	mgmt           *rest.Config // the management cluster, when configured
 	owner          *ownership   // --replicas-mode shard
@@ -67,6 +71,7 @@ type runFlags struct {
 	charts         *helm.Renderer
 	onPass         func(reconciler.PassResult) // NewDaemon's hook
 	leaseTimings   leaseTimings                // leader election durations; zero: the defaults
+	statuses       *commitstatus.Publisher     // --commit-status-provider; nil: off
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -140,10 +145,12 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.shutdownGrace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long the clusters being reconciled may finish before they are cancelled")
 	fl.BoolVar(&f.leaderElect, "leader-elect", true, "with a management cluster, hold a Lease so only one replica acts")
 	fl.StringVar(&f.leaderElectNamespace, "leader-elect-namespace", "regatta-system", "namespace of the leader election Lease")
+	f.notify.register(fl)
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.shard.register(fl)
 	f.agent.register(fl)
+	f.commitStatus.register(fl)
 	fl.StringVar(&f.memoryLimit, "memory-limit", "auto", `soft memory limit of the Go runtime, e.g. 256Mi; "auto": $GOMEMLIMIT if set, else 90% of the container's memory limit, else none with GOGC=50 (unless $GOGC is set); "off": none`)
 }
 
@@ -182,6 +189,7 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 	}
 	if f.once {
 		res, err := d.RunOnce(ctx)
+		f.flushStatuses(ctx, log)
 		fmt.Fprintf(stdout, "revision %s: converged=%v\n", res.Snapshot.Fleet.SourceRevision, res.Converged)
 		if errors.Is(err, reconciler.ErrUnconverged) {
 			return &ExitError{Code: ExitFailed, Err: err}
@@ -212,6 +220,9 @@ func (f *runFlags) checkStatusHistory() error {
 func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Daemon, *metrics.Metrics, error) {
 	auth, err := f.git.auth()
 	if err != nil {
+		return nil, nil, err
+	}
+	if f.statuses, err = f.commitStatus.publisher(f.repoURL, f.statusBranch, f.agent.cluster != "", log); err != nil {
 		return nil, nil, err
 	}
 	pushAuth, err := f.statusGit.auth()
@@ -265,9 +276,23 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		Ownership:      own,
 		OnPass:         f.onPass,
 	}
-	f.agent.pullOptions(&do, src, f)
+	observe, attach, err := f.notifier(ctx, log, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.agent.pullOptions(&do, src, f, log)
 	if f.statusHistoryKeep > 0 {
 		do.StatusHistory = history.New(src, f.statusHistoryKeep, log)
+	}
+	// Each status commit's snapshot of the whole fleet goes to the
+	// notifier and, with --commit-status-provider, to the commit status
+	// Publisher (issue 52), both off the daemon's path. The daemon calls
+	// OnStatus only in the process that writes the fleet's status: never
+	// an agent, and of a sharded fleet the replica that owns the fleet.
+	do.OnStatus = observe
+	if pub := f.statuses; pub != nil {
+		startPublisher(ctx, pub)
+		do.OnStatus = func(s status.Snapshot) { observe(s); pub.Observe(s) }
 	}
 	d := reconciler.Build(ctx, reconciler.Setup{
 		Daemon: do,
@@ -284,6 +309,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 			HealthTimeout:  f.healthTimeout,
 		},
 	})
+	attach(d)
 	return d, m, nil
 }
 

@@ -70,16 +70,25 @@ func runStatus(ctx context.Context, f *statusFlags, dir string, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	if f.cluster != "" {
-		return printClusterStatus(stdout, snap, f.cluster, f.output)
+	if f.output == "yaml" { // YAML quotes control characters itself
+		if f.cluster != "" {
+			return printClusterStatus(stdout, snap, f.cluster, f.output)
+		}
+		return writeStatusYAML(stdout, snap)
 	}
-	switch f.output {
-	case "markdown":
-		_, err = io.WriteString(stdout, status.RenderDashboard(snap))
-	case "yaml":
-		err = writeStatusYAML(stdout, snap)
+	// tenants write the texts: a terminal gets none of their escape
+	// sequences
+	var b strings.Builder
+	switch {
+	case f.cluster != "":
+		err = printClusterStatus(&b, snap, f.cluster, f.output)
+	case f.output == "markdown":
+		_, err = b.WriteString(status.RenderDashboard(snap))
 	default:
-		err = writeStatusTable(stdout, snap)
+		err = writeStatusTable(&b, snap)
+	}
+	if _, werr := io.WriteString(stdout, status.Printable(b.String())); err == nil {
+		err = werr
 	}
 	return err
 }

@@ -168,3 +168,24 @@ func TestStatusShowsRollouts(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusDropsEscapeSequences: `regatta status` (table, one cluster,
+// Markdown) prints no ANSI escape sequence or other control character a
+// tenant wrote into its status texts, and keeps the text around it.
+func TestStatusDropsEscapeSequences(t *testing.T) {
+	const hostile = "\x1b[2J\x1b[31mfailed\x1b[0m \x1b]0;pwned\x07here\u202e"
+	snap := status.Snapshot{
+		Fleet: status.Fleet{SourceRevision: "0123456789abcdef",
+			RefusedTenants: []status.RefusedTenant{{Tenant: "t1", Errors: []status.Error{{File: "tenants/t1/tenant.yaml", Message: hostile}}}}},
+		Clusters: []status.ClusterStatus{{Cluster: "prod-1", Reachable: true, Error: hostile,
+			Profiles: []status.Profile{{Name: "apps", Tenant: "t1", State: status.StateFailed, Message: hostile,
+				Error: &status.Error{Object: "ConfigMap/t1/x", Message: hostile}}}}},
+	}
+	dir := statusRepo(t, snap)
+	for _, args := range [][]string{{"status", dir}, {"status", "--cluster", "prod-1", dir}, {"status", "-o", "markdown", dir}} {
+		code, stdout, stderr := run(t, args...)
+		if code != 0 || strings.ContainsAny(stdout, "\x1b\x07\u202e") || strings.Contains(stdout, "pwned") || !strings.Contains(stdout, "failed here") {
+			t.Errorf("%v: exit %d, escapes left or text lost:\n%q\n%s", args, code, stdout, stderr)
+		}
+	}
+}

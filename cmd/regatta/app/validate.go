@@ -17,11 +17,15 @@ import (
 
 type validateFlags struct {
 	output string
-	// helmWorker bounds the tenant charts validate renders, and
-	// allowURLPrefixes is the URL policy, as the daemon's flags of the
-	// same names do.
+	// helmWorker and programWorker bound the tenant charts and Jsonnet
+	// and ytt programs validate renders, and allowURLPrefixes is the URL
+	// policy, as the daemon's flags of the same names do.
 	helmWorker       helmWorkerFlags
+	programWorker    programWorkerFlags
 	allowURLPrefixes []string
+	// plainHTTP: registries are asked over HTTP, so an http://
+	// --allow-url-prefix names them as it does for the daemon.
+	plainHTTP bool
 }
 
 func newValidateCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -31,7 +35,10 @@ func newValidateCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Check a fleet repository's clusters, profiles and classifiers",
 		Long: `Loads and validates the fleet repository in DIR (default: the current
 directory) and prints every problem, one per line, as file:line: field: message.
-It reads the working tree as it is and writes nothing.
+It reads the working tree as it is and writes nothing. Tenants' profiles
+are rendered offline, their charts and Jsonnet and ytt programs in worker
+processes bounded as render's and the daemon's are (--helm-render-*,
+--program-render-*), and what the daemon would refuse is an error.
 
 Exit codes: 0 valid (warnings may be printed), 1 invalid, 2 usage or I/O error.`,
 		Example: `  regatta validate
@@ -46,7 +53,9 @@ Exit codes: 0 valid (warnings may be printed), 1 invalid, 2 usage or I/O error.`
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
 	f.helmWorker.register(cmd.Flags())
+	f.programWorker.register(cmd.Flags())
 	registerAllowURLPrefix(cmd.Flags(), &f.allowURLPrefixes)
+	cmd.Flags().BoolVar(&f.plainHTTP, "helm-plain-http", false, "registries are asked over plain HTTP, as the daemon's flag says (validate fetches nothing; an http:// --allow-url-prefix then names them)")
 	return cmd
 }
 
@@ -54,18 +63,19 @@ func runValidate(ctx context.Context, f *validateFlags, dir string, stdout, stde
 	if f.output != "text" && f.output != "json" {
 		return usageError("--output must be text or json, got %q", f.output)
 	}
-	worker, err := f.helmWorker.options()
+	r, done, err := offlineRenderer(f)
 	if err != nil {
 		return err
 	}
+	defer done()
 	fsys, err := openDir(dir)
 	if err != nil {
 		return err
 	}
 	repo, diags, verdict := spec.Admit(fsys)
 	diags = append(diags, checkTemplates(fsys, repo)...)
-	diags = append(diags, checkTenants(ctx, fsys, repo, diags, f, worker)...)
-	diags = append(diags, checkClusterScopes(ctx, fsys, repo, diags, f, worker)...)
+	diags = append(diags, checkTenants(ctx, fsys, repo, diags, r)...)
+	diags = append(diags, checkClusterScopes(ctx, fsys, repo, diags, r)...)
 	if f.output == "json" {
 		err = writeValidateJSON(stdout, repo, diags, verdict)
 	} else {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
-	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -16,13 +15,11 @@ import (
 // kinds, namespaces it does not list — as errors with file and line, as
 // the daemon refuses them. Profiles that do not render offline (remote
 // charts, event profiles) are left to render, plan and the daemon.
-func checkClusterScopes(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics, f *validateFlags, worker *helm.WorkerOptions) spec.Diagnostics {
+func checkClusterScopes(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics, r *render.Renderer) spec.Diagnostics {
 	if !anyNamespaceScoped(repo) {
 		return nil
 	}
 	invalid := invalidFiles(diags)
-	r, done := offlineRenderer(f, worker)
-	defer done()
 	var out diagSet
 	for _, c := range repo.Clusters {
 		if !c.NamespaceScoped() || invalid[c.Source.File] {

@@ -8,16 +8,22 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"runtime"
+	"strings"
+	"sync"
 
 	"github.com/regatta-dev/regatta/reconciler/tenancy"
 	"github.com/regatta-dev/regatta/render"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/render/netpolicy"
+	"github.com/regatta-dev/regatta/render/oci"
+	"github.com/regatta-dev/regatta/render/sandbox"
 	"github.com/regatta-dev/regatta/spec"
 )
 
-// errOffline is what a chart download meets in regatta validate.
-var errOffline = errors.New("regatta validate works offline: remote charts and schemas are checked by render, plan and the daemon")
+// errOffline is what a download (chart, OCI artifact, schema) meets in
+// regatta validate.
+var errOffline = errors.New("regatta validate works offline: remote charts, OCI artifacts and schemas are checked by render, plan and the daemon")
 
 // offlineTransport fetches nothing: a URL the policy refuses fails as the
 // daemon would refuse it, any other as offline. Host names are not looked
@@ -36,35 +42,63 @@ var noLookups = &net.Resolver{PreferGo: true, Dial: func(context.Context, string
 	return nil, errOffline
 }}
 
-// checkTenants renders every tenant profile, offline, for each cluster it
-// reaches and reports the objects its tenant may not deploy and the paths
-// that leave the tenant's folder, as errors with file and line. Charts
-// render in workers bounded as the daemon's are (worker; nil renders in
-// this process). Other render failures are warnings: render and plan
-// report them in full.
-func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics, f *validateFlags, worker *helm.WorkerOptions) spec.Diagnostics {
+// checkTenants renders every tenant profile, offline (r), for each
+// cluster it reaches and reports the objects its tenant may not deploy,
+// the paths that leave the tenant's folder and every render failure the
+// daemon would meet too, as errors with file and line; what validate
+// cannot check offline is a warning (renderDiagnostic).
+func checkTenants(ctx context.Context, fsys fs.FS, repo *spec.Repository, diags spec.Diagnostics, r *render.Renderer) spec.Diagnostics {
 	if len(repo.Tenants) == 0 {
 		return nil
 	}
 	invalid := invalidFiles(diags)
-	r, done := offlineRenderer(f, worker)
-	defer done()
-	var out diagSet
+	var profiles []*spec.Profile
 	for _, p := range repo.Profiles {
-		if p.Tenant() == nil || invalid[p.Source.File] || invalid[p.Tenant().Source.File] {
-			continue
-		}
-		for _, c := range repo.Clusters {
-			if !p.Matches(c.Metadata.Name, c.Metadata.Labels) {
-				continue
-			}
-			out.add(checkTenantPair(ctx, r, fsys, p, c)...)
-			if d, refused := ungrantedSources(repo, p, c); refused {
-				out.add(d)
-			}
+		if p.Tenant() != nil && !invalid[p.Source.File] && !invalid[p.Tenant().Source.File] {
+			profiles = append(profiles, p)
 		}
 	}
+	// profiles render side by side, as many at once as there are CPUs
+	// (the workers bound them further), so that programs stopped at a
+	// bound cost validate about one bound, not one each
+	found := make([]spec.Diagnostics, len(profiles))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, p := range profiles {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			found[i] = checkTenantProfile(ctx, r, fsys, repo, p)
+		})
+	}
+	wg.Wait()
+	var out diagSet
+	for _, ds := range found {
+		out.add(ds...)
+	}
 	return out.sorted()
+}
+
+// checkTenantProfile checks a tenant profile on each cluster it reaches.
+func checkTenantProfile(ctx context.Context, r *render.Renderer, fsys fs.FS, repo *spec.Repository, p *spec.Profile) spec.Diagnostics {
+	var out spec.Diagnostics
+	bounded := false
+	for _, c := range repo.Clusters {
+		if !p.Matches(c.Metadata.Name, c.Metadata.Labels) {
+			continue
+		}
+		if !bounded {
+			// a program stopped at a bound is an error already: it is
+			// not run again for the profile's other clusters
+			ds, stopped := checkTenantPair(ctx, r, fsys, p, c)
+			out = append(out, ds...)
+			bounded = stopped
+		}
+		if d, refused := ungrantedSources(repo, p, c); refused {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // invalidFiles are the files with errors: their documents are not rendered.
@@ -76,14 +110,30 @@ func invalidFiles(diags spec.Diagnostics) map[string]bool {
 	return invalid
 }
 
-// offlineRenderer renders without the network: a chart download fails
-// with errOffline, or as the URL policy refuses it; charts render in
-// workers bounded as the daemon's are (worker; nil renders in this
-// process). done releases the workers.
-func offlineRenderer(f *validateFlags, worker *helm.WorkerOptions) (r *render.Renderer, done func()) {
+// offlineRenderer renders without the network: a chart download or an
+// OCI artifact's pull fails with errOffline, or as the URL policy refuses
+// it; charts, Jsonnet and ytt programs render in workers bounded as the
+// daemon's are (--helm-render-*, --program-render-*). done releases the
+// workers.
+func offlineRenderer(f *validateFlags) (r *render.Renderer, done func(), err error) {
+	worker, err := f.helmWorker.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	programs, err := f.programWorker.pool()
+	if err != nil {
+		return nil, nil, err
+	}
 	policy := &netpolicy.Policy{AllowPrefixes: f.allowURLPrefixes, Resolver: noLookups}
-	charts := helm.New(helm.Options{HTTPClient: &http.Client{Transport: offlineTransport{policy}}, Worker: worker})
-	return render.New(render.Options{Helm: charts}), func() { _ = charts.Close() }
+	client := &http.Client{Transport: offlineTransport{policy}}
+	charts := helm.New(helm.Options{HTTPClient: client, PlainHTTP: f.plainHTTP, Worker: worker})
+	r = render.New(render.Options{Helm: charts, Sandbox: programs, OCI: oci.New(oci.Options{HTTPClient: client, PlainHTTP: f.plainHTTP})})
+	return r, func() {
+		_ = charts.Close()
+		if programs != nil {
+			programs.Close()
+		}
+	}, nil
 }
 
 // diagSet gathers diagnostics once each (a profile rendered for several
@@ -110,17 +160,20 @@ func (s *diagSet) sorted() spec.Diagnostics {
 	return s.out
 }
 
-func checkTenantPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spec.Profile, c *spec.Cluster) spec.Diagnostics {
+// checkTenantPair renders p for c and checks its objects; stopped says
+// that the render was stopped at a bound (time, memory, output, template
+// limits).
+func checkTenantPair(ctx context.Context, r *render.Renderer, fsys fs.FS, p *spec.Profile, c *spec.Cluster) (ds spec.Diagnostics, stopped bool) {
 	facts := render.FactsOf(c, c.Metadata.Labels, DefaultKubernetesVersion)
 	res, err := r.Render(ctx, render.Request{FS: fsys, Profile: p, Cluster: facts})
 	if err != nil {
-		return spec.Diagnostics{renderDiagnostic(p, c, err)}
+		stopped = errors.Is(err, sandbox.ErrLimit) || errors.Is(err, helm.ErrTemplateLimit)
+		return spec.Diagnostics{renderDiagnostic(p, c, err)}, stopped
 	}
-	var out spec.Diagnostics
 	for _, v := range tenancy.Check(p, res, tenancy.Options{FS: fsys}) {
-		out = append(out, spec.Diagnostic{File: v.File, Line: v.Line, Message: v.Object + ": " + v.Reason})
+		ds = append(ds, spec.Diagnostic{File: v.File, Line: v.Line, Message: v.Object + ": " + v.Reason})
 	}
-	return out
+	return ds, false
 }
 
 // ungrantedSources reports, as the daemon refuses it, an event profile
@@ -142,11 +195,11 @@ func ungrantedSources(repo *spec.Repository, p *spec.Profile, c *spec.Cluster) (
 }
 
 // renderDiagnostic places a render failure at its innermost file and line:
-// an error when a path leaves the tenant's folder or the tenant may not
-// decrypt, a warning otherwise.
+// an error, as the daemon refuses the pair, unless validate could not
+// tell offline (offlineOnly).
 func renderDiagnostic(p *spec.Profile, c *spec.Cluster, err error) spec.Diagnostic {
-	d := spec.Diagnostic{File: p.Source.File, Line: p.Source.Line, Severity: spec.SeverityWarning,
-		Message: fmt.Sprintf("does not render offline for cluster %s: %v", c.Metadata.Name, err)}
+	d := spec.Diagnostic{File: p.Source.File, Line: p.Source.Line, Severity: spec.SeverityError,
+		Message: fmt.Sprintf("does not render for cluster %s: %v", c.Metadata.Name, err)}
 	found, addon := render.Innermost(err)
 	if found != nil {
 		d.File, d.Line, d.Message = found.File, found.Line, found.Err.Error()
@@ -156,23 +209,39 @@ func renderDiagnostic(p *spec.Profile, c *spec.Cluster, err error) spec.Diagnost
 		d.Message = fmt.Sprintf("add-on %s: %s", addon, d.Message)
 		d.File, d.Line = p.Source.File, addonLine(p, addon)
 	}
-	if refusedByDaemon(err) {
-		d.Severity = spec.SeverityError
+	if !refusedByDaemon(err) && offlineOnly(err) {
+		d.Severity = spec.SeverityWarning
+		d.Message = fmt.Sprintf("not checked offline for cluster %s: %s", c.Metadata.Name, d.Message)
 	}
 	return d
 }
 
-// refusedByDaemon tells the render failures that the daemon meets too,
-// online or not: a path leaving the folder, keys the tenant may not use, a
-// URL or schema reference the policy refuses, a chart stopped at a render
-// bound.
+// refusedByDaemon tells the render failures that the daemon meets
+// whatever it can reach: a path leaving the folder, keys the tenant may
+// not use, a URL or schema reference the policy refuses, a program or
+// chart stopped at a render bound.
 func refusedByDaemon(err error) bool {
-	for _, target := range []error{spec.ErrPathEscapes, render.ErrTenantNoKeys, render.ErrRemoteRefused, helm.ErrSchemaRef, helm.ErrTemplateLimit} {
+	for _, target := range []error{spec.ErrPathEscapes, render.ErrTenantNoKeys, render.ErrRemoteRefused,
+		netpolicy.ErrRefused, helm.ErrSchemaRef, helm.ErrTemplateLimit, sandbox.ErrLimit} {
 		if errors.Is(err, target) {
 			return true
 		}
 	}
 	return false
+}
+
+// offlineOnly tells the render failures that may be validate's alone:
+// what it does not fetch (charts, OCI artifacts, schemas), the SOPS keys
+// it does not hold, and a template reading a cluster fact (a classifier's
+// label, a value) that only the cluster gives. Every other failure is the
+// daemon's too.
+func offlineOnly(err error) bool {
+	var te *render.TemplateError
+	return errors.Is(err, errOffline) || errors.Is(err, render.ErrNoKeyring) ||
+		errors.As(err, &te) && te.Key != "" ||
+		// a library that rewrites its errors (Helm's registry client)
+		// keeps errOffline's text only
+		strings.Contains(err.Error(), errOffline.Error())
 }
 
 func addonLine(p *spec.Profile, addon string) int {
