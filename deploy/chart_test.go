@@ -195,6 +195,22 @@ func TestChartOptions(t *testing.T) {
 			}
 		}
 	})
+	t.Run("status history", func(t *testing.T) {
+		for _, tc := range []struct {
+			values map[string]any
+			want   string
+		}{
+			{nil, ""},
+			{map[string]any{"fleet.statusHistoryKeep": 1000}, "--status-history-keep=1000"},
+			{map[string]any{"fleet.statusHistoryKeep": 2000000, "agent.enabled": true, "agent.cluster": "edge-1"}, "--status-history-keep=2000000"},
+		} {
+			args, _, _ := unstructured.NestedStringSlice(container(t, find(render(t, with(tc.values)), "Deployment", "")), "args")
+			got := strings.Join(args, " ")
+			if tc.want == "" && strings.Contains(got, "--status-history-keep") || !strings.Contains(got, tc.want) {
+				t.Errorf("%v: args %v, want %q", tc.values, args, tc.want)
+			}
+		}
+	})
 }
 
 // chartCases are value sets applied into restricted namespaces.

@@ -24,6 +24,7 @@ check ./reconciler/apply spec
 check ./reconciler/kubeconfig spec render/sops
 check ./reconciler/events spec lua reconciler/apply
 check ./reconciler/rollout spec
+check ./reconciler/status/history repo
 check ./reconciler/tenancy spec render
 check ./reconciler/commitstatus reconciler/status
 check ./reconciler/diff spec render repo reconciler/rollout reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig reconciler/tenancy lua

@@ -58,6 +58,17 @@ type DaemonOptions struct {
 	// OnStatus, when set, is called with the fleet's status after each
 	// status commit (notifications, commit statuses).
 	OnStatus func(status.Snapshot)
+	// StatusHistory, when set, is told of each status commit this daemon
+	// pushed, with the branch (an agent's is its own ref), under the
+	// status commit lock: reconciler/status/history folds the branch's
+	// older history there (--status-history-keep).
+	StatusHistory StatusHistory
+}
+
+// StatusHistory bounds a status branch's history; a fold that fails is
+// logged and the status commit stands.
+type StatusHistory interface {
+	Committed(ctx context.Context, branch string) (repo.FoldResult, error)
 }
 
 // ErrUnconverged is returned by RunOnce when some pair did not converge.

@@ -48,11 +48,22 @@ func (d *Daemon) commitStatus() error {
 	if out.Committed {
 		d.r.opts.Metrics.StatusCommits.Inc()
 		d.r.log.Info("status committed", "branch", d.opts.StatusBranch, "commit", status.ShortRevision(out.SHA), "attempts", out.Attempts)
+		d.foldStatusHistory(ctx)
 	}
 	if w.fleet != nil && d.opts.OnStatus != nil {
 		d.opts.OnStatus(*w.fleet)
 	}
 	return nil
+}
+
+// foldStatusHistory lets StatusHistory bound the branch just committed to.
+func (d *Daemon) foldStatusHistory(ctx context.Context) {
+	if d.opts.StatusHistory == nil {
+		return
+	}
+	if _, err := d.opts.StatusHistory.Committed(ctx, d.opts.StatusBranch); err != nil {
+		d.r.log.Warn("status history not folded; the next check tries again", "error", err)
+	}
 }
 
 // settled reports a settled fleet: metrics, readiness, OnPass.

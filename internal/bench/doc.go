@@ -1,6 +1,7 @@
 // Package bench is regatta's benchmark suite (issue 8): it measures regatta
 // against what people script today and against the API servers' own limit,
-// on real kube-apiservers, and writes internal/bench/REPORT.md.
+// on real kube-apiservers, and writes internal/bench/REPORT.md (today's figures;
+// the method of each is in internal/bench/METHODS.md).
 //
 // Nothing here runs in `go test ./...` beyond quick checks of the
 // generators: the suite is `make bench`, that is

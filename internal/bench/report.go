@@ -9,11 +9,15 @@ import (
 	"time"
 )
 
-// Report renders REPORT.md from a run's results.
+// Report renders REPORT.md from a run's results: today's figure of each
+// target first, then each phase's figures under one line of method that
+// links to METHODS.md, which holds the method in full (a reader finds a
+// figure in one screen; TestReportShape keeps that shape).
 func Report(r *Results) string {
 	var b strings.Builder
 	reportHeader(&b, r)
 	reportTargets(&b, r)
+	reportPhases(&b, r)
 	reportRollout(&b, r)
 	reportSteady(&b, r)
 	reportProgressive(&b, r)
@@ -25,49 +29,29 @@ func Report(r *Results) string {
 	reportFleet(&b, r)
 	reportProfiles(&b, r)
 	reportErrors(&b, r)
-	b.WriteString(reproduce)
+	b.WriteString("Every command (A/B runs, profiles, `-report-only`): [METHODS.md](METHODS.md#reproduce).\n")
 	return b.String()
 }
 
-const reproduce = `## Reproduce
+// methods links to a section of METHODS.md.
+func methods(anchor string) string { return "[method](METHODS.md#" + anchor + ")" }
 
-` + "```" + `
-make bench                                                   # everything (~45-55 min on 2 cores), writes this file
-go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 5   # §1 only (bin/ must hold regatta, kubectl, kube-apiserver)
-go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 2 -methods regatta,limit   # a quick A/B of an apply change
-go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 3 -methods regatta,limit,limit-bookkeeping -changes 0   # regatta against the floor
-go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta,limit -apiserver-profile 25s   # API servers' CPU profiles in internal/bench/raw/rollout/round-0
-go run ./internal/bench/cmd/regatta-bench -phases daemon              # §2 and §4
-go run ./internal/bench/cmd/regatta-bench -phases scale -scale 1000,10000   # §3 and regatta plan
-go run ./internal/bench/cmd/regatta-bench -phases gobench -bench-count 10   # §5
-go run ./internal/bench/cmd/regatta-bench -phases progressive -rounds 1    # progressive rollout (issue 14)
-go run ./internal/bench/cmd/regatta-bench -phases health -rounds 3 -flux-kustomize-controller /work/flux-kc/kustomize-controller   # real health (issue 28); Flux built outside the repository
-go run ./internal/bench/cmd/regatta-bench -phases shard               # §6 (3 sharded regatta processes, 9 + 1 API servers)
-go run ./internal/bench/cmd/regatta-bench -phases fleet -fleet 100,500,1000,2000 -fleet-idle 5m   # §7 (logical clusters, 250 per API server; calibration at 10)
-go run ./internal/bench/cmd/regatta-bench -phases fleet -fleet 100,500 -fleet-flux 100,500 -fleet-calibrate 0 -fleet-idle 3m -flux-kustomize-controller /work/flux-kc/kustomize-controller   # §7 with Flux side by side (~25 min)
-go run ./internal/bench/cmd/regatta-bench -report-only                # rewrite this file from internal/bench/results/results.json
-benchstat internal/bench/results/gobench.txt                          # golang.org/x/perf/cmd/benchstat
-go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta -rollout-profile   # then:
-go tool pprof -top internal/bench/raw/rollout-regatta.cpu.pprof       # also .heap.pprof, internal/bench/raw/scale/<n>/cpu.pprof
-REGATTA_BENCH_DEBUG=1 go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 1 -methods regatta   # per add-on apply/wait times in internal/bench/raw/rollout/round-0/regatta/regatta.log
-` + "```" + `
-`
+// how is a section's one line of method, with its link to METHODS.md.
+func how(b *strings.Builder, line, anchor string) {
+	fmt.Fprintf(b, "%s (%s).\n\n", line, methods(anchor))
+}
 
 func reportHeader(b *strings.Builder, r *Results) {
 	m := r.Machine
 	fmt.Fprintf(b, "# regatta benchmark report\n\n")
-	fmt.Fprintf(b, "Today's figure of each target, with the command that measures it and the commit and date it was measured at; "+
-		"a figure that says \"measured at\" was carried over from an earlier invocation of its phase, at that commit and date, and the "+
-		"command, commit and date columns are then those of the phase's latest invocation. "+
-		"Written by `make bench` (`go run ./internal/bench/cmd/regatta-bench`); the last full run was on %s at commit `%s` and took %s. "+
-		"History: [CHANGELOG.md](CHANGELOG.md) (each figure by commit and date) and the raw results of past runs in `internal/bench/results/` "+
-		"(`results.json` is the run below; `<date>-<commit>*.json` are earlier runs; `sessions.md` is the reading of each past session).\n\n",
-		r.Started.UTC().Format("2006-01-02 15:04 UTC"), m.Commit, r.Finished.Sub(r.Started).Round(time.Second))
-	fmt.Fprintf(b, "Machine: %d CPUs (%s), %.1f GiB RAM, %s, %s; load average %s at the start, %s at the end: "+
-		"shared and noisy, so compare ratios measured side by side.\n\n",
-		m.CPUs, m.CPUModel, float64(m.MemBytes)/(1<<30), m.Kernel, m.GoVersion, m.LoadStart, m.LoadEnd)
-	fmt.Fprintf(b, "Raw numbers: `internal/bench/results/results.json`, `internal/bench/results/gobench.txt` (benchstat input); "+
-		"logs, trees and profiles of the run: `internal/bench/raw/` (git-ignored). Options: %s.\n\n", formatOptions(r.Options))
+	fmt.Fprintf(b, "Today's figure of each target; how each is measured: [METHODS.md](METHODS.md), earlier figures: "+
+		"[CHANGELOG.md](CHANGELOG.md). Last run %s at `%s` (%s), %s, load %s → %s; options %s; raw: `internal/bench/results/`.\n\n",
+		r.Started.UTC().Format("2006-01-02 15:04 UTC"), m.Commit, r.Finished.Sub(r.Started).Round(time.Second),
+		machine(m), m.LoadStart, m.LoadEnd, formatOptions(r.Options))
+}
+
+func machine(m Machine) string {
+	return fmt.Sprintf("%d CPUs (%s), %.1f GiB, %s, %s", m.CPUs, m.CPUModel, float64(m.MemBytes)/(1<<30), m.Kernel, m.GoVersion)
 }
 
 func formatOptions(o map[string]string) string {
@@ -104,11 +88,36 @@ func (t target) verdict() string {
 }
 
 func reportTargets(b *strings.Builder, r *Results) {
-	b.WriteString("## Targets\n\n| target | figure | verdict | command | commit | date |\n|---|---|---|---|---|---|\n")
+	b.WriteString("## Targets\n\n| target | figure | verdict | measured by | commit | date |\n|---|---|---|---|---|---|\n")
+	noted := map[string]bool{}
 	for _, t := range targets(r) {
 		run := r.Run(t.phase())
-		fmt.Fprintf(b, "| %s | %s | %s | `%s` (%s) | `%s` | %s |\n", t.name, t.figure, t.verdict(),
-			phaseCommand(r, t.phase()), t.how, run.Commit, run.Date.UTC().Format("2006-01-02"))
+		fig := t.figure
+		if run.Later != "" && !noted[t.phase()] {
+			fig += "; **a later run**: " + run.Later
+			noted[t.phase()] = true
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | `%s` | %s |\n", t.name, fig, t.verdict(),
+			t.how, run.Commit, run.Date.UTC().Format("2006-01-02"))
+	}
+	b.WriteString("\n")
+}
+
+// phaseRows are the phases the targets name, in the report's order, with
+// the anchor of their method in METHODS.md.
+var phaseRows = []struct{ phase, anchor string }{
+	{"rollout", "rollout"}, {"daemon", "steady-state-and-drift"}, {"scale", "scale"}, {"shard", "shards"},
+	{"health", "real-health"}, {"fleet", "fleet"},
+}
+
+// reportPhases gives, once per phase, the command that measures its
+// targets again and where it was last measured.
+func reportPhases(b *strings.Builder, r *Results) {
+	b.WriteString("| phase | command | commit | date | how |\n|---|---|---|---|---|\n")
+	for _, p := range phaseRows {
+		run := r.Run(p.phase)
+		fmt.Fprintf(b, "| %s | `%s` | `%s` | %s | %s |\n", p.phase, phaseCommand(r, p.phase), run.Commit,
+			run.Date.UTC().Format("2006-01-02"), methods(p.anchor))
 	}
 	b.WriteString("\n")
 }

@@ -268,18 +268,9 @@ func reportFleet(b *strings.Builder, r *Results) {
 		b.WriteString("Not measured in this run.\n\n")
 		return
 	}
-	b.WriteString("Each logical cluster is a namespace-scoped cluster entry (`spec.namespaces: [s-<name>]`) reaching a shared " +
-		"kube-apiserver through a loopback address of its own (127.a.b.c: its own client, connections, discovery and watches) " +
-		"with a ServiceAccount token RBAC limits to its namespace; its kubeconfig Secret is in a separate management API server. " +
-		"Two profiles select every cluster: `fa` (`ContinuousWithDriftDetection`, templated manifests) and `fb` (Kustomize, the " +
-		"namespace substituted by `postBuild`), each of ConfigMaps, ServiceAccounts and Secrets. `bin/regatta run` runs as a child " +
-		"process (its defaults: `--concurrency 10`, `--status-interval 10s`; commits arrive through its push webhook). " +
-		"Times are from the push to the bench's watch (as the servers' admin) seeing a cluster's marker ConfigMaps at the new generation. " +
-		"Idle requests are the fleet API servers' `apiserver_request_total` over the idle window, less what the servers did on their own " +
-		"before regatta started, per cluster per minute; WATCH counts watches (re)opened. The machine is shared with other sessions " +
-		"(2 cores): times are noisy. A row with flags beside its size is an experiment (`-daemon-args`), kept out of the targets and curves; " +
-		"an idle window shorter than the drift interval may hold no drift pass.\n\n")
-	b.WriteString(fleetAnchors)
+	how(b, "Each logical cluster a namespace-scoped entry on a shared kube-apiserver (250 per server) through a loopback address "+
+		"of its own; `bin/regatta run` with its defaults; times from the push to the bench's watch seeing the cluster's marker; "+
+		"idle requests per cluster per minute beyond the servers' own; a row with flags is an experiment", "fleet")
 	if len(f.Calibration) > 0 {
 		reportCalibration(b, f)
 	}
@@ -369,19 +360,12 @@ func fleetSlopes(b *strings.Builder, f *FleetResult) {
 			kib(float64(z.Idle.HeapInuse-a.Idle.HeapInuse)/d), float64(z.Idle.Goroutines-a.Idle.Goroutines)/d,
 			1000*(z.Change.Last-a.Change.Last)/d, cpuPer(a.ChangeCPU, z.ChangeCPU, d), cpuPer(a.ChangeServersCPU, z.ChangeServersCPU, d), alloc, rs)
 	}
-	b.WriteString("\nThe linearity target reads regatta's own work in the change: what it allocated (a count the machine does not " +
-		"change) and its CPU beside the API servers' and etcd's. Every API server holds 250 clusters at every size and serves the " +
-		"same requests per cluster, so their CPU per added cluster is what a fixed amount of work costs on this machine at that " +
-		"size; when it grows, the two cores are saturated (regatta, eight API servers and etcd at 2,000 clusters), and wall " +
-		"time and everyone's CPU per cluster grow with it. Wall time is shown beside, not judged (runs before `changeAllocBytes` " +
-		"are judged on it). The change's window runs from its push to the status commit that carries it, so every size pays " +
-		"for its status commits: a short change ended before its commit, a long one held several (runs up to fc553de ended " +
-		"it at regatta's converged pass).\n\n")
+	b.WriteString("\nThe linearity target reads regatta's allocations and CPU in the change beside the API servers'; wall time is " +
+		"shown, not judged (" + methods("fleet") + ").\n\n")
 }
 
 func reportCalibration(b *strings.Builder, f *FleetResult) {
-	b.WriteString("**Calibration.** The same fleet of 10 logical clusters, first on 10 API servers (one each), then on one " +
-		"(calibration runs: idle window and drift interval as in their rows below):\n\n")
+	b.WriteString("**Calibration.** The same fleet of 10 logical clusters on 10 API servers, then on one:\n\n")
 	if len(f.Calibration) != 2 {
 		b.WriteString("Incomplete: " + fmt.Sprint(len(f.Calibration)) + " of 2 runs.\n\n")
 		return
@@ -433,15 +417,9 @@ func reportFleetShard(b *strings.Builder, s *FleetShard) {
 		"the change reached every cluster at %s; clusters whose changed object was written more than once (audit logs): %d. Surviving replicas' RSS: %s.%s\n\n",
 		s.Replicas, secs(s.LeaseSecs), s.Clusters, secs(s.ConvergeSecs), s.Victim, s.VictimOwned, s.Pending, secs(s.TakeoverSecs),
 		lat(s.Change), s.Twice, rssList(s.RSS), measuredNote(s.Measured))
-	b.WriteString("The killed replica's last writes are not recorded in the clusters' inventories yet; the new owner's first pass of " +
-		"each pair dry-runs the objects the inventory lists and a continuing replica would skip, and sends no apply for one the " +
-		"cluster already holds as rendered.")
 	if s.Twice > 0 {
-		b.WriteString(" A cluster written twice: the run's log names, for each, the replica (user agent) and time of every write; " +
-			"two replicas writing at once would break the shard guarantee, a write sent again after the takeover is the gap " +
-			"that dry run closes.")
+		b.WriteString("The run's log names the replica and time of every write of a cluster written twice (" + methods("fleet") + ").\n\n")
 	}
-	b.WriteString("\n\n")
 }
 
 func rssList(xs []int64) string {
@@ -451,12 +429,3 @@ func rssList(xs []int64) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// fleetAnchors are the figures of other projects issue 37 asks to beat,
-// with their setups (not measured here).
-const fleetAnchors = "Anchors from other projects (their setups, not this machine's): Argo CD, CNOE benchmark (2023): 10,000 applications on 500 " +
-	"clusters synced in 11 minutes with 10 controller shards on 8 vCPU; raising client QPS/burst from 50/100 to 150/300 took one run from 61.5 " +
-	"to 19 minutes. Flux, fluxcd/flux-benchmark (2026): 1,000 Kustomizations in 4 m 13 s, 223 MiB, on a 16-core runner with " +
-	"kustomize-controller at 2 CPU and concurrency 20. Karmada (2022): 100 member clusters, a resource placed on members in 1.3 s at p99. " +
-	"Users' complaints: Argo CD out of memory on restart with 300 clusters; OCM out of memory at 3,000 clusters; Fleet re-listing " +
-	"everything every 5 minutes at 300 clusters. Flux's kustomize-controller is measured here, side by side (below the curves).\n\n"

@@ -106,27 +106,10 @@ func reportFleetFlux(b *strings.Builder, f *FleetResult) {
 		b.WriteString("**Flux side by side.** Not measured in this run (`-fleet-flux 100,500 -flux-kustomize-controller PATH`).\n\n")
 		return
 	}
-	fmt.Fprintf(b, "**Flux side by side.** Flux's kustomize-controller (`--concurrent %d`, as fluxcd/flux-benchmark; regatta runs with its default "+
-		"`--concurrency 10`) on the same logical clusters, on fresh API servers of its own right after regatta's run of the same size: one "+
-		"Kustomization per cluster with `spec.kubeConfig.secretRef` to the cluster's kubeconfig Secret (the namespace-scoped token) in the "+
-		"management API server's `flux-system`, `targetNamespace: s-<name>`, interval 1h, `wait: true`, `prune: true`, as the health phase "+
-		"drives it. It builds one Kustomize folder of both profiles' objects with `postBuild.substitute: {ns: s-<name>}` (regatta's `fb` "+
-		"profile; `fa`'s template becomes the same substitution), so the artifact does not grow with the fleet. There is no source-controller: "+
-		"the bench writes the artifact into the GitRepository's status and serves it, so Flux's times start at the artifact and skip the "+
-		"Git fetch regatta's include. Times are from the same marker watch; \"Ready\" is every Kustomization Ready at the revision (the bench lists "+
-		"them every second). CPU to converge is the process's CPU from its start to the change converged (connecting, first rollout, change). "+
-		"With interval 1h, Flux reconciles nothing while idle: it has no drift detection between intervals (regatta's `fa` is drift-detected); "+
-		"requests per cluster in the change are what one reconcile of every cluster costs, so per minute at an interval of k minutes divide by k. "+
-		"Memory: regatta keeps a client, its discovery, informers and watches per cluster (drift detection, events; the curves above: "+
-		f.perClusterNote()+"), so its RSS grows with the fleet; kustomize-controller builds a client (and its discovery) from the "+
-		"kubeconfig Secret at every reconciliation and drops it, so it holds almost nothing per cluster between reconciliations and pays in "+
-		"CPU and time instead. The rows `regatta --drift-watches=false` are regatta on the same fleet with Flux's drift semantics and "+
-		"frequency: drift corrected at each drift interval, set to the Kustomizations' interval ("+FluxInterval.String()+"), no watch, each "+
-		"cluster's connection closed when a pass over it ends (no restart or status measured); their idle window, like Flux's, holds no "+
-		"drift pass (the regatta rows with watches also check drift every `-fleet-drift-interval`, and their idle RSS may be read "+
-		"during such a check). RSS is the process's VmRSS (what its `process_resident_memory_bytes` reports), heap `go_memstats_heap_inuse_bytes` "+
-		"from each process's /metrics.\n\n",
-		f.Flux[0].Concurrent)
+	fmt.Fprintf(b, "**Flux side by side.** Flux's kustomize-controller (`--concurrent %d`) on fresh API servers of its own right "+
+		"after regatta's run of the same size, one Kustomization per cluster (interval %s, `wait: true`), artifact served without "+
+		"source-controller; regatta's idle cost per cluster in this run: %s; `--drift-watches=false` rows are regatta with Flux's "+
+		"drift interval and no watches (%s).\n\n", f.Flux[0].Concurrent, FluxInterval, f.perClusterNote(), methods("fleet"))
 	b.WriteString("| clusters | method | start: reach every cluster | first rollout p50 / p99 / last | change p50 / p99 / last | Ready: first, change | " +
 		"requests per cluster in the change | RSS converged / idle | heap idle | goroutines | CPU to converge | idle CPU per minute | idle requests /cluster/min (watches) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")

@@ -74,7 +74,9 @@ func reportHealth(b *strings.Builder, r *Results) {
 		return
 	}
 	b.WriteString("## Real health: commit to every Deployment Available (issue 28)\n\n")
-	fmt.Fprintf(b, healthHow, h.Clusters, h.Profiles, h.Replicas, h.FluxConcurrent)
+	how(b, fmt.Sprintf("Each method's turn: %d fresh clusters with controllers and kwok, %d profiles per cluster with a Deployment of %d "+
+		"replicas each; timed from the commit until every Deployment is Available; Flux's kustomize-controller at `--concurrent=%d`, "+
+		"`wait: true`", h.Clusters, h.Profiles, h.Replicas, h.FluxConcurrent), "real-health")
 	b.WriteString("| method | commit to all Available (p50) | min | max | own \"all healthy\" (p50) | apply alone (p50) | turns |\n|---|---|---|---|---|---|---|\n")
 	for _, m := range []string{MethodHealthRegatta, MethodHealthMinimal, MethodHealthFlux} {
 		xs := h.healthSecs(m, healthSampleSecs)
@@ -128,29 +130,3 @@ func healthTurn(s HealthSample) string {
 	}
 	return fmt.Sprintf("%s %s (%s)", s.Method, secs(s.Secs), strings.Join(parts, ", "))
 }
-
-const healthHow = `Every method's turn starts %d fresh v1.37 clusters of its own with kube-controller-manager, kube-scheduler
-and kwok (3 simulated nodes each; before 2026-12-02's session 12, the methods of a round shared one set, and
-whichever went first paid for the clusters' first writes); every method applies the same fleet: %d profiles per
-cluster, each a Kustomize overlay (by the cluster's variant label) of a Namespace, 29 small objects
-and a Deployment of %d replicas (image ` + "`registry.test/app:1`" + `, which kwok runs). The methods take
-turns in an order rotated per round. Timed from the commit until the bench's own poll (every 100 ms,
-the same for every method) sees every Deployment on every cluster Available (observedGeneration
-current, every replica updated and available, condition Available True):
-
-- **regatta**: an in-process daemon (as ` + "`regatta run`" + ` wires it, default options, built-in health, no
-  Lua) follows a loopback Git server holding the clusters only and has finished its first pass; timed
-  from the commit of the profiles (commit and push) and a trigger as a push webhook makes it. "Own
-  all healthy" is when the daemon's pass of that commit settled with every pair healthy (its health
-  poll runs every 2 s).
-- **minimal program**: the fleet rendered beforehand (untimed); server-side apply of every object,
-  Namespaces first, all clusters at once, 16 requests in flight per cluster; the poll starts with it.
-- **Flux**: kustomize-controller built from its repository, on a management kube-apiserver of its own
-  (started in Flux's turn, untimed), one Kustomization per cluster and profile (` + "`wait: true`" + `,
-  ` + "`prune: true`" + `, ` + "`spec.kubeConfig`" + ` to the cluster), ` + "`--concurrent=%d`" + `. No source-controller:
-  the bench serves the artifact tarball and writes it into the GitRepository's status. The
-  Kustomizations first apply an empty revision (untimed); timed from writing the fleet's artifact
-  into the status until every Kustomization is Ready at it and every Deployment Available (the
-  later of both; "own all healthy" is the Kustomizations alone; its health checks poll every 5 s).
-
-`

@@ -21,7 +21,9 @@ func reportProgressive(b *strings.Builder, r *Results) {
 		return
 	}
 	b.WriteString("## Progressive rollout (issue 14)\n\n")
-	b.WriteString(progressiveHow)
+	how(b, "9 fresh kube-apiservers, one profile in three stages (canary 1 cluster, staging 2, production 6 with `maxUpdate: 2`, "+
+		"soaks of 1 s); a change timed from the trigger until every cluster holds it and the daemon counts all 9 Done, minus the soaks",
+		"progressive-rollout")
 	b.WriteString("| round | commit to last cluster, minus soaks | with soaks | soaks | canary | staging | production | most updating at once (cap) | first rollout | error |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, p := range r.Progressive {
@@ -39,16 +41,3 @@ func reportProgressive(b *strings.Builder, r *Results) {
 	}
 	b.WriteString("\n")
 }
-
-const progressiveHow = `Each round starts 9 fresh kube-apiservers and an in-process daemon (as ` + "`regatta run`" + ` wires it)
-following a loopback Git server. One profile (a ConfigMap) is rolled out in three stages: canary (1
-cluster, soak 1 s), staging (2, soak 1 s), production (6, ` + "`maxUpdate: 2`" + `). After the first rollout
-(timed from the daemon's start, soaks included) a commit changes the ConfigMap and the daemon is
-triggered as a push webhook would; timed from the trigger until every cluster holds the change
-(polled every 20 ms) and the daemon counts all 9 admitted and applied and healthy
-(` + "`regatta_rollout_clusters{state=\"Done\"}`" + `), minus the two soaks. A stage's time runs from when it
-could begin (the trigger, or the stage before's last cluster plus its soak) to its last cluster holding
-the change. Clusters updating at once: admitted (` + "`regatta_rollout_admitted_total`" + `) and not yet
-Done, sampled every 5 ms.
-
-`

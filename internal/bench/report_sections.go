@@ -8,7 +8,10 @@ import (
 
 func reportRollout(b *strings.Builder, r *Results) {
 	b.WriteString("## 1. Commit to converged on 10 real kube-apiservers\n\n")
-	b.WriteString(rolloutHow)
+	how(b, fmt.Sprintf("Each round: %s fresh kube-apiservers, %s profiles × %d objects per cluster, the methods in an order rotated by the round: "+
+		"regatta (a daemon following a loopback Git server), `kubectl apply --server-side` scripts, the minimal program (16 server-side applies "+
+		"in flight per cluster) and the floor (it plus regatta's bookkeeping); results verified afterwards",
+		option(r, "clusters", "10"), option(r, "profiles", "10"), ObjectsPerProfile), "rollout")
 	b.WriteString("| method | runs | p50 | p95 | min | max | p50 / minimal program |\n|---|---|---|---|---|---|---|\n")
 	lim := Quantile(r.Secs(MethodLimit), .5)
 	for _, m := range []string{MethodRegatta, MethodLimit, MethodFloor, MethodXargs, MethodSerial, MethodChange, MethodRestart,
@@ -44,6 +47,14 @@ func reportRollout(b *strings.Builder, r *Results) {
 	reportRounds(b, r)
 }
 
+// option is an option of the run, or def when the results predate it.
+func option(r *Results, key, def string) string {
+	if v := r.Options[key]; v != "" {
+		return v
+	}
+	return def
+}
+
 func methodLabel(m string) string {
 	return map[string]string{
 		MethodRegatta: "regatta, first rollout", MethodLimit: "minimal program (API servers' limit)",
@@ -57,56 +68,13 @@ func methodLabel(m string) string {
 	}[m]
 }
 
-const rolloutHow = `Each round starts 10 fresh kube-apiservers (testenv, one shared etcd on /dev/shm) and runs the
-methods one after the other in an order rotated by the round, each in namespaces of its own
-(300 objects per cluster and method, so an API server holds at most ~1,200 objects). The fleet
-is generated: 10 profiles per cluster, every profile 30 objects (a Namespace, 13 ConfigMaps,
-4 Services, 4 ServiceAccounts, 3 Roles, 3 RoleBindings, 2 Secrets), 3 plain-YAML profiles,
-4 Kustomize profiles with 3 overlays chosen by a cluster label, 3 Helm profiles installing a
-chart from a loopback chart repository (values overlays by label); 3 of the 10 profiles are
-ContinuousWithDriftDetection.
-
-- **regatta**: an in-process daemon wired as ` + "`regatta run`" + ` wires it (default apply options,
-  status commits to ` + "`regatta/status`" + `) following a real Git repository on a loopback Git server
-  (fluxcd gittestserver, HTTP basic auth). First rollout: from starting the daemon (which fetches the
-  commit at once) to the moment the fleet settled with every pair Applied (status is committed within
-  ` + "`--status-interval`" + `). Change: a commit that edits one overlay of one Kustomize profile (3-4 clusters
-  affected) is pushed, then the daemon is triggered as a push webhook would; timed from the trigger to
-  the fleet settling. Restart: the daemon is stopped and a fresh one started on the unchanged fleet;
-  timed from its start to the fleet settling, its apply requests counted. One cluster stuck: a
-  profile whose Deployment never becomes healthy (health timeout 5m) is added on the first cluster,
-  with a probe profile on all ten; a commit changing the probe is timed, from the trigger, until each
-  cluster holds it (polled every 50 ms) and until the status branch records the new revision for
-  every cluster (status interval 1 s, polled every 200 ms). Events (issue 13), on the same daemon: an
-  event profile on every cluster (one ConfigMap per labelled Service of a namespace); a Service is
-  created on all ten clusters at once and timed until its ConfigMap exists, then deleted and timed until
-  it is gone (polled every 20 ms); then 1,000 matching ConfigMaps are created at once (8 in flight) on the
-  first cluster and timed until all 1,000 instances are applied, counting the pair's apply requests.
-- **script**: one shell command per (cluster, profile): ` + "`kubectl apply --server-side -f DIR`" + ` (plain),
-  ` + "`kubectl apply --server-side -k OVERLAY`" + ` (Kustomize), ` + "`regatta render --cluster C --profile P DIR | kubectl apply --server-side -f -`" + `
-  (Helm: regatta's renderer stands in for ` + "`helm template`" + `, no helm binary here), run by
-  ` + "`xargs -P 10`" + ` and serially (` + "`xargs -P 1`" + `, every other round); kubectl is bin/kubectl (k8s 1.37), HOME fresh.
-- **minimal program**: the objects rendered beforehand (untimed); all clusters at once, Namespaces
-  first, then everything else with 16 server-side applies in flight per cluster; nothing else.
-- **minimal program with regatta's bookkeeping (the floor)**: the minimal program plus what regatta's
-  guarantees make any implementation send, at the same 16 in flight: an inventory ConfigMap per pair
-  written before anything is created and again when done (regatta's shape and size), regatta's three
-  ownership labels and tier annotation on every object, and a list and a watch per kind on the objects
-  of the three ContinuousWithDriftDetection profiles, whose events are decoded. No rendering, no
-  health, no status. What regatta takes beyond it is regatta's own code.
-
-Every method's result is verified afterwards (untimed): each cluster holds the 30 objects of every profile.
-
-`
-
 // reportCPU shows what the machine's processes spent during each first
 // rollout (mean over rounds): on this machine every process shares two
 // cores, so the API servers' work for a method's requests is part of its
 // time.
 func reportCPU(b *strings.Builder, r *Results) {
 	cols := []string{"machine", "kube-apiserver-", "etcd", "regatta-bench"}
-	b.WriteString("CPU seconds during one first rollout (mean over rounds; /proc, by process; `regatta-bench` is the " +
-		"bench process, which runs regatta's daemon and the minimal programs in-process):\n\n" +
+	b.WriteString("CPU seconds during one first rollout (mean over rounds; `regatta-bench` runs regatta's daemon and the minimal programs):\n\n" +
 		"| method | wall | machine (all processes) | API servers | etcd | bench process |\n|---|---|---|---|---|---|\n")
 	for _, m := range []string{MethodRegatta, MethodLimit, MethodFloor} {
 		sum, n, wall := CPUUse{}, 0, 0.0
@@ -131,16 +99,45 @@ func reportCPU(b *strings.Builder, r *Results) {
 	b.WriteString("\n")
 }
 
+// reportRounds lists every sample, a row per method and a column per
+// round, in the order they were taken (regatta's own pass seconds in
+// parentheses, an error in place of its seconds).
 func reportRounds(b *strings.Builder, r *Results) {
-	b.WriteString("<details><summary>Every measurement</summary>\n\n| round | method | seconds | pass seconds | error |\n|---|---|---|---|---|\n")
+	var methods []string
+	rounds := 0
+	cells := map[string]map[int][]string{}
 	for _, s := range r.Samples {
-		pass := ""
-		if s.PassSecs > 0 {
-			pass = fmt.Sprintf("%.2f", s.PassSecs)
+		if cells[s.Method] == nil {
+			cells[s.Method] = map[int][]string{}
+			methods = append(methods, s.Method)
 		}
-		fmt.Fprintf(b, "| %d | %s | %.2f | %s | %s |\n", s.Round, s.Method, s.Secs, pass, s.Err)
+		rounds = max(rounds, s.Round+1)
+		cells[s.Method][s.Round] = append(cells[s.Method][s.Round], sampleCell(s))
+	}
+	b.WriteString("<details><summary>Every measurement (seconds)</summary>\n\n| method |")
+	for i := range rounds {
+		fmt.Fprintf(b, " round %d |", i)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", rounds) + "\n")
+	for _, m := range methods {
+		b.WriteString("| " + m + " |")
+		for i := range rounds {
+			b.WriteString(" " + strings.Join(cells[m][i], ", ") + " |")
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n</details>\n\n")
+}
+
+func sampleCell(s Sample) string {
+	c := fmt.Sprintf("%.2f", s.Secs)
+	if s.PassSecs > 0 {
+		c += fmt.Sprintf(" (%.2f)", s.PassSecs)
+	}
+	if s.Err != "" {
+		c += " error: " + strings.ReplaceAll(s.Err, "|", "/")
+	}
+	return c
 }
 
 func reportSteady(b *strings.Builder, r *Results) {
@@ -150,12 +147,9 @@ func reportSteady(b *strings.Builder, r *Results) {
 		b.WriteString("Not measured in this run.\n\n")
 		return
 	}
-	fmt.Fprintf(b, "`bin/regatta run` (a child process, default flags but `--drift-interval %.0fs`) on %d fresh clusters, "+
-		"the same generated fleet (%d profiles). Its first pass converged %.1f s after it started. "+
-		"Requests are read from each kube-apiserver's own `apiserver_request_total` (GET /metrics as admin) "+
-		"right after a drift pass and again %d drift passes later; an 11th API server that nobody talks to "+
-		"gives the API servers' own background, which is subtracted. Per managed cluster per drift interval:\n\n",
-		s.DriftInterval, s.Clusters, s.Profiles, s.FirstPassSecs, s.Intervals)
+	how(b, fmt.Sprintf("`bin/regatta run --drift-interval %.0fs` on %d fresh clusters × %d profiles (first pass converged %.1f s "+
+		"after its start); requests over %d drift passes, less an idle control API server's, per cluster per drift interval",
+		s.DriftInterval, s.Clusters, s.Profiles, s.FirstPassSecs, s.Intervals), "steady-state-and-drift")
 	writes, reads := s.Totals()
 	b.WriteString("| request | regatta | API server's own (control) |\n|---|---|---|\n")
 	ctl := map[RequestKey]float64{}
@@ -165,12 +159,10 @@ func reportSteady(b *strings.Builder, r *Results) {
 	for _, row := range s.Regatta {
 		fmt.Fprintf(b, "| %s | %.1f | %.1f |\n", row.String(), row.Count, ctl[row.RequestKey])
 	}
-	fmt.Fprintf(b, "\nTotal: **%.1f writes**, **%.1f reads** (dry-run applies counted as reads) per cluster per interval; "+
-		"the fleet manages %d kinds per cluster. Rows that the idle control API server has too (its own lease "+
-		"renewals, whose count in a window jitters by one) are left out of the totals.", writes, reads, s.ManagedKinds)
+	fmt.Fprintf(b, "\nTotal: **%.1f writes**, **%.1f reads** (dry runs included) per cluster per interval; "+
+		"the fleet manages %d kinds per cluster.", writes, reads, s.ManagedKinds)
 	if s.IdleCPUSecs > 0 {
-		fmt.Fprintf(b, " In the same window the daemon used **%.2f s of CPU per drift interval** (user and system, "+
-			"/proc/<pid>/stat) for its %d clusters.", s.IdleCPUSecs, s.Clusters)
+		fmt.Fprintf(b, " The daemon's CPU: **%.2f s per drift interval** for its %d clusters.", s.IdleCPUSecs, s.Clusters)
 	}
 	b.WriteString("\n\n")
 	reportDrift(b, s)
@@ -178,9 +170,7 @@ func reportSteady(b *strings.Builder, r *Results) {
 
 func reportDrift(b *strings.Builder, s *SteadyResult) {
 	d := driftSecs(s.Drift)
-	fmt.Fprintf(b, "Drift correction: ConfigMaps of the ContinuousWithDriftDetection profiles edited (Update by another "+
-		"field manager) or deleted out of band, one at a time; timed from the API server's answer to the watch event "+
-		"that shows the object restored. p50 %s, p95 %s over %d of %d restored.\n\n",
+	fmt.Fprintf(b, "Drift correction, objects edited or deleted out of band until restored: p50 %s, p95 %s over %d of %d restored.\n\n",
 		secs(Quantile(d, .5)), secs(Quantile(d, .95)), len(d), len(s.Drift))
 	b.WriteString("| action | cluster | object | seconds | error |\n|---|---|---|---|---|\n")
 	for _, x := range s.Drift {
@@ -191,14 +181,8 @@ func reportDrift(b *strings.Builder, s *SteadyResult) {
 
 func reportScale(b *strings.Builder, r *Results) {
 	b.WriteString("## 3. Fleet scale without servers\n\n")
-	b.WriteString("Simulated clusters (facts from cluster.yaml only) × 20 profiles (the same generator: plain, " +
-		"Kustomize with 3 overlays, Helm with 3 values overlays), one child process per size (`regatta-bench scale-child`). " +
-		"Cold: a fresh renderer, `spec.Load`, then `plan.Match` and `render.Render` of every pair through the cache " +
-		"(2 workers). Warm: the same revision again. Change: a new revision in which one overlay of one profile changed. " +
-		"Peak memory is the child's VmHWM after the cold plan.\n\n")
-	b.WriteString("Styles: mixed is that generator; overlays and templated-paths make every profile Kustomize, " +
-		"picking the overlay by `overlays:` or by a path templated on the variant label; template-label and " +
-		"template-name make every profile `template: true` manifests reading one label or the cluster's name.\n\n")
+	how(b, "Simulated clusters × 20 profiles, one child process per size: load, match and render cold, warm and after a one-overlay "+
+		"change; peak memory is the child's VmHWM", "scale")
 	b.WriteString("| style | clusters | pairs | objects | load | match + render (cold) | total | hits / misses | peak RSS | Go heap sys | allocated | warm pass | change pass (misses) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Scale {
 		fmt.Fprintf(b, "| %s | %d | %d | %d | %s | %s | %s | %d / %d | %s | %s | %s | %s | %s (%d) |\n",
@@ -228,14 +212,14 @@ func reportMemory(b *strings.Builder, r *Results) {
 		return
 	}
 	m := s.Memory
-	fmt.Fprintf(b, "`bin/regatta run` managing %d clusters × %d profiles (%d objects), after the idle window: "+
+	how(b, "The daemon phase's `bin/regatta run`, read after its idle window", "memory-per-managed-cluster")
+	fmt.Fprintf(b, "`bin/regatta run` managing %d clusters × %d profiles (%d objects): "+
 		"VmRSS %s (peak %s), Go heap in use %s, chart render workers %d (%s RSS): **%s per cluster** "+
 		"((VmRSS + workers) / %d).",
 		m.ClustersIn, s.Profiles, m.ClustersIn*s.Profiles*ObjectsPerProfile, mib(m.RSS), mib(m.HWM), mib(m.HeapInuse),
 		m.Workers, mib(m.WorkersRSS), mib(m.Total()/int64(m.ClustersIn)), m.ClustersIn)
 	if m.Anon > 0 {
-		fmt.Fprintf(b, " Of VmRSS, %s are anonymous (heap, stacks, runtime) and %s pages of the binary (RssFile + RssShmem: "+
-			"the suite runs it from tmpfs); the Go runtime "+
+		fmt.Fprintf(b, " Of VmRSS, %s are anonymous and %s pages of the binary; the Go runtime "+
 			"holds %s from the OS, %s of it goroutine stacks, and its next collection is due at a heap of %s.",
 			mib(m.Anon), mib(m.RSS-m.Anon), mib(m.GoSys), mib(m.StackInuse), mib(m.NextGC))
 	}
@@ -259,8 +243,8 @@ func reportGoBench(b *strings.Builder, r *Results) {
 		b.WriteString("Not run.\n\n")
 		return
 	}
-	b.WriteString("`go test -run '^$' -bench <pattern> -benchmem -count N` in spec, reconciler/plan, render and " +
-		"reconciler/apply; medians below, the full output (for `benchstat`) in `internal/bench/results/gobench.txt`.\n\n")
+	how(b, "`go test -bench` in spec, reconciler/plan, render and reconciler/apply; medians, the full output in "+
+		"`internal/bench/results/gobench.txt`", "go-benchmarks")
 	b.WriteString("| package | benchmark | ns/op | B/op | allocs/op | runs |\n|---|---|---|---|---|---|\n")
 	for _, g := range r.GoBench {
 		fmt.Fprintf(b, "| %s | %s | %.0f | %.0f | %.0f | %d |\n", strings.TrimPrefix(g.Package, "github.com/regatta-dev/regatta/"),
@@ -293,8 +277,7 @@ func reportErrors(b *strings.Builder, r *Results) {
 // reportRequests shows, per method, the API requests per cluster that one
 // measurement made (mean over rounds), the API servers' own included.
 func reportRequests(b *strings.Builder, r *Results) {
-	b.WriteString("API requests per cluster during one measurement (each API server's `apiserver_request_total` " +
-		"before and after, mean over rounds; the API server's own few background requests included):\n\n")
+	b.WriteString("API requests per cluster during one measurement (mean over rounds):\n\n")
 	b.WriteString("| method | writes | reads (dry runs incl.) | largest |\n|---|---|---|---|\n")
 	for _, m := range []string{MethodRegatta, MethodLimit, MethodFloor, MethodXargs, MethodSerial, MethodChange, MethodRestart} {
 		sum, n := RequestCounts{}, 0

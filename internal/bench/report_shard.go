@@ -33,10 +33,9 @@ func reportShard(b *strings.Builder, r *Results) {
 		b.WriteString("Not measured in this run.\n\n")
 		return
 	}
-	fmt.Fprintf(b, "%d `bin/regatta run --replicas-mode shard` processes (lease %s) share %d fresh API servers, "+
-		"their kubeconfig Secrets and membership Leases in a management API server; the fleet is one profile of "+
-		"%d ConfigMaps and a probe ConfigMap applied after them, per cluster. Owners are read from the claims on "+
-		"the replicas' Leases.\n\n", s.Replicas, secs(s.LeaseSecs), s.Clusters, s.Objects)
+	how(b, fmt.Sprintf("%d `bin/regatta run --replicas-mode shard` processes (lease %s) share %d fresh API servers, one profile of "+
+		"%d ConfigMaps and a probe per cluster; one replica SIGKILLed mid-rollout, then started again",
+		s.Replicas, secs(s.LeaseSecs), s.Clusters, s.Objects), "shards")
 	b.WriteString("| what | figure |\n|---|---|\n")
 	fmt.Fprintf(b, "| start of the replicas to every cluster converged (a replica works after a lease of membership) | %s |\n", secs(s.ConvergeSecs))
 	fmt.Fprintf(b, "| SIGKILL of %s (owner of %d, %d not yet at the new revision) to the last of them applied by another | %s |\n",

@@ -8,8 +8,8 @@ import (
 
 // TestReportTargetsNameTheirRun: a phase this run did not measure keeps
 // its figures from the earlier results.json, and its targets' rows name
-// the commit and date of that earlier run and the command to measure
-// them again.
+// the commit and date of that earlier run; the phases table gives the
+// command to measure them again, once per phase.
 func TestReportTargetsNameTheirRun(t *testing.T) {
 	day1, day2 := time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC), time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	old := &Results{Started: day1, Machine: Machine{Commit: "aaaaaaa"},
@@ -22,10 +22,12 @@ func TestReportTargetsNameTheirRun(t *testing.T) {
 	}
 	var b strings.Builder
 	reportTargets(&b, r)
+	reportPhases(&b, r)
 	for _, want := range []string{
-		"| shard: a replica that starts again moves at most 4 of 9 clusters | 3 of 9 | **met** | `go run ./internal/bench/cmd/regatta-bench -phases shard` (shard phase (§6)) | `aaaaaaa` | 2026-12-01 |",
-		"`go run ./internal/bench/cmd/regatta-bench -phases daemon` (daemon phase (§2)) | `bbbbbbb` | 2026-12-03 |",
-		"-phases rollout -rounds 5",
+		"| shard: a replica that starts again moves at most 4 of 9 clusters | 3 of 9 | **met** | shard phase (§6) | `aaaaaaa` | 2026-12-01 |",
+		"| daemon phase (§2) | `bbbbbbb` | 2026-12-03 |",
+		"| shard | `go run ./internal/bench/cmd/regatta-bench -phases shard` | `aaaaaaa` | 2026-12-01 | [method](METHODS.md#shards) |",
+		"| rollout | `go run ./internal/bench/cmd/regatta-bench -phases rollout -rounds 5` | `aaaaaaa` | 2026-12-01 |",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("targets lack %q:\n%s", want, b.String())

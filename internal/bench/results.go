@@ -42,6 +42,11 @@ type Results struct {
 type PhaseRun struct {
 	Commit string    `json:"commit"`
 	Date   time.Time `json:"date"`
+	// Later is a figure of this phase measured after Commit whose raw
+	// results were not kept (written by hand into results.json): the
+	// report shows it beside the phase's figures, so a verdict it
+	// contradicts is never read alone. Measuring the phase again drops it.
+	Later string `json:"later,omitempty"`
 }
 
 // Run returns the commit and date of phase's figures.

@@ -24,6 +24,7 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/commitstatus"
 	"github.com/regatta-dev/regatta/reconciler/metrics"
 	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/reconciler/status/history"
 	"github.com/regatta-dev/regatta/reconciler/webhook"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/repo"
@@ -45,6 +46,7 @@ type runFlags struct {
 	statusAuthorName     string
 	statusAuthorEmail    string
 	statusInterval       time.Duration
+	statusHistoryKeep    int
 	concurrency          int
 	clusterTimeout       time.Duration
 	healthTimeout        time.Duration
@@ -132,6 +134,7 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.statusAuthorName, "status-author-name", repo.DefaultAuthorName, "author name of status commits")
 	fl.StringVar(&f.statusAuthorEmail, "status-author-email", repo.DefaultAuthorEmail, "author email of status commits")
 	fl.DurationVar(&f.statusInterval, "status-interval", 10*time.Second, "at most one status commit per interval, carrying every record that changed (and one at shutdown)")
+	fl.IntVar(&f.statusHistoryKeep, "status-history-keep", 0, "keep the last N commits of the status branch (an agent: of its own ref) and fold the older history into the oldest kept one, checked at the first status commit and after every N more (a force push that never overwrites another writer's commit); 0 keeps the whole history")
 	fl.IntVar(&f.concurrency, "concurrency", 10, "clusters reconciled at once (workers of the cluster queue)")
 	fl.DurationVar(&f.clusterTimeout, "cluster-timeout", 30*time.Second, "per-request timeout for each cluster: an unreachable cluster fails within it")
 	fl.DurationVar(&f.healthTimeout, "health-timeout", 5*time.Minute, "default time each add-on may take to become healthy")
@@ -160,6 +163,9 @@ func runDaemon(ctx context.Context, f *runFlags, stdout, stderr io.Writer) error
 	}
 	if !f.driftWatches && f.driftInterval <= 0 {
 		return usageError("--drift-watches=false needs a --drift-interval above 0: drift would never be corrected")
+	}
+	if err := f.checkStatusHistory(); err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, f.logFormat, f.logLevel)
 	if err != nil {
@@ -207,6 +213,20 @@ func (f *runFlags) verifyOptions() (*verify.Options, error) {
 		return f.verify.options(status.Dir)
 	}
 	return f.verify.options()
+}
+
+// checkStatusHistory refuses a retention the daemon could not apply.
+func (f *runFlags) checkStatusHistory() error {
+	switch {
+	case f.statusHistoryKeep < 0:
+		return usageError("--status-history-keep %d: a number of commits, 0 to keep the whole history", f.statusHistoryKeep)
+	case f.statusHistoryKeep > 0 && f.statusBranch == "":
+		return usageError("--status-history-keep needs a status branch: --status-branch is empty")
+	case f.statusHistoryKeep > 0 && f.statusBranch == f.branch:
+		return usageError("--status-history-keep: the status branch is the followed branch %s, whose history is the fleet's own and is never folded: "+
+			"give status a branch of its own (--status-branch) or drop --status-history-keep", f.branch)
+	}
+	return nil
 }
 
 // build wires the daemon from the flags.
@@ -286,6 +306,9 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		return nil, nil, err
 	}
 	f.agent.pullOptions(&do, src, f, log)
+	if f.statusHistoryKeep > 0 {
+		do.StatusHistory = history.New(src, f.statusHistoryKeep, log)
+	}
 	// Each status commit's snapshot of the whole fleet goes to the
 	// notifier and, with --commit-status-provider, to the commit status
 	// Publisher (issue 52), both off the daemon's path. The daemon calls
