@@ -63,6 +63,9 @@ func (im *importer) alert(d *migrate.Doc) *spec.Alert {
 	if v, ok := s["clusterSelector"]; ok {
 		a.Spec.ClusterSelector = im.clusterSelector(d, v)
 	}
+	if len(a.Spec.ClusterSelector.MatchLabels) == 0 && len(a.Spec.ClusterSelector.MatchExpressions) == 0 {
+		im.report.Add(d, "spec.clusterSelector", "empty: the alert watches every cluster (an alert's empty selector selects all, unlike a profile's)")
+	}
 	a.Spec.On = im.livenessChecks(d, migrate.List(s, "livenessChecks"))
 	for _, k := range sortedMapKeys(s) {
 		if k != "clusterSelector" && k != "livenessChecks" && k != "notifications" {

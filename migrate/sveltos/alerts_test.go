@@ -1,7 +1,9 @@
 package sveltos
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -65,5 +67,49 @@ func TestCorpusHealthCheckNotCarried(t *testing.T) {
 	}
 	if _, err := os.Stat(out + "/alerts"); !os.IsNotExist(err) {
 		t.Errorf("alerts/ written: %v", err)
+	}
+}
+
+// A ClusterHealthCheck without clusterSelector watches every cluster
+// (said in the report); a notification without its Secret is dropped,
+// and with no notification left the alert is not written.
+func TestClusterHealthCheckEdges(t *testing.T) {
+	dir := t.TempDir()
+	chc := `apiVersion: lib.projectsveltos.io/v1beta1
+kind: ClusterHealthCheck
+metadata: {name: all}
+spec:
+  livenessChecks: [{name: addons, type: Addons}]
+  notifications: [{name: events, type: KubernetesEvent}]
+---
+apiVersion: lib.projectsveltos.io/v1beta1
+kind: ClusterHealthCheck
+metadata: {name: lost}
+spec:
+  clusterSelector: {matchLabels: {env: prod}}
+  livenessChecks: [{name: addons, type: Addons}]
+  notifications: [{name: discord, type: Discord}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "chc.yaml"), []byte(chc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Files: []string{filepath.Join(dir, "chc.yaml")}, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range res.Report.Findings() {
+		lines = append(lines, f.String())
+	}
+	all := strings.Join(lines, "\n")
+	wantFindings(t, all,
+		"chc.yaml:4: spec.clusterSelector: empty: the alert watches every cluster",
+		"chc.yaml:14: spec.notifications[0].notificationRef: a Discord notification needs a Secret: not carried over",
+		"chc.yaml:14: spec.notifications: no notification was carried over: alert lost not written",
+	)
+	repo, diags := spec.Load(os.DirFS(out))
+	if len(diags.Errors()) > 0 || len(repo.Alerts) != 1 || repo.Alerts[0].Metadata.Name != "all" {
+		t.Fatalf("fleet: %+v %v", repo.Alerts, diags.Errors())
 	}
 }
