@@ -24,6 +24,8 @@ type Fleet struct {
 	Classifiers []*spec.Classifier
 	// EventSources are written as events/<name>.yaml.
 	EventSources []*spec.EventSource
+	// Alerts are written as alerts/<name>.yaml.
+	Alerts []*spec.Alert
 	// Files are other files the fleet needs (manifests taken out of
 	// ConfigMaps), by repository-relative path.
 	Files map[string][]byte
@@ -33,7 +35,8 @@ type Fleet struct {
 const header = "# Written by `regatta import %s`; edit freely (a new import overwrites this file).\n"
 
 // Write writes the fleet's documents into dir (clusters/<name>/cluster.yaml,
-// profiles/<name>.yaml, classifiers/<name>.yaml, events/<name>.yaml). A file whose content is
+// profiles/<name>.yaml, classifiers/<name>.yaml, events/<name>.yaml,
+// alerts/<name>.yaml). A file whose content is
 // unchanged is not rewritten, so an import run twice changes nothing. It
 // returns the repository-relative paths of the documents.
 func (f *Fleet) Write(dir, tool string) ([]string, error) {
@@ -54,6 +57,9 @@ func (f *Fleet) Write(dir, tool string) ([]string, error) {
 	}
 	for _, e := range f.EventSources {
 		errs = append(errs, put(path.Join(spec.EventsDir, e.Metadata.Name+".yaml"), e))
+	}
+	for _, a := range f.Alerts {
+		errs = append(errs, put(path.Join(spec.AlertsDir, a.Metadata.Name+".yaml"), a))
 	}
 	for _, rel := range sortedFiles(f.Files) {
 		files = append(files, rel)

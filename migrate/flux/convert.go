@@ -47,6 +47,9 @@ type helmShape struct {
 
 type helmUnit struct {
 	helmShape
+	// key is the HelmRelease's Kind/namespace/name, for alerts' event
+	// sources.
+	key     string
 	values  map[string]any
 	patches []spec.Patch
 }
@@ -215,12 +218,13 @@ func sortedKeys(m map[string]any) []string {
 var convertedKinds = map[string]bool{
 	"Kustomization": true, "HelmRelease": true, "GitRepository": true, "OCIRepository": true,
 	"HelmRepository": true, "HelmChart": true, "Bucket": true, "ExternalArtifact": true, "ArtifactGenerator": true,
+	"Alert": true, "Provider": true, // alerts/<name>.yaml (alerts.go)
 }
 
 // reportLeftOut names each Flux object of a build that the kustomize
 // add-on's $patch: delete patches leave out and nothing converts: image
 // automation (ImageRepository, ImagePolicy, ImageUpdateAutomation),
-// notifications (Alert, Provider, Receiver) and the like.
+// a notification Receiver and the like.
 func (im *importer) reportLeftOut(b *build) {
 	for _, o := range b.objects {
 		if !isFlux(o.GetAPIVersion()) || convertedKinds[o.GetKind()] {
@@ -238,7 +242,7 @@ func leftOutWhat(apiVersion string) string {
 	case "image.toolkit.fluxcd.io":
 		return "image automation (it does not scan registries or commit image updates)"
 	case "notification.toolkit.fluxcd.io":
-		return "Flux notifications (alerts and providers; a Receiver's push webhook is regatta's --webhook-addr, docs/operations.md)"
+		return "Flux Receiver (regatta's push webhook is --webhook-addr, docs/operations.md)"
 	}
 	return "equivalent"
 }

@@ -1,7 +1,8 @@
 // Package flux imports a Flux repository (clusters/<name>/ with
 // Kustomizations, HelmReleases and their sources) into a regatta fleet:
 // a cluster per folder of clusters/, a profile per Kustomization, a helm
-// add-on per HelmRelease, and per-cluster overlays where clusters differ.
+// add-on per HelmRelease, per-cluster overlays where clusters differ, and
+// an alert per notification Alert with its Provider.
 // Everything it cannot carry over goes into the report with its file and
 // line.
 //

@@ -45,6 +45,7 @@ func (im *importer) helmReleases(s *scan, b *build) []helmUnit {
 	}
 	for _, o := range orderReleases(objs) {
 		if h, ok := im.helmRelease(s, o); ok {
+			h.key = o.key()
 			im.reportSubstituted(o, b.ks)
 			out = append(out, h)
 		}

@@ -100,11 +100,13 @@ func Import(ctx context.Context, fsys fs.FS, pull Pull) (*migrate.Fleet, *migrat
 	g := &grouper{report: im.report}
 	fleet := &migrate.Fleet{}
 	secrets := im.scanSOPS()
+	var scans []*scan
 	for _, c := range clusters {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		s := im.scanCluster(c)
+		scans = append(scans, s)
 		im.reportFluxSystem(s)
 		cu := &clusterUnits{cluster: c, units: map[string]*unit{}}
 		vars := map[string]any{}
@@ -127,6 +129,7 @@ func Import(ctx context.Context, fsys fs.FS, pull Pull) (*migrate.Fleet, *migrat
 	}
 	g.assign()
 	fleet.Profiles = g.profiles()
+	fleet.Alerts = im.alerts(scans, g)
 	return fleet, im.report, nil
 }
 

@@ -169,6 +169,12 @@ func (im *importer) convert(d *migrate.Doc) {
 		p := im.eventProfile(d)
 		im.sources[p.Metadata.Name] = d
 		im.fleet.Profiles = append(im.fleet.Profiles, p)
+	case d.Kind() == kindClusterHealthCheck && d.APIGroup() == groupLib:
+		if a := im.alert(d); a != nil {
+			im.fleet.Alerts = append(im.fleet.Alerts, a)
+		}
+	case d.Kind() == kindHealthCheck && d.APIGroup() == groupLib:
+		im.healthCheck(d)
 	case d.Kind() == kindClassifier:
 		im.fleet.Classifiers = append(im.fleet.Classifiers, im.classifier(d))
 	case d.Kind() == kindSveltosCluster || (d.Kind() == kindCAPICluster && strings.HasPrefix(d.APIGroup(), "cluster.x-k8s.io")):

@@ -21,7 +21,7 @@ func newImportCommand(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "import",
 		Short: "Turn a Flux or Sveltos repository into a regatta fleet",
 		Long: `Reads another tool's repository and writes the regatta fleet that deploys the
-same objects: clusters/<name>/cluster.yaml, profiles/ and classifiers/. It
+same objects: clusters/<name>/cluster.yaml, profiles/, classifiers/ and alerts/. It
 prints a report of every field it could not carry over, as file:line: field:
 message. Running it again gives the same files.`,
 	}
@@ -39,7 +39,10 @@ Kustomizations, HelmReleases and their sources (GitRepository, OCIRepository,
 HelmRepository, ArtifactGenerator) in those folders or in what they build.
 Each Kustomization is built as Flux would for each cluster and becomes a
 profile (clusters that differ get overlays, or profiles of their own); each
-HelmRelease a helm add-on with its merged values. Clusters are labelled
+HelmRelease a helm add-on with its merged values; each Alert, with its
+Provider, an alert (alerts/) watching the profiles made of its event
+sources (the report says which Provider types and fields are not carried
+and which Secret keys to rename). Clusters are labelled
 cluster=<name>, and env=production (staging, dev...) when the folder name or
 the cluster's Kustomization paths say so. See docs/import.md.
 

@@ -17,13 +17,15 @@ func newImportSveltosCommand(stdout, stderr io.Writer) *cobra.Command {
 	f := &importSveltosFlags{}
 	cmd := &cobra.Command{
 		Use:   "sveltos FILE...",
-		Short: "Import Sveltos ClusterProfiles, Profiles, Classifiers, EventSources and EventTriggers",
+		Short: "Import Sveltos ClusterProfiles, Profiles, Classifiers, EventSources, EventTriggers and ClusterHealthChecks",
 		Long: `Reads Sveltos manifests from the files and folders given: ClusterProfiles and
 Profiles become profiles (policyRefs, helmCharts and kustomizationRefs become
 add-ons, validateHealths health checks, driftExclusions and patches carry
 over), Classifiers become classifiers, EventSources event sources
-(events/) and EventTriggers event profiles, SveltosClusters and Cluster API
-Clusters become clusters with their labels. Give the ConfigMaps and Secrets
+(events/) and EventTriggers event profiles, ClusterHealthChecks alerts
+(alerts/: their Addons liveness checks and notifications; the report names
+the Secret keys to rename; Lua HealthChecks are reported), SveltosClusters
+and Cluster API Clusters become clusters with their labels. Give the ConfigMaps and Secrets
 the profiles reference as files too: their manifests are written into the
 fleet under sveltos-policies/, and their Helm values inlined. Refs to Flux
 sources (GitRepository, OCIRepository, Bucket) name paths of --source, a
