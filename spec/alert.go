@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"io/fs"
+	"path"
+	"slices"
 	"sort"
 	"time"
 
@@ -24,6 +26,33 @@ type Alert struct {
 	Spec     AlertSpec  `yaml:"spec"`
 
 	Source Source `yaml:"-"`
+	// tenant is the tenant whose folder declares the alert, nil for the
+	// platform's; watched are then the profiles it watches (its own).
+	tenant  *Tenant
+	watched []string
+}
+
+// WatchesProfile reports whether the alert watches the profile: a
+// platform alert the profiles it names (every one when it names none), a
+// tenant's alert those of them that are the tenant's (every one of the
+// tenant's when it names none).
+func (a *Alert) WatchesProfile(profile string) bool {
+	if a.tenant != nil {
+		return slices.Contains(a.watched, profile)
+	}
+	return a.Spec.WatchesProfile(profile)
+}
+
+// Tenant returns the tenant whose folder declares the alert, or nil.
+func (a *Alert) Tenant() *Tenant { return a.tenant }
+
+// ID names the alert across the repository: its name, or
+// <tenant>/<name> for a tenant's.
+func (a *Alert) ID() string {
+	if a.tenant != nil {
+		return a.tenant.Metadata.Name + "/" + a.Metadata.Name
+	}
+	return a.Metadata.Name
 }
 
 // AlertSpec is the body of an Alert.
@@ -142,15 +171,22 @@ func (s *AlertSpec) UnreachableAfter() time.Duration {
 	return d
 }
 
-// loadAlerts reads alerts/<name>.yaml, sorted by name.
+// loadAlerts reads alerts/<name>.yaml and each tenant's
+// tenants/<tenant>/alerts/<name>.yaml, sorted by ID.
 func loadAlerts(fsys fs.FS, repo *Repository, diags *Diagnostics) {
-	for _, f := range listYAML(fsys, AlertsDir, diags) {
-		a := &Alert{}
-		if loadDocument(fsys, f, KindAlert, a, &a.Source, diags) {
-			repo.Alerts = append(repo.Alerts, a)
+	load := func(dir string, t *Tenant) {
+		for _, f := range listYAML(fsys, dir, diags) {
+			a := &Alert{tenant: t}
+			if loadDocument(fsys, f, KindAlert, a, &a.Source, diags) {
+				repo.Alerts = append(repo.Alerts, a)
+			}
 		}
 	}
-	sort.Slice(repo.Alerts, func(i, j int) bool { return repo.Alerts[i].Metadata.Name < repo.Alerts[j].Metadata.Name })
+	load(AlertsDir, nil)
+	for _, t := range repo.Tenants {
+		load(path.Join(path.Dir(t.Source.File), AlertsDir), t)
+	}
+	sort.Slice(repo.Alerts, func(i, j int) bool { return repo.Alerts[i].ID() < repo.Alerts[j].ID() })
 }
 
 // validateAlert checks an Alert: its name, selector, happenings, profiles
@@ -164,8 +200,18 @@ func validateAlert(r *Repository, a *Alert, rep report) {
 		checkEnum(rep, fmt.Sprintf("spec.on[%d]", i), h, AlertHappenings...)
 	}
 	for i, p := range s.Profiles {
-		if r.Profile(p) == nil && !r.failedToLoad(KindProfile, p) {
+		prof := r.Profile(p)
+		switch {
+		case prof == nil && !r.failedToLoad(KindProfile, p):
 			rep.errorf(fmt.Sprintf("spec.profiles[%d]", i), "profile %q does not exist (%s/%s.yaml)", p, ProfilesDir, p)
+		case prof != nil && a.tenant != nil && prof.tenant != a.tenant:
+			rep.errorf(fmt.Sprintf("spec.profiles[%d]", i), "profile %q is not tenant %s's: a tenant's alert watches its own profiles only", p, a.tenant.Metadata.Name)
+		}
+	}
+	if a.tenant != nil {
+		a.watched = s.Profiles
+		if len(s.Profiles) == 0 {
+			a.watched = tenantProfileNames(r, a.tenant)
 		}
 	}
 	if s.UnreachableFor != "" {
@@ -178,8 +224,36 @@ func validateAlert(r *Repository, a *Alert, rep report) {
 	}
 	seen := map[string]bool{}
 	for i, n := range s.Notifications {
-		checkNotification(rep, fmt.Sprintf("spec.notifications[%d]", i), n, seen)
+		f := fmt.Sprintf("spec.notifications[%d]", i)
+		checkNotification(rep, f, n, seen)
+		if a.tenant != nil {
+			checkTenantNotification(rep, f, n, a.tenant)
+		}
 	}
+}
+
+// checkTenantNotification refuses a tenant's destination the platform did
+// not grant it (tenant.yaml spec.notificationSecrets) and Kubernetes
+// Events, which would write in the platform's namespace.
+func checkTenantNotification(rep report, f string, n Notification, t *Tenant) {
+	switch {
+	case n.Type == NotifyEvent:
+		rep.errorf(f+".type", "a tenant's alert cannot record Kubernetes Events: they go to the platform's namespace of the management cluster")
+	case n.SecretRef != nil && n.SecretRef.Name != "" && !slices.Contains(t.Spec.NotificationSecrets, n.SecretRef.Name):
+		rep.errorf(f+".secretRef.name", "Secret %q is not a destination tenant %s may send to: the platform grants them in %s/%s spec.notificationSecrets",
+			n.SecretRef.Name, t.Metadata.Name, t.Root(), TenantFile)
+	}
+}
+
+// tenantProfileNames are the names of a tenant's profiles.
+func tenantProfileNames(r *Repository, t *Tenant) []string {
+	var out []string
+	for _, p := range r.Profiles {
+		if p.tenant == t {
+			out = append(out, p.Metadata.Name)
+		}
+	}
+	return out
 }
 
 func checkNotification(rep report, f string, n Notification, seen map[string]bool) {

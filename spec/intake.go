@@ -121,6 +121,7 @@ func (r *Repository) dropRefused() {
 	refused := func(t *Tenant) bool { return t != nil && r.RefusedTenant(tenantFolderOf(t.Source.File)) != nil }
 	r.Tenants = slices.DeleteFunc(r.Tenants, refused)
 	r.Profiles = slices.DeleteFunc(r.Profiles, func(p *Profile) bool { return refused(p.tenant) })
+	r.Alerts = slices.DeleteFunc(r.Alerts, func(a *Alert) bool { return refused(a.tenant) })
 }
 
 // KeepRefused puts each refused tenant's last good declaration and

@@ -44,6 +44,10 @@ type TenantSpec struct {
 	// ServiceAccount is the identity the tenant's objects are applied with
 	// in the target cluster.
 	ServiceAccount TenantServiceAccount `yaml:"serviceAccount,omitempty"`
+	// NotificationSecrets are the Secrets (in regatta's namespace of the
+	// management cluster) the tenant's alerts may send through
+	// (tenants/<name>/alerts/); none: its alerts send nowhere.
+	NotificationSecrets []string `yaml:"notificationSecrets,omitempty"`
 	// Decryption lists the keys (age, PGP, KMS, Vault ...) that may decrypt
 	// the tenant's SOPS files. Empty: the tenant's files are never
 	// decrypted.

@@ -67,10 +67,10 @@ func evaluate(alerts []*spec.Alert, snap status.Snapshot, mem *memory, now time.
 			if !watches(a, h, sel, labelsOf, mem, now) {
 				continue
 			}
-			k := key(a.Metadata.Name, h.subject())
+			k := key(a.ID(), h.subject())
 			f := out[k]
 			if f == nil {
-				f = &firing{alert: a.Metadata.Name, subject: h.subject(), stage: h.stage}
+				f = &firing{alert: a.ID(), subject: h.subject(), stage: h.stage}
 				out[k] = f
 			}
 			if h.cluster != "" {
@@ -101,7 +101,10 @@ func watches(a *spec.Alert, h happening, sel labels.Selector, labelsOf map[strin
 	if !a.Spec.Watches(h.kind) {
 		return false
 	}
-	if h.profile != "" && !a.Spec.WatchesProfile(h.profile) {
+	if t := a.Tenant(); t != nil && !tenantSees(t, h, labelsOf) {
+		return false
+	}
+	if h.profile != "" && !strings.HasPrefix(h.profile, "tenant:") && !a.WatchesProfile(h.profile) {
 		return false
 	}
 	if h.cluster != "" && !sel.Matches(labels.Set(labelsOf[h.cluster])) {
@@ -111,6 +114,19 @@ func watches(a *spec.Alert, h happening, sel labels.Selector, labelsOf map[strin
 		return now.Sub(mem.unreachableSince[h.cluster]) >= a.Spec.UnreachableAfter()
 	}
 	return true
+}
+
+// tenantSees reports whether a tenant's alert may tell of a happening: of
+// its own profiles (WatchesProfile), on clusters it may reach, and of the
+// fleet only its own refusal, never the platform's.
+func tenantSees(t *spec.Tenant, h happening, labelsOf map[string]map[string]string) bool {
+	if h.cluster != "" && !t.AllowsCluster(h.cluster, labelsOf[h.cluster]) {
+		return false
+	}
+	if h.kind == spec.AlertOnRevisionRefused {
+		return h.profile == "tenant:"+t.Name()
+	}
+	return h.profile != "" || h.cluster != ""
 }
 
 // clusterHappenings reads one cluster record: its pairs, whether it is

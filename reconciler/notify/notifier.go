@@ -76,7 +76,7 @@ func (n *Notifier) SetAlerts(alerts []*spec.Alert) {
 	defer n.mu.Unlock()
 	n.alerts = make(map[string]*spec.Alert, len(alerts))
 	for _, a := range alerts {
-		n.alerts[a.Metadata.Name] = a
+		n.alerts[a.ID()] = a
 	}
 }
 
