@@ -346,3 +346,29 @@ func TestValidateRefusesTemplatedEscape(t *testing.T) {
 		t.Errorf("exit %d, want 1 and %q ... outside tenants/team-a/ in:\n%s%s", code, want, stdout, stderr)
 	}
 }
+
+// TestValidateRefusesTenantAlertDestinations: a tenant's alert toward a
+// Secret its tenant.yaml does not grant, or toward Kubernetes Events, is
+// an error at its file and line that refuses the tenant.
+func TestValidateRefusesTenantAlertDestinations(t *testing.T) {
+	dir := tenantFleet(t, map[string]string{"tenants/team-a/alerts/pager.yaml": `apiVersion: regatta.dev/v1alpha1
+kind: Alert
+metadata: {name: pager}
+spec:
+  notifications:
+  - {name: platform, type: webhook, secretRef: {name: platform-pager}}
+  - {name: events, type: kubernetesEvent}
+`})
+	code, stdout, _ := run(t, "validate", dir)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stdout)
+	}
+	for _, want := range []string{
+		`tenants/team-a/alerts/pager.yaml:6: spec.notifications[0].secretRef.name: Secret "platform-pager" is not a destination tenant team-a may send to`,
+		`tenants/team-a/alerts/pager.yaml:7: spec.notifications[1].type: a tenant's alert cannot record Kubernetes Events`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+}
