@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regatta-dev/regatta/internal/testenv"
 	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/render/sops"
 )
 
 // TestRunCommitStatusFlags: `regatta run` refuses commit status flags that
@@ -152,4 +155,80 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestRunOnceSetsCommitStatus: `regatta run --once` on a real API server
+// sets the followed commit's status through the daemon's status hook: the
+// revision's pairs applied, the GitHub-API server on loopback receives
+// "success" on that commit.
+func TestRunOnceSetsCommitStatus(t *testing.T) {
+	env := testenv.StartT(t, testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "cs"}}})
+	var mu sync.Mutex
+	got := map[string][]string{} // commit → states
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sha, ok := strings.CutPrefix(r.URL.Path, "/api/v3/repos/acme/fleet/statuses/")
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if ok && r.Method == http.MethodPost && r.Header.Get("Authorization") == "Bearer gh-token" {
+			mu.Lock()
+			got[sha] = append(got[sha], fmt.Sprint(body["state"]))
+			mu.Unlock()
+		}
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("gh-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyFile := "../../../render/sops/testdata/age.key"
+	writeFiles(t, dir, map[string]string{
+		"clusters/cs/cluster.yaml":         "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata: {name: cs, labels: {env: prod}}\n",
+		"clusters/cs/kubeconfig.sops.yaml": sopsKubeconfig(t, keyFile, "cs", env.Cluster("cs").Kubeconfig()),
+		"profiles/hello.yaml":              "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: hello}\nspec:\n  clusterSelector: {matchLabels: {env: prod}}\n  addons:\n  - {name: cm, manifests: {path: hello}}\n",
+		"hello/cm.yaml":                    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hello, namespace: default}\n",
+	})
+	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-qm", "fleet")
+	sha, err := gitOutput(dir, "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sha = strings.TrimSpace(sha)
+	code, stdout, stderr := run(t, "run", "--once", "--repo", dir, "--metrics-addr", "", "--log-level", "warn",
+		"--sops-age-key-file", keyFile,
+		"--commit-status-provider", "github", "--commit-status-url", srv.URL, "--commit-status-repo", "acme/fleet",
+		"--commit-status-token-file", token, "--allow-url-prefix", srv.URL+"/")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	states := got[sha]
+	if len(states) == 0 || states[len(states)-1] != "success" {
+		t.Fatalf("statuses set on %s: %v (all: %v)\n%s", sha, states, got, stderr)
+	}
+}
+
+// sopsKubeconfig is a cluster folder's kubeconfig Secret manifest,
+// SOPS-encrypted with the test age key.
+func sopsKubeconfig(t *testing.T, keyFile, cluster string, kubeconfig []byte) string {
+	t.Helper()
+	keys, err := sops.LoadAgeKeyFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Secret\nmetadata: {name: " + cluster + "-kubeconfig, namespace: regatta-system}\nstringData:\n  value: |\n")
+	for _, l := range strings.Split(strings.TrimSpace(string(kubeconfig)), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	enc, err := sops.Encrypt("kubeconfig.sops.yaml", []byte(b.String()), sops.SecretRegex, keys.Recipients())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(enc)
 }
