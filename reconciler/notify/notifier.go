@@ -99,7 +99,7 @@ func (n *Notifier) Observe(snap status.Snapshot) {
 // Run reads the snapshots until ctx ends, and re-evaluates every
 // GroupWait/2 so that a subject's first message leaves on time.
 func (n *Notifier) Run(ctx context.Context) {
-	tick := time.NewTicker(n.opts.GroupWait / 2)
+	tick := time.NewTicker(max(n.opts.GroupWait/2, 100*time.Millisecond))
 	defer tick.Stop()
 	var last *status.Snapshot
 	for {
