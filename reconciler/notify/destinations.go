@@ -13,9 +13,11 @@ import (
 	"net/http"
 	neturl "net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
+	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -231,16 +233,10 @@ func slackText(m Message) string {
 	return strings.Join(lines, "\n")
 }
 
-// plain strips control characters but newlines and tabs from text a
-// profile or a cluster controls.
-func plain(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || (r >= 0x20 && r != 0x7f && (r < 0x80 || r > 0x9f)) {
-			return r
-		}
-		return -1
-	}, s)
-}
+// plain is text a profile or a cluster controls, stripped of what a chat
+// client or a terminal would act on (status.Printable: ANSI sequences,
+// control characters, bidirectional overrides).
+func plain(s string) string { return status.Printable(s) }
 
 // jsonPost posts a body built from the message.
 type jsonPost struct {
@@ -288,10 +284,8 @@ func truncate(s string, n int) string {
 		return s
 	}
 	cut := n - len("…")
-	for cut > 0 && !utf8Start(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -153,7 +154,7 @@ func clusterHappenings(c status.ClusterStatus, corrected map[string]int64, mem *
 	}
 	for profile, names := range eventInstances(c) {
 		k := c.Cluster + "/" + profile
-		if before, seen := mem.instances[k]; (seen || mem.primed) && !equalStrings(before, names) {
+		if before, seen := mem.instances[k]; (seen || mem.primed) && !slices.Equal(before, names) {
 			out = append(out, happening{kind: spec.AlertOnEventInstance, profile: profile, cluster: c.Cluster,
 				revision: c.SourceRevision, detail: instanceChange(before, names)})
 		}
@@ -173,18 +174,6 @@ func primedCounters(mem *memory) map[string]int64 {
 		out[k] = v
 	}
 	return out
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // instanceChange says which instances were created and withdrawn.
