@@ -21,14 +21,7 @@ import (
 func TestSignedFleetWithStatusOnFollowedBranch(t *testing.T) {
 	ctx := context.Background()
 	key := signing.NewSSHKey(t, "platform")
-	keysDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(keysDir, "allowed_signers"), []byte(key.AllowedSigner("platform@example.com", "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := verify.LoadKeys(keysDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := trustedKeys(t, key.AllowedSigner("platform@example.com", ""))
 	f := newFleetRepo(t)
 	cm := func(v string) map[string]string {
 		return map[string]string{"signed/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: signed, namespace: default}\ndata: {v: " + v + "}\n"}
@@ -93,19 +86,8 @@ func TestSignedFleetWithStatusOnFollowedBranch(t *testing.T) {
 func TestRestartWithRetiredSignerKeepsOut(t *testing.T) {
 	ctx := context.Background()
 	old, next := signing.NewSSHKey(t, "old"), signing.NewSSHKey(t, "next")
-	keysOf := func(lines string) *verify.Keys {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "allowed_signers"), []byte(lines), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		k, err := verify.LoadKeys(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	both := keysOf(old.AllowedSigner("old@example.com", "") + next.AllowedSigner("next@example.com", ""))
-	nextOnly := keysOf(next.AllowedSigner("next@example.com", ""))
+	both := trustedKeys(t, old.AllowedSigner("old@example.com", "")+next.AllowedSigner("next@example.com", ""))
+	nextOnly := trustedKeys(t, next.AllowedSigner("next@example.com", ""))
 	f := newFleetRepo(t)
 	files := map[string]string{
 		"profiles/retired.yaml": profileYAML("retired", "env: prod", "  addons:\n  - name: cm\n    manifests: {path: retired}\n"),
@@ -151,4 +133,18 @@ func TestRestartWithRetiredSignerKeepsOut(t *testing.T) {
 	if got := configMap(t, "c37", "default", "retired")["v"]; got != "v2" {
 		t.Fatalf("v = %q, want v2", got)
 	}
+}
+
+// trustedKeys are the keys of an allowed_signers file with these lines.
+func trustedKeys(t *testing.T, allowedSigners string) *verify.Keys {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "allowed_signers"), []byte(allowedSigners), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k, err := verify.LoadKeys(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -3,8 +3,6 @@ package reconciler
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,14 +19,7 @@ import (
 func TestShardedReplicasVerifyAlike(t *testing.T) {
 	ctx := context.Background()
 	key := signing.NewSSHKey(t, "platform")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "allowed_signers"), []byte(key.AllowedSigner("platform@example.com", "")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	keys, err := verify.LoadKeys(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := trustedKeys(t, key.AllowedSigner("platform@example.com", ""))
 	f := newFleetRepo(t)
 	cm := func(v string) map[string]string {
 		return map[string]string{"shardsig/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shardsig, namespace: default}\ndata: {v: " + v + "}\n"}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -101,7 +100,7 @@ func TestCommitStatusPublisher(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("gh-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &syncBuffer{}
 	f := commitStatusFlags{provider: "github", url: srv.URL, tokenFile: tokenFile, context: "regatta/fleet"}
 	pub, err := f.publisher("https://ghe.example.com/acme/fleet.git", DefaultStatusBranch, false, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
@@ -137,24 +136,6 @@ func TestCommitStatusPublisher(t *testing.T) {
 	if strings.Contains(logs.String(), "gh-token") {
 		t.Error("the token reached the log")
 	}
-}
-
-// lockedBuffer takes the Publisher goroutine's log lines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestRunOnceSetsCommitStatus: `regatta run --once` on a real API server

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/regatta-dev/regatta/internal/testenv"
-	"github.com/regatta-dev/regatta/render/sops"
 )
 
 // TestRunOnce runs `regatta run --once` on a local fleet repository whose
@@ -15,23 +14,10 @@ import (
 func TestRunOnce(t *testing.T) {
 	env := testenv.StartT(t, testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "once"}}})
 	keyFile := "../../../render/sops/testdata/age.key"
-	keys, err := sops.LoadAgeKeyFile(keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: Secret\nmetadata: {name: once-kubeconfig, namespace: regatta-system}\nstringData:\n  value: |\n")
-	for _, l := range strings.Split(strings.TrimSpace(string(env.Cluster("once").Kubeconfig())), "\n") {
-		b.WriteString("    " + l + "\n")
-	}
-	enc, err := sops.Encrypt("kubeconfig.sops.yaml", []byte(b.String()), sops.SecretRegex, keys.Recipients())
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		"clusters/once/cluster.yaml":         "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata: {name: once, labels: {env: prod}}\nspec: {}\n",
-		"clusters/once/kubeconfig.sops.yaml": string(enc),
+		"clusters/once/kubeconfig.sops.yaml": sopsKubeconfig(t, keyFile, "once", env.Cluster("once").Kubeconfig()),
 		"profiles/hello.yaml":                "apiVersion: regatta.dev/v1alpha1\nkind: Profile\nmetadata: {name: hello}\nspec:\n  clusterSelector: {matchLabels: {env: prod}}\n  addons:\n  - name: chart\n    helm: {path: charts/hello, releaseNamespace: default}\n",
 		"charts/hello/Chart.yaml":            "apiVersion: v2\nname: hello\nversion: 0.1.0\n",
 		"charts/hello/templates/cm.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Release.Name }}, namespace: {{ .Release.Namespace }}}\ndata: {kube: {{ .Capabilities.KubeVersion.Version | quote }}}\n",
