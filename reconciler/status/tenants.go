@@ -17,13 +17,25 @@ func TenantFile(name string) string { return path.Join(TenantsDir, name+".md") }
 func TenantPages(s Snapshot) map[string][]byte {
 	out := map[string][]byte{}
 	for _, t := range tenantNames(s) {
-		cs := tenantClusters(s.Clusters, t)
-		page := RenderDashboard(Snapshot{Fleet: tenantFleet(s.Fleet, t, cs), Clusters: cs})
+		page := RenderDashboard(ForTenant(s, t))
 		page = strings.Replace(page, "# Fleet status\n", "# Status of tenant "+t+"\n", 1)
 		out[t] = []byte(page)
 	}
 	return out
 }
+
+// ForTenant is what a tenant may see of a snapshot: the clusters its
+// profiles reach, with those profiles only, and of the fleet-wide status
+// its own rollouts, dependencies and refusal (the rule of
+// status/tenants/<name>.md, which the web UI follows too).
+func ForTenant(s Snapshot, tenant string) Snapshot {
+	cs := tenantClusters(s.Clusters, tenant)
+	return Snapshot{Fleet: tenantFleet(s.Fleet, tenant, cs), Clusters: cs}
+}
+
+// Tenants are the tenants with pairs in the snapshot or refused, in the
+// order met.
+func Tenants(s Snapshot) []string { return tenantNames(s) }
 
 // tenantNames are the tenants with pairs or refused, in the order met.
 func tenantNames(s Snapshot) []string {
