@@ -126,6 +126,13 @@ type fleetBody struct {
 	Matched  int
 	Pages    []pageLink
 	Options  filterOptions
+	Rollouts []rolloutLine
+}
+
+// rolloutLine is one rolling profile on the fleet page.
+type rolloutLine struct {
+	status.RolloutStatus
+	Progress string
 }
 
 type stateCount struct {
@@ -192,6 +199,11 @@ func pageURL(f fleetFilter, page int) string {
 // problems first.
 func fleetPage(s status.Snapshot, f fleetFilter, link func(page int) string) fleetBody {
 	b := fleetBody{Filter: f, Fleet: s.Fleet, Clusters: len(s.Clusters), Summary: summary(s.Clusters), Options: options(s.Clusters)}
+	for _, r := range s.Fleet.Rollouts {
+		if !r.Complete {
+			b.Rollouts = append(b.Rollouts, rolloutLine{RolloutStatus: r, Progress: stageProgress(r)})
+		}
+	}
 	var hit []status.ClusterStatus
 	for _, c := range s.Clusters {
 		if f.matches(c) {

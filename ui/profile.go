@@ -25,6 +25,8 @@ type profileBody struct {
 
 type profileCluster struct {
 	Cluster, State, Revision, Message string
+	// Stage and RolloutState are where the pair stands in the rollout.
+	Stage, RolloutState string
 }
 
 func (s *Server) serveProfile(w http.ResponseWriter, r *http.Request) {
@@ -54,11 +56,15 @@ func profilePage(s status.Snapshot, name string) profileBody {
 			if p.Name == name {
 				b.Tenant = p.Tenant
 				all = append(all, status.ClusterStatus{Cluster: c.Cluster, Reachable: c.Reachable, Profiles: []status.Profile{p}})
-				b.Clusters = append(b.Clusters, profileCluster{Cluster: c.Cluster, State: p.State, Revision: p.Revision, Message: pairMessage(p)})
+				pc := profileCluster{Cluster: c.Cluster, State: p.State, Revision: p.Revision, Message: pairMessage(p)}
+				if p.Rollout != nil {
+					pc.Stage, pc.RolloutState = p.Rollout.Stage, p.Rollout.State
+				}
+				b.Clusters = append(b.Clusters, pc)
 			}
 		}
 	}
-	sort.SliceStable(b.Clusters, func(i, j int) bool { return failing(b.Clusters[i].State) && !failing(b.Clusters[j].State) })
+	sort.SliceStable(b.Clusters, func(i, j int) bool { return b.Clusters[i].needsLook() && !b.Clusters[j].needsLook() })
 	b.Counts = summary(all)
 	for _, d := range s.Fleet.DependsOn {
 		if d.Profile == name {
@@ -105,4 +111,10 @@ func nextStep(r status.RolloutStatus) string {
 		return fmt.Sprintf("resume: set spec.paused: false in rollouts/%s.yaml (or delete it) in a new commit", r.Profile)
 	}
 	return ""
+}
+
+// needsLook: the pair fails, or failed its rollout stage (the canary
+// that halted it).
+func (c profileCluster) needsLook() bool {
+	return failing(c.State) || c.RolloutState == status.StateFailed
 }

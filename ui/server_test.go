@@ -39,8 +39,9 @@ func testFleet(rev string) status.Snapshot {
 					Artifacts: []status.Artifact{{Addon: "app", URL: "oci://registry.example/app", Digest: "sha256:" + strings.Repeat("ab", 32)}}},
 			}},
 		status.ClusterStatus{Cluster: "prod-2", SourceRevision: rev, Error: "dial tcp 10.0.0.2:6443: connection refused",
-			Labels:   map[string]string{"env": "prod"},
-			Profiles: []status.Profile{{Name: "web", Tenant: "team-a", State: status.StateApplied, Revision: rev}}},
+			Labels: map[string]string{"env": "prod"},
+			Profiles: []status.Profile{{Name: "web", Tenant: "team-a", State: status.StateApplied, Revision: rev,
+				Rollout: &status.PairRollout{Revision: rev, Stage: "canary", State: status.StateFailed, Reason: "unhealthy past healthTimeout"}}}},
 		status.ClusterStatus{Cluster: "stage-1", SourceRevision: rev, Reachable: true, Mode: "pull", Owner: "regatta-1",
 			Labels: map[string]string{"env": "stage"},
 			Profiles: []status.Profile{{Name: "billing", Tenant: "team-b", State: status.StateApplied, Revision: rev, Message: hostile,
@@ -153,6 +154,7 @@ func TestFleetPageContract(t *testing.T) {
 		`<li data-cluster="prod-2" data-state="Unreachable">`,
 		`<form id="filters" method="get" action="/"`, `name="q"`, `name="state"`, `name="label"`, `name="profile"`, `name="tenant"`,
 		`<table id="matrix">`, `<td data-profile="kyverno" data-state="Failed"`,
+		`<section id="rollouts"`, `<li data-profile="web" data-state="Halted">`, `<li data-profile="billing" data-state="AwaitingApproval">`,
 		`/-/static/ui.css`, `/-/static/ui.js`,
 	)
 	hasNot(t, "fleet page of 3 clusters", body, `id="pages"`, `data-time-travel`)
@@ -198,11 +200,15 @@ func TestProfilePage(t *testing.T) {
 	body := mustGet(t, ts, "/profiles/web")
 	has(t, "profile page", body,
 		"<title>profile web · test fleet</title>",
-		`<section id="clusters"`, `<li data-cluster="prod-1" data-state="Applied">`, `<li data-cluster="prod-2" data-state="Applied">`,
+		`<section id="clusters"`, `<li data-cluster="prod-1" data-state="Applied">`,
+		`<li data-cluster="prod-2" data-state="Applied"><a href="/clusters/prod-2">prod-2</a> <span class="state s-Applied">Applied</span> <code>22222222</code> <span class="rollout" data-rollout-state="Failed">stage canary`,
 		`<section id="dependsOn"`, `data-depends-on="kyverno"`,
 		`<section id="rollout"`, `<li data-stage="canary" data-state="Halted">`, `<li data-stage="rest" data-state="Waiting">`,
 		`<p id="next-step">`, `git revert `+rev2,
 	)
+	if strings.Index(body, `<li data-cluster="prod-2"`) > strings.Index(body, `<li data-cluster="prod-1"`) {
+		t.Error("the canary that failed its stage is not listed first")
+	}
 	body = mustGet(t, ts, "/profiles/kyverno")
 	has(t, "depended-on profile", body, `data-dependent="web"`, `<li data-cluster="prod-1" data-state="Failed">`)
 	hasNot(t, "profile without rollout", body, `id="rollout"`, `id="next-step"`)
