@@ -10,7 +10,13 @@ import (
 // with the cluster and profile it is deployed by.
 type eventsBody struct {
 	Instances []eventRow
+	// More counts the instances beyond maxInstances.
+	More int
 }
+
+// maxInstances bounds the events page (every cluster's record under
+// status/clusters/ lists them all).
+const maxInstances = 2000
 
 type eventRow struct {
 	status.EventInstance
@@ -27,6 +33,10 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	for _, c := range v.Snapshot.Clusters {
 		for _, p := range c.Profiles {
 			for _, in := range p.EventInstances {
+				if len(body.Instances) == maxInstances {
+					body.More++
+					continue
+				}
 				body.Instances = append(body.Instances, eventRow{EventInstance: in, Cluster: c.Cluster, Profile: p.Name})
 			}
 		}

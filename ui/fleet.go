@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
@@ -262,7 +263,7 @@ func problems(cs []status.ClusterStatus) ([]problem, int) {
 	}
 	for _, c := range cs {
 		if !c.Reachable || c.Error != "" {
-			add(problem{Cluster: c.Cluster, State: StateUnreachable, Message: c.Error})
+			add(problem{Cluster: c.Cluster, State: StateUnreachable, Message: oneLine(text(c.Error), maxLine)})
 		}
 		for _, p := range c.Profiles {
 			if failing(p.State) {
@@ -273,16 +274,32 @@ func problems(cs []status.ClusterStatus) ([]problem, int) {
 	return out, more
 }
 
-// pairMessage is the first thing to read of a pair: its error placed at
-// file and line, else its message or health.
+// maxLine is the most bytes of a text in a list (the problems, a
+// profile's clusters); the cluster page shows it whole.
+const maxLine = 300
+
+// pairMessage is the first thing to read of a pair, on one line: its
+// error placed at file and line, else its message or health.
 func pairMessage(p status.Profile) string {
 	switch {
 	case p.Error != nil:
-		return errText(p.Error)
+		return oneLine(errText(p.Error), maxLine)
 	case p.Message != "":
-		return text(p.Message)
+		return oneLine(text(p.Message), maxLine)
 	}
-	return text(p.Health)
+	return oneLine(text(p.Health), maxLine)
+}
+
+// oneLine is s on one line, cut to about n bytes at a character boundary.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func matrixRowOf(c status.ClusterStatus, profiles []string) matrixRow {
