@@ -103,10 +103,10 @@ func fingerprint(s status.Snapshot) uint64 {
 	fl := s.Fleet
 	fmt.Fprintf(h, "%s|%s|%d|%d|%d\n", fl.SourceRevision, fl.AppliedRevision, len(fl.Errors), len(fl.RefusedTenants), len(fl.DependsOn))
 	for _, r := range fl.Rollouts {
-		fmt.Fprintf(h, "r %s|%s|%s|%v|%v|%s|%v\n", r.Profile, r.Revision, r.Stage, r.Halted, r.Complete, r.Reason, r.Stages)
+		fmt.Fprintf(h, "r %s|%s|%s|%v|%v|%s|%v\n", r.Profile, r.Revision, r.Stage, r.Halted, r.Complete, head(r.Reason), r.Stages)
 	}
 	for _, c := range s.Clusters {
-		fmt.Fprintf(h, "c %s|%s|%s|%s|%v|%v|%s|%d|%d\n", c.Cluster, c.SourceRevision, c.Owner, c.Mode, c.Paused, c.Reachable, c.Error, len(c.Labels), len(c.ClassifierErrors))
+		fmt.Fprintf(h, "c %s|%s|%s|%s|%v|%v|%s|%d|%d\n", c.Cluster, c.SourceRevision, c.Owner, c.Mode, c.Paused, c.Reachable, head(c.Error), len(c.Labels), len(c.ClassifierErrors))
 		for _, p := range c.Profiles {
 			hashPair(h, p)
 		}
@@ -114,15 +114,21 @@ func fingerprint(s status.Snapshot) uint64 {
 	return h.Sum64()
 }
 
+// hashPair hashes a pair; of its texts, their start only (the status
+// files cut long texts, with a marker).
 func hashPair(w io.Writer, p status.Profile) {
-	fmt.Fprintf(w, "p %s|%s|%s|%s|%d|%s|%s|%d|%d\n", p.Name, p.State, p.Revision, p.RenderHash, p.Objects, p.Health, p.Message, p.DriftCorrections, len(p.EventInstances))
+	b := head
+	fmt.Fprintf(w, "p %s|%s|%s|%s|%d|%s|%s|%d|%d\n", p.Name, p.State, p.Revision, p.RenderHash, p.Objects, b(p.Health), b(p.Message), p.DriftCorrections, len(p.EventInstances))
 	if p.Error != nil {
-		fmt.Fprintf(w, "e %s|%s|%d|%s\n", p.Error.Object, p.Error.File, p.Error.Line, p.Error.Message)
+		fmt.Fprintf(w, "e %s|%s|%d|%s\n", b(p.Error.Object), b(p.Error.File), p.Error.Line, b(p.Error.Message))
 	}
 	if r := p.Rollout; r != nil {
-		fmt.Fprintf(w, "o %s|%s|%s|%s\n", r.Revision, r.Stage, r.State, r.Reason)
+		fmt.Fprintf(w, "o %s|%s|%s|%s\n", r.Revision, r.Stage, r.State, b(r.Reason))
 	}
 }
+
+// head is the start of a text, which the status files keep whole.
+func head(s string) string { return s[:min(len(s), 1024)] }
 
 // visible is what a viewer may see of a snapshot: all of it for the
 // whole-fleet viewer, else status.ForTenant of each of its tenants

@@ -174,10 +174,11 @@ func TestLoopback(t *testing.T) {
 	}
 }
 
-// `regatta run --ui-addr` serves the UI inside the daemon: fed by its
-// status (OnStatus, chained after the notifier) before the status branch
-// is read again, with the daemon's word on who reconciles each cluster.
-func TestRunServesTheUI(t *testing.T) {
+// startDaemonUI runs `regatta run --ui-addr` on a fleet of one real
+// cluster and returns the UI's base URL once its fleet page shows the
+// applied pair, with the page; the daemon stops at the test's end.
+func startDaemonUI(t *testing.T, interval string) (string, string) {
+	t.Helper()
 	env := testenv.StartT(t, testenv.Options{Clusters: []testenv.ClusterOptions{{Name: "webui"}}})
 	keyFile := "../../../render/sops/testdata/age.key"
 	dir := t.TempDir()
@@ -191,15 +192,23 @@ func TestRunServesTheUI(t *testing.T) {
 	git(t, dir, "add", ".")
 	git(t, dir, "commit", "-qm", "fleet")
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var stderr syncBuffer
 	done := make(chan int, 1)
-	// --interval 1h: the UI reads the status branch once, before the
-	// daemon made it; what it shows after comes from OnStatus
 	go func() {
 		done <- Main(ctx, []string{"run", "--repo", dir, "--sops-age-key-file", keyFile, "--metrics-addr", "",
-			"--ui-addr", "127.0.0.1:0", "--interval", "1h", "--status-interval", "100ms"}, io.Discard, &stderr)
+			"--ui-addr", "127.0.0.1:0", "--interval", interval, "--status-interval", "100ms"}, io.Discard, &stderr)
 	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("run ended with exit %d:\n%s", code, stderr.String())
+			}
+		case <-time.After(60 * time.Second):
+			t.Error("run did not stop within 60s")
+		}
+	})
 	addrRE := regexp.MustCompile(`what=ui addr=(\S+)`)
 	var base string
 	body := ""
@@ -214,16 +223,30 @@ func TestRunServesTheUI(t *testing.T) {
 			}
 			continue
 		}
-		resp, err := http.Get(base + "/")
-		if err != nil {
-			continue
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if body = string(b); strings.Contains(body, `<td data-profile="hello" data-state="Applied"`) {
-			break
+		if body = tryGet(base + "/"); strings.Contains(body, `<td data-profile="hello" data-state="Applied"`) {
+			return base, body
 		}
 	}
+}
+
+// tryGet is a page's body, or "" when it cannot be read yet.
+func tryGet(url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// `regatta run --ui-addr` serves the UI inside the daemon: fed by its
+// status (OnStatus, chained after the notifier) before the status branch
+// is read again, with the daemon's word on who reconciles each cluster.
+func TestRunServesTheUI(t *testing.T) {
+	// --interval 1h: the UI read the status branch once, before the
+	// daemon made it; what it shows comes from OnStatus
+	base, body := startDaemonUI(t, "1h")
 	if !strings.Contains(body, `data-live="true"`) {
 		t.Errorf("the daemon's status is not shown as live (the branch was read before it existed):\n%.1500s", body)
 	}
@@ -231,13 +254,47 @@ func TestRunServesTheUI(t *testing.T) {
 	if !strings.Contains(page, `<dd id="authority">this daemon reconciles this cluster now</dd>`) {
 		t.Errorf("cluster page lacks the daemon's authority line:\n%.3000s", page)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("run ended with exit %d:\n%s", code, stderr.String())
+}
+
+// Once the status branch holds the daemon's status, the UI shows the
+// branch's commit rather than a live frame (the status read back from
+// the branch compares equal to the daemon's).
+func TestRunUIGivesWayToTheBranch(t *testing.T) {
+	base, _ := startDaemonUI(t, "200ms")
+	deadline := time.Now().Add(30 * time.Second)
+	for body := ""; ; time.Sleep(100 * time.Millisecond) {
+		body = tryGet(base + "/")
+		if !strings.Contains(body, `data-live="true"`) && strings.Contains(body, `<div id="frame" data-commit="`) && !strings.Contains(body, `data-commit=""`) {
+			return
 		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("run did not stop within 60s")
+		if time.Now().After(deadline) {
+			t.Fatalf("the UI still shows a live frame 30s after the status commit:\n%.1500s", body)
+		}
+	}
+}
+
+// With --repo the status branch is cloned and fetched every --refresh.
+func TestUICommandReadsARemoteRepository(t *testing.T) {
+	rev1, rev2 := strings.Repeat("1", 40), strings.Repeat("2", 40)
+	dir := statusRepo(t, uiSnapshot(rev1, status.StateApplied))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &uiFlags{addr: "127.0.0.1:0", repoURL: dir, statusBranch: DefaultStatusBranch, refresh: 50 * time.Millisecond,
+		title: "regatta", logFormat: "text", logLevel: "info"}
+	base, done := startUI(t, ctx, f, t.TempDir())
+	if body := getPage(t, base+"/clusters/prod-1"); !strings.Contains(body, `<tr data-profile="web" data-state="Applied">`) {
+		t.Errorf("cluster page from the cloned status branch lacks web Applied:\n%.2000s", body)
+	}
+	commitStatus(t, dir, uiSnapshot(rev2, status.StateFailed))
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(tryGet(base+"/clusters/prod-1"), `<tr data-profile="web" data-state="Failed">`) {
+		if time.Now().After(deadline) {
+			t.Fatal("the fetched status commit did not show within 20s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("regatta ui ended with %v", err)
 	}
 }
