@@ -48,17 +48,19 @@ func TestStreamMovedAfterLive(t *testing.T) {
 		t.Fatalf("stream Content-Type %q", ct)
 	}
 	r := bufio.NewReader(resp.Body)
-	if name, data := readEvent(t, r); name != "moved" || data != "0" {
-		t.Fatalf("first event %s %q, want moved 0", name, data)
+	first := s.version()
+	if name, data := readEvent(t, r); name != "moved" || data != first {
+		t.Fatalf("first event %s %q, want moved %s", name, data, first)
 	}
 	live := testFleet(strings.Repeat("3", 40))
 	live.Clusters[0].Profiles[1].State = "Failed"
 	s.Live(live)
-	if name, data := readEvent(t, r); name != "moved" || data != "1" {
-		t.Fatalf("after Live: %s %q, want moved 1", name, data)
+	name, next := readEvent(t, r)
+	if name != "moved" || next == first {
+		t.Fatalf("after Live: %s %q, want moved with a new version", name, next)
 	}
 	body := mustGet(t, ts, "/")
-	has(t, "fleet page after Live", body, `data-version="1"`, `data-live="true"`, "Live, not yet on the status branch",
+	has(t, "fleet page after Live", body, `data-version="`+next+`"`, `data-live="true"`, "Live, not yet on the status branch",
 		`<li data-cluster="prod-1" data-profile="web" data-state="Failed">`, `data-commit=""`)
 
 	cancel()

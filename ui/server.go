@@ -41,6 +41,10 @@ type Server struct {
 	pages     pages
 	keepAlive time.Duration
 
+	// boot tells this process's versions from another's (a restart
+	// counts moves from 0 again).
+	boot string
+
 	mu        sync.Mutex
 	moves     uint64
 	live      *liveFrame
@@ -64,7 +68,7 @@ func New(opts Options) *Server {
 	if opts.Title == "" {
 		opts.Title = "regatta"
 	}
-	return &Server{opts: opts, pages: parsePages(), keepAlive: KeepAlive,
+	return &Server{opts: opts, pages: parsePages(), keepAlive: KeepAlive, boot: strconv.FormatInt(time.Now().UnixNano(), 36),
 		branchFP: map[string]uint64{}, streams: map[chan string]struct{}{}}
 }
 
@@ -120,14 +124,15 @@ func (s *Server) Moved() {
 	}
 }
 
-// version names the view's state: it changes at each Moved or Live.
+// version names the view's state: it changes at each Moved or Live, and
+// with the process.
 func (s *Server) version() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.versionLocked()
 }
 
-func (s *Server) versionLocked() string { return strconv.FormatUint(s.moves, 10) }
+func (s *Server) versionLocked() string { return s.boot + "." + strconv.FormatUint(s.moves, 10) }
 
 func (s *Server) authorityOf(cluster string) string {
 	s.mu.Lock()

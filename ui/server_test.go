@@ -139,11 +139,11 @@ func attrs(body, attr string) []string {
 }
 
 func TestFleetPageContract(t *testing.T) {
-	_, _, ts := newTestServer(t, fleetViewer)
+	s, _, ts := newTestServer(t, fleetViewer)
 	body := mustGet(t, ts, "/")
 	has(t, "fleet page", body,
 		"<title>fleet · test fleet</title>",
-		`<main id="main" tabindex="-1" data-version="0"`,
+		`<main id="main" tabindex="-1" data-version="`+s.version()+`"`,
 		`<div id="frame" data-commit="`+com2+`" data-at="2026-12-01T11:00:00Z"`,
 		`<a class="skip" href="#main">`,
 		`href="/revisions"`, `href="/events"`,
