@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -111,4 +112,17 @@ func (s *Server) streamCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.streams)
+}
+
+// Before the status branch exists the pages say it cannot be read; a
+// daemon's status (Live) is shown as soon as it comes.
+func TestLiveBeforeTheBranchExists(t *testing.T) {
+	s := New(Options{History: &memHistory{}})
+	ts := httptest.NewServer(asViewer(fleetViewer, s.Handler()))
+	defer ts.Close()
+	if code, body := get(t, ts, "/"); code != http.StatusBadGateway || !strings.Contains(body, "the status branch could not be read") {
+		t.Errorf("without a status branch: %d, want 502 saying so:\n%.500s", code, body)
+	}
+	s.Live(testFleet(rev1))
+	has(t, "fleet page from Live alone", mustGet(t, ts, "/"), `data-live="true"`, `<tr data-cluster="prod-1"`)
 }

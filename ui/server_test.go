@@ -258,3 +258,34 @@ func TestFragmentIsMainOnly(t *testing.T) {
 	}
 	has(t, "fragment", body, `data-title="cluster prod-1 · test fleet"`, `<section id="pairs"`)
 }
+
+// The fleet page says why the newest revision is not in force (file and
+// line), which tenants are refused, and the signature check's verdict; a
+// tenant sees its own refusal only.
+func TestFleetFacts(t *testing.T) {
+	snap := testFleet(rev2)
+	snap.Fleet.AppliedRevision = rev1
+	snap.Fleet.Errors = []status.Error{{File: "profiles/web.yaml", Line: 7, Message: "spec.addons[0].kustomize.path: folder web does not exist"}}
+	snap.Fleet.RefusedTenants = []status.RefusedTenant{
+		{Tenant: "team-a", Errors: []status.Error{{File: "tenants/team-a/profiles/x.yaml", Line: 3, Message: "unknown field spec.foo"}}},
+		{Tenant: "team-b", Errors: []status.Error{{File: "tenants/team-b/profiles/y.yaml", Line: 4, Message: "bad selector"}}},
+	}
+	snap.Fleet.Verification = &status.Verification{Mode: "head", Commit: rev2, Reason: "UnknownKey", Key: "SHA256:abc"}
+	h := &memHistory{}
+	h.add(Frame{Commit: com2, Time: t2, Snapshot: snap})
+	s := New(Options{History: h})
+	ts := httptest.NewServer(asViewer(fleetViewer, s.Handler()))
+	defer ts.Close()
+	body := mustGet(t, ts, "/")
+	has(t, "fleet facts", body,
+		`<code data-revision="`+rev2+`">22222222</code>`, `in force: <code data-applied="`+rev1+`">11111111</code>`,
+		`<div class="alert" id="fleet-errors">`, `profiles/web.yaml:7: spec.addons[0].kustomize.path: folder web does not exist`,
+		`data-refused-tenant="team-a"`, `tenants/team-a/profiles/x.yaml:3: unknown field spec.foo`, `data-refused-tenant="team-b"`,
+		`<div class="alert" id="verification" data-accepted="false">`, `refused commit <code>22222222</code></strong>: UnknownKey`, `SHA256:abc`)
+
+	tenant := httptest.NewServer(asViewer(access.Viewer{Tenants: []string{"team-a"}}, s.Handler()))
+	defer tenant.Close()
+	body = mustGet(t, tenant, "/")
+	has(t, "team-a's fleet facts", body, `data-refused-tenant="team-a"`)
+	hasNot(t, "team-a's fleet facts", body, `data-refused-tenant="team-b"`, "bad selector")
+}
