@@ -39,8 +39,8 @@ func (f *Flags) Register(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.OIDCScopes, "ui-oidc-scopes", []string{"profile", "email"}, "scopes asked for besides openid (add groups for providers such as Dex)")
 	fl.StringVar(&f.OIDCUserClaim, "ui-oidc-user-claim", "email", "ID token claim naming the user")
 	fl.StringVar(&f.OIDCGroupsClaim, "ui-oidc-groups-claim", "groups", "ID token claim listing the user's groups")
-	fl.StringSliceVar(&f.OIDCFleetGroups, "ui-oidc-fleet-groups", nil, "OIDC groups that see the whole fleet (without a management cluster; with one, RBAC decides)")
-	fl.StringSliceVar(&f.OIDCTenantGroups, "ui-oidc-tenant-groups", nil, "TENANT=GROUP: members of GROUP see tenant TENANT (repeatable; without a management cluster)")
+	fl.StringSliceVar(&f.OIDCFleetGroups, "ui-oidc-fleet-groups", nil, "OIDC groups that see the whole fleet; with this flag or --ui-oidc-tenant-groups the groups decide, without them the management cluster's RBAC")
+	fl.StringSliceVar(&f.OIDCTenantGroups, "ui-oidc-tenant-groups", nil, "TENANT=GROUP: members of GROUP see tenant TENANT (repeatable)")
 	fl.StringVar(&f.CookieKeyFile, "ui-cookie-key-file", "", "file holding the key (at least 32 bytes) signing the UI's session cookies; empty: generated at start, so a restart logs everyone out")
 }
 
@@ -50,7 +50,10 @@ func (f *Flags) Register(fl *pflag.FlagSet) {
 // flags name.
 func (f *Flags) Options(addr string, kube kubernetes.Interface, tenants func() []string, log *slog.Logger) (Options, error) {
 	o := Options{Mode: f.Auth, ListenAddr: addr, FleetName: f.FleetName, Tenants: tenants, Log: log}
-	if f.Auth == ModeKubernetes || f.Auth == ModeOIDC && kube != nil {
+	// OIDC readers are authorised by the group flags when given, else by
+	// the management cluster's RBAC.
+	groups := len(f.OIDCFleetGroups) > 0 || len(f.OIDCTenantGroups) > 0
+	if f.Auth == ModeKubernetes || f.Auth == ModeOIDC && !groups {
 		o.Kube = kube
 	}
 	if f.Auth != ModeOIDC {

@@ -68,8 +68,9 @@ type Options struct {
 	Tenants func() []string
 	// Kube is the management cluster: TokenReviews in ModeKubernetes,
 	// SubjectAccessReviews in both authenticated modes. Required in
-	// ModeKubernetes; in ModeOIDC, nil authorises by FleetGroups and
-	// TenantGroups instead.
+	// ModeKubernetes; in ModeOIDC, nil authorises by OIDC.FleetGroups and
+	// OIDC.TenantGroups instead (Flags.Options leaves it nil when those
+	// are given).
 	Kube kubernetes.Interface
 	// CacheTTL is how long a review's answer is kept (per token, or per
 	// user and groups). Default: DefaultCacheTTL.

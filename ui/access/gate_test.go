@@ -94,6 +94,15 @@ func TestFlagsBuildOptions(t *testing.T) {
 	if _, err := New(o); err != nil {
 		t.Errorf("New: %v", err)
 	}
+	kube := admin(t)
+	if o, _ := f.Options(":8080", kube, nil, nil); o.Kube != nil {
+		t.Error("OIDC with group flags is authorised by the management cluster, want by the groups")
+	}
+	g := f
+	g.OIDCFleetGroups, g.OIDCTenantGroups = nil, nil
+	if o, _ := g.Options(":8080", kube, nil, nil); o.Kube == nil {
+		t.Error("OIDC without group flags is not authorised by the management cluster")
+	}
 	f.OIDCTenantGroups = []string{"team-a"}
 	if _, err := f.Options(":8080", nil, nil, nil); err == nil || !strings.Contains(err.Error(), "--ui-oidc-tenant-groups \"team-a\": want TENANT=GROUP") {
 		t.Errorf("bad pair: %v", err)
