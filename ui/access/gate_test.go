@@ -112,3 +112,26 @@ func TestFlagsBuildOptions(t *testing.T) {
 		t.Errorf("missing secret file: %v", err)
 	}
 }
+
+// TestSafeNext: the login's return address stays on this site.
+func TestSafeNext(t *testing.T) {
+	for next, want := range map[string]string{
+		"/clusters/prod-1?at=2026-01-01T00:00:00Z": "/clusters/prod-1?at=2026-01-01T00:00:00Z",
+		"/":                      "/",
+		"":                       "/",
+		"https://evil.example":   "/",
+		"//evil.example/x":       "/",
+		"/\\evil.example":        "/",
+		"/\t/evil.example":       "/",
+		"/\n/evil.example":       "/",
+		"clusters/x":             "/",
+		"/-/login?next=/x":       "/",
+		"/-/callback?code=x":     "/",
+		"/profiles/web%2F%2Fx":   "/profiles/web%2F%2Fx",
+		"javascript:alert(1)//x": "/",
+	} {
+		if got := safeNext(next); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,18 +102,30 @@ func newReviewGrants(opts Options) *reviewGrants {
 	return &reviewGrants{client: opts.Kube, fleet: opts.FleetName, tenants: opts.Tenants}
 }
 
+// reviewsInFlight bounds the tenants' reviews asked at once.
+const reviewsInFlight = 8
+
 func (s *reviewGrants) grant(ctx context.Context, user string, groups []string) (Viewer, error) {
 	ok, err := s.allowed(ctx, user, groups, ResourceFleets, s.fleet)
 	if err != nil || ok {
 		return Viewer{Fleet: ok}, err
 	}
+	tenants := s.tenants()
+	seen := make([]bool, len(tenants))
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(reviewsInFlight)
+	for i, t := range tenants {
+		eg.Go(func() (err error) {
+			seen[i], err = s.allowed(ctx, user, groups, ResourceTenants, t)
+			return err
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return Viewer{}, err
+	}
 	var v Viewer
-	for _, t := range s.tenants() {
-		ok, err := s.allowed(ctx, user, groups, ResourceTenants, t)
-		if err != nil {
-			return Viewer{}, err
-		}
-		if ok {
+	for i, t := range tenants {
+		if seen[i] {
 			v.Tenants = append(v.Tenants, t)
 		}
 	}

@@ -51,7 +51,7 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 // 403 naming the RBAC to grant.
 func TestKubernetesTokens(t *testing.T) {
 	const ns = "ui-kube-tokens"
-	viewerRoles(t, "a", "b")
+	viewerRoles(t, "a", "b", "c")
 	client, _ := reviewer(t, ns)
 	g, err := New(Options{Mode: ModeKubernetes, Kube: client, Tenants: func() []string { return []string{"a", "b", "c"} }})
 	if err != nil {
@@ -62,6 +62,7 @@ func TestKubernetesTokens(t *testing.T) {
 	fleet := serviceAccount(t, ns, "fleet-viewer", "regatta-ui-fleet-viewer")
 	tenantA := serviceAccount(t, ns, "tenant-a", "regatta-ui-tenant-viewer-a")
 	nobody := serviceAccount(t, ns, "nobody")
+	tenantsAC := serviceAccount(t, ns, "tenants-a-c", "regatta-ui-tenant-viewer-c", "regatta-ui-tenant-viewer-a")
 
 	resp := get(t, noRedirect, srv.URL+"/", fleet, "application/json")
 	if v := decodeViewer(t, resp); resp.StatusCode != 200 || !v.Fleet || v.Name != "system:serviceaccount:"+ns+":fleet-viewer" {
@@ -70,6 +71,10 @@ func TestKubernetesTokens(t *testing.T) {
 	resp = get(t, noRedirect, srv.URL+"/clusters/x", tenantA, "application/json")
 	if v := decodeViewer(t, resp); resp.StatusCode != 200 || v.Fleet || !slices.Equal(v.Tenants, []string{"a"}) {
 		t.Errorf("tenant a viewer: %d %+v, want tenant a only", resp.StatusCode, v)
+	}
+	resp = get(t, noRedirect, srv.URL+"/", tenantsAC, "application/json")
+	if v := decodeViewer(t, resp); resp.StatusCode != 200 || v.Fleet || !slices.Equal(v.Tenants, []string{"a", "c"}) {
+		t.Errorf("tenants a and c viewer: %d %+v, want tenants a and c in the UI's order", resp.StatusCode, v)
 	}
 	resp = get(t, noRedirect, srv.URL+"/", "not-a-token", "application/json")
 	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
@@ -80,6 +85,9 @@ func TestKubernetesTokens(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(b, "system:serviceaccount:"+ns+":nobody") ||
 		!strings.Contains(b, `resources: ["fleets"]`) || !strings.Contains(b, `resourceNames: ["fleet"]`) {
 		t.Errorf("token allowed nothing: %d, want 403 naming the user and the rule:\n%s", resp.StatusCode, b)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("403 page headers %v, want no framing and no caching", resp.Header)
 	}
 }
 
@@ -107,7 +115,7 @@ func TestUnauthenticatedPagesGoToLogin(t *testing.T) {
 			t.Errorf("%s without a token: %d, want 401", p, resp.StatusCode)
 		}
 	}
-	for _, p := range []string{"/-/healthz", "/-/static/style.css"} {
+	for _, p := range []string{"/-/healthz", "/-/static/ui.css"} {
 		if resp := get(t, noRedirect, srv.URL+p, "", "text/html"); resp.StatusCode != 200 || decodeViewer(t, resp).Fleet {
 			t.Errorf("%s: %d, want 200 with the zero Viewer", p, resp.StatusCode)
 		}

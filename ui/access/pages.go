@@ -16,7 +16,7 @@ import (
 var pages = template.Must(template.New("").Parse(`
 {{define "head"}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="stylesheet" href="/-/static/style.css"><title>{{.}} · regatta</title></head><body><main id="main">{{end}}
+<link rel="stylesheet" href="/-/static/ui.css"><title>{{.}} · regatta</title></head><body><main id="main">{{end}}
 
 {{define "login"}}{{template "head" "log in"}}
 <h1>Log in to regatta</h1>
@@ -87,7 +87,7 @@ type advice struct {
 // forbidden answers 403 to a reader allowed nothing, naming them and
 // what to grant.
 func (g *Gate) forbidden(w http.ResponseWriter, d decision) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	pageHeaders(w)
 	w.WriteHeader(http.StatusForbidden)
 	_ = pages.ExecuteTemplate(w, "forbidden", map[string]any{
 		"User": d.user, "Groups": d.groups, "Advice": g.grants.advice(),
@@ -140,7 +140,7 @@ func (g *Gate) loginToken(w http.ResponseWriter, r *http.Request, next string) {
 }
 
 func loginForm(w http.ResponseWriter, code int, next, msg string) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	pageHeaders(w)
 	w.WriteHeader(code)
 	_ = pages.ExecuteTemplate(w, "login", map[string]any{"Next": next, "Error": msg})
 }
@@ -151,18 +151,31 @@ func (g *Gate) logout(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
 			Secure: secure(r), SameSite: http.SameSiteLaxMode})
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	pageHeaders(w)
 	_ = pages.ExecuteTemplate(w, "loggedout", nil)
 }
 
 // safeNext keeps a return address on this site: a path, never a
-// scheme-relative or absolute URL.
+// scheme-relative or absolute URL (browsers read a backslash as a slash
+// and drop tabs and line breaks, so neither may appear), nor the login
+// itself.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.HasPrefix(next, "/-/login") || strings.HasPrefix(next, "/-/callback") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsFunc(next, unsafeInURL) ||
+		strings.HasPrefix(next, LoginPath) || strings.HasPrefix(next, CallbackPath) {
 		return "/"
 	}
 	return next
+}
+
+func unsafeInURL(r rune) bool { return r == '\\' || r < 0x20 || r == 0x7f }
+
+// pageHeaders keep the Gate's pages out of caches and frames.
+func pageHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; form-action 'self'")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 // sameOrigin refuses a form posted from another site (its Origin header
