@@ -103,3 +103,12 @@ func parseTenantGroups(pairs []string) (map[string][]string, error) {
 	}
 	return out, nil
 }
+
+// Gate builds the Gate the flags describe: Options, then New.
+func (f *Flags) Gate(addr string, kube kubernetes.Interface, tenants func() []string, log *slog.Logger) (*Gate, error) {
+	o, err := f.Options(addr, kube, tenants, log)
+	if err != nil {
+		return nil, err
+	}
+	return New(o)
+}

@@ -172,7 +172,7 @@ func (g *Gate) setupKubernetes(opts Options) error {
 func checkLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--ui-addr %q: %w", addr, err)
+		return fmt.Errorf("the UI's listen address %q: %w", addr, err)
 	}
 	if host == "localhost" {
 		return nil
@@ -180,8 +180,8 @@ func checkLoopback(addr string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("--ui-addr %q is not a loopback address, and --ui-auth none (the default) shows the whole fleet to anyone: "+
-		"listen on 127.0.0.1 or set --ui-auth kubernetes or --ui-auth oidc", addr)
+	return fmt.Errorf("the UI's listen address %q is not loopback, and --ui-auth none (the default) shows the whole fleet to anyone who reaches it: "+
+		"listen on 127.0.0.1, or set --ui-auth kubernetes or --ui-auth oidc", addr)
 }
 
 // Wrap serves the Gate's own pages (login, callback, logout) and passes

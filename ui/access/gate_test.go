@@ -91,8 +91,8 @@ func TestFlagsBuildOptions(t *testing.T) {
 	if !reflect.DeepEqual(o.OIDC, want) || string(o.CookieKey) != strings.Repeat("k", 40) || o.FleetName != "fleet" {
 		t.Errorf("options %+v\nwant OIDC %+v", o, want)
 	}
-	if _, err := New(o); err != nil {
-		t.Errorf("New: %v", err)
+	if _, err := f.Gate(":8080", nil, nil, nil); err != nil {
+		t.Errorf("Gate: %v", err)
 	}
 	kube := admin(t)
 	if o, _ := f.Options(":8080", kube, nil, nil); o.Kube != nil {
