@@ -19,8 +19,19 @@ import (
 // loopback; edit adjusts its options.
 func oidcUI(t *testing.T, p *provider, edit func(*Options)) (*httptest.Server, *Gate) {
 	t.Helper()
+	return startOIDCUI(t, p, false, edit)
+}
+
+// startOIDCUI is oidcUI, over TLS when tlsUI.
+func startOIDCUI(t *testing.T, p *provider, tlsUI bool, edit func(*Options)) (*httptest.Server, *Gate) {
+	t.Helper()
 	var h http.Handler
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	if tlsUI {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	opts := Options{Mode: ModeOIDC, OIDC: OIDCOptions{
 		Issuer: p.srv.URL, ClientID: p.clientID, ClientSecret: p.secret, RedirectURL: srv.URL + CallbackPath,
@@ -226,5 +237,28 @@ func TestOIDCAuthorisedByRBAC(t *testing.T) {
 	resp = newBrowser(t).open(t, srv.URL+"/")
 	if b := body(t, resp); resp.StatusCode != http.StatusForbidden || !strings.Contains(b, "kind: ClusterRoleBinding") {
 		t.Errorf("%d, want 403 with the RBAC to grant:\n%s", resp.StatusCode, b)
+	}
+}
+
+// TestOIDCCookiesSecureOverTLS: behind https the login and session
+// cookies are Secure, so a browser never sends them in clear.
+func TestOIDCCookiesSecureOverTLS(t *testing.T) {
+	p := newProvider(t)
+	srv, _ := startOIDCUI(t, p, true, nil)
+	p.as("alice@example.com", "ops")
+	b := newBrowser(t)
+	b.Transport = srv.Client().Transport
+	if resp := b.open(t, srv.URL+"/"); resp.StatusCode != 200 || !decodeViewer(t, resp).Fleet {
+		t.Fatalf("login over TLS: %d", resp.StatusCode)
+	}
+	names := map[string]bool{}
+	for _, c := range b.set {
+		names[c.Name] = true
+		if !c.Secure {
+			t.Errorf("cookie %s over TLS is not Secure", c.Name)
+		}
+	}
+	if !names[SessionCookie] || !names[loginCookie] {
+		t.Errorf("cookies set %v, want the login and the session", names)
 	}
 }
