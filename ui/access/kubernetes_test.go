@@ -1,14 +1,20 @@
 package access
 
 import (
+	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // get sends a request to the Gate's server with the token (if any) as a
@@ -221,5 +227,64 @@ func TestReviewsAreCached(t *testing.T) {
 	}
 	if n := g.cache.len(); n > 2 {
 		t.Errorf("the cache holds %d answers, more than its size 2", n)
+	}
+}
+
+// lockedBuffer is a log sink the server's goroutines may share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestReviewFailureIs503AndLogsNoToken: when the management cluster
+// cannot be asked, the reader gets 503 (not 401: their token may be
+// good), nothing is cached, and the log names the failure, never the
+// token; denials are logged with the user only.
+func TestReviewFailureIs503AndLogsNoToken(t *testing.T) {
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	cfg := rest.CopyConfig(env.Cluster("mgmt").RESTConfig())
+	cfg.Host = "https://127.0.0.1:1" // nothing listens there
+	down, err := New(Options{Mode: ModeKubernetes, Kube: kubernetes.NewForConfigOrDie(cfg), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(down.Wrap(echo))
+	defer srv.Close()
+	const secret = "s3cr3t-token-value"
+	if resp := get(t, noRedirect, srv.URL+"/", secret, "application/json"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("management cluster down: %d, want 503", resp.StatusCode)
+	}
+	if down.cache.len() != 0 {
+		t.Error("a failed review was cached")
+	}
+	client, _ := reviewer(t, "ui-kube-logs")
+	up, err := New(Options{Mode: ModeKubernetes, Kube: client, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(up.Wrap(echo))
+	defer srv2.Close()
+	nobody := serviceAccount(t, "ui-kube-logs", "nobody")
+	get(t, noRedirect, srv2.URL+"/", nobody, "application/json")
+	get(t, noRedirect, srv2.URL+"/", secret, "application/json")
+	out := logs.String()
+	if !strings.Contains(out, "access review failed") || !strings.Contains(out, "system:serviceaccount:ui-kube-logs:nobody") {
+		t.Errorf("the log lacks the failure or the denied user:\n%s", out)
+	}
+	if strings.Contains(out, secret) || strings.Contains(out, nobody) {
+		t.Errorf("a token in the log:\n%s", out)
 	}
 }
