@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,21 +110,14 @@ func checkOIDC(o OIDCOptions) error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("--ui-auth oidc needs %s", strings.Join(sortStrings(missing), ", "))
+		slices.Sort(missing)
+		return fmt.Errorf("--ui-auth oidc needs %s", strings.Join(missing, ", "))
 	}
 	u, err := url.Parse(o.RedirectURL)
 	if err != nil || u.Host == "" || u.Path != CallbackPath {
 		return fmt.Errorf("--ui-oidc-redirect-url %q: want the UI's callback, https://<UI host>%s", o.RedirectURL, CallbackPath)
 	}
 	return nil
-}
-
-func sortStrings(s []string) []string {
-	m := map[string][]string{}
-	for _, x := range s {
-		m[x] = nil
-	}
-	return sortedKeys(m)
 }
 
 // ctx carries the provider's HTTP client for go-oidc and oauth2.

@@ -3,10 +3,10 @@ package access
 import (
 	"errors"
 	"html/template"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -193,11 +193,4 @@ func intersects(a, b []string) bool {
 	return slices.ContainsFunc(a, func(s string) bool { return slices.Contains(b, s) })
 }
 
-func sortedKeys(m map[string][]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys(m map[string][]string) []string { return slices.Sorted(maps.Keys(m)) }
