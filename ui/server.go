@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"embed"
 	"io/fs"
 	"log/slog"
@@ -98,6 +99,16 @@ func (s *Server) Live(snap status.Snapshot) {
 	s.live = lf
 	s.mu.Unlock()
 	s.Moved()
+}
+
+// Tenants are the tenants of the newest status (status.Tenants), for the
+// access gate's reviews; none when it cannot be read.
+func (s *Server) Tenants(ctx context.Context) []string {
+	f, _, err := s.head(ctx)
+	if err != nil {
+		return nil
+	}
+	return status.Tenants(f.Snapshot)
 }
 
 // Authority sets this process's word on who speaks for a cluster (a

@@ -28,6 +28,7 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/webhook"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/repo"
+	"github.com/regatta-dev/regatta/ui/access"
 	"github.com/regatta-dev/regatta/verify"
 )
 
@@ -56,6 +57,7 @@ type runFlags struct {
 	webhookAddr          string
 	webhookSecretFile    string
 	uiAddr               string
+	uiAccess             access.Flags
 	once                 bool
 	shutdownGrace        time.Duration
 	leaderElect          bool
@@ -143,7 +145,8 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.allowExec, "allow-kubeconfig-exec", false, "allow exec credential plugins and auth providers in cluster kubeconfigs (they run programs on this host)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "address for /metrics, /healthz and /readyz (empty disables)")
 	fl.StringVar(&f.pprofAddr, "pprof-addr", "", "address for Go's profiling endpoints under /debug/pprof/ (empty, the default, disables; bind it to loopback: profiles show what the process holds)")
-	fl.StringVar(&f.uiAddr, "ui-addr", "", "address for the read-only web UI, fed by this daemon's status (empty, the default, disables; loopback only for now)")
+	fl.StringVar(&f.uiAddr, "ui-addr", "", "address for the read-only web UI, fed by this daemon's status (empty, the default, disables; off loopback it needs --ui-auth)")
+	f.uiAccess.Register(fl)
 	fl.StringVar(&f.webhookAddr, "webhook-addr", "", "address for the push webhook (POST any path); needs a secret")
 	fl.StringVar(&f.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (or $REGATTA_WEBHOOK_SECRET)")
 	fl.BoolVar(&f.once, "once", false, "reconcile every cluster once and wait for health, then exit 0 when every pair converged, 1 otherwise")

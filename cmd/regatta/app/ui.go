@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/regatta-dev/regatta/reconciler"
 	"github.com/regatta-dev/regatta/reconciler/status"
@@ -34,6 +36,9 @@ type uiFlags struct {
 	logFormat    string
 	logLevel     string
 	git          gitFlags
+	access       access.Flags
+	// managementKubeconfig is the cluster of --ui-auth's reviews.
+	managementKubeconfig string
 	// listening, when set, is told the address served (tests).
 	listening func(net.Addr)
 }
@@ -55,7 +60,10 @@ or from a remote repository with --repo, fetched every --refresh. Nothing
 is written: where a person would act, the UI shows the commit to make.
 
 By default it listens on loopback, where everyone who reaches it sees the
-whole fleet. The daemon serves the same UI with regatta run --ui-addr.`,
+whole fleet; elsewhere readers log in (--ui-auth kubernetes: a token the
+management cluster reviews; --ui-auth oidc: OpenID Connect) and a tenant's
+reader sees that tenant's clusters and profiles only. The daemon serves the
+same UI with regatta run --ui-addr.`,
 		Example: `  regatta ui
   regatta ui --repo https://git.example.com/platform/fleet-infra.git --git-token-file /etc/regatta/token
   regatta ui --addr 127.0.0.1:9090 --refresh 30s`,
@@ -80,7 +88,9 @@ func (f *uiFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dashboardURL, "dashboard-url", "", "link to the status branch on the Git host, shown on every page")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.StringVar(&f.managementKubeconfig, "management-kubeconfig", "", `kubeconfig of the management cluster that reviews readers' tokens and rights (--ui-auth kubernetes, or oidc without group flags; "in-cluster" for the pod's service account)`)
 	f.git.register(fl)
+	f.access.Register(fl)
 }
 
 func runUI(ctx context.Context, f *uiFlags, dir string, stderr io.Writer) error {
@@ -91,7 +101,7 @@ func runUI(ctx context.Context, f *uiFlags, dir string, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	gate, err := uiAccess(f.addr, "--addr")
+	mgmt, err := managementConfig(f.managementKubeconfig)
 	if err != nil {
 		return err
 	}
@@ -100,6 +110,10 @@ func runUI(ctx context.Context, f *uiFlags, dir string, stderr io.Writer) error 
 		return err
 	}
 	srv := ui.New(ui.Options{History: h, Log: log, Title: f.title, DashboardURL: f.dashboardURL})
+	gate, err := uiAccess(ctx, &f.access, f.addr, mgmt, srv, log)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return usageError("--addr %s: %v", f.addr, err)
@@ -134,33 +148,24 @@ func serveUI(ctx context.Context, ln net.Listener, h http.Handler) error {
 	return nil
 }
 
-// uiAccess is who may read the UI served on addr: the access gate
-// (ui/access) puts a Viewer in each request's context. Until the gate's
-// flags are wired, the UI is served on loopback only, where everyone
-// sees the whole fleet; another address is refused.
-func uiAccess(addr, flag string) (func(http.Handler) http.Handler, error) {
-	if !loopback(addr) {
-		return nil, usageError("%s %s is not a loopback address: the web UI has no authentication there yet; serve it on 127.0.0.1 or [::1] (and reach it through kubectl port-forward or an SSH tunnel)", flag, addr)
+// uiAccess is who may read the UI served on addr (ui/access): with
+// --ui-auth none (the default) anyone, on loopback only; else readers
+// reviewed by the management cluster mgmt or logged in by OpenID Connect,
+// each seeing the whole fleet or some tenants of srv's newest status.
+func uiAccess(ctx context.Context, flags *access.Flags, addr string, mgmt *rest.Config, srv *ui.Server, log *slog.Logger) (func(http.Handler) http.Handler, error) {
+	var kube kubernetes.Interface
+	if mgmt != nil {
+		c, err := kubernetes.NewForConfig(mgmt)
+		if err != nil {
+			return nil, usageError("--management-kubeconfig: %v", err)
+		}
+		kube = c
 	}
-	return func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h.ServeHTTP(w, r.WithContext(access.WithViewer(r.Context(), access.Viewer{Fleet: true})))
-		})
-	}, nil
-}
-
-// loopback reports an address whose host is localhost or a loopback IP
-// (":8080", all interfaces, is not).
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
+	gate, err := flags.Gate(addr, kube, func() []string { return srv.Tenants(ctx) }, log)
 	if err != nil {
-		return false
+		return nil, &ExitError{Code: ExitUsage, Err: err}
 	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return gate.Wrap, nil
 }
 
 // speakerWords is a daemon's word, for the cluster page, on who speaks
@@ -199,15 +204,16 @@ func (f *runFlags) newWebUI(ctx context.Context, log *slog.Logger) (*webUI, erro
 	if f.statusBranch == "" {
 		return nil, usageError("--ui-addr needs a status branch: --status-branch is empty")
 	}
-	gate, err := uiAccess(f.uiAddr, "--ui-addr")
-	if err != nil {
-		return nil, err
-	}
 	h, follow, err := newUIHistory(ctx, uiSource{repoURL: f.repoURL, branch: f.statusBranch, git: &f.git, pending: true}, log)
 	if err != nil {
 		return nil, err
 	}
-	return &webUI{srv: ui.New(ui.Options{History: h, Log: log}), gate: gate, follow: follow}, nil
+	srv := ui.New(ui.Options{History: h, Log: log})
+	gate, err := uiAccess(ctx, &f.uiAccess, f.uiAddr, f.mgmt, srv, log)
+	if err != nil {
+		return nil, err
+	}
+	return &webUI{srv: srv, gate: gate, follow: follow}, nil
 }
 
 // serve listens on addr; it stops with ctx.
