@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -108,52 +107,26 @@ func TestFleetPageAt2000Clusters(t *testing.T) {
 	}
 }
 
-// BenchmarkFleetPage measures the fleet page's first page: server time
-// per page and its bytes.
+// BenchmarkFleetPage measures the fleet page's first page at 100, 500
+// and 2,000 clusters of 10 profiles: server time per page (ns/op, the
+// handler alone, without the network) and its bytes (bytes/page).
 func BenchmarkFleetPage(b *testing.B) {
 	for _, n := range []int{100, 500, 2000} {
 		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
-			ts := newLargeServer(b, n)
-			client := ts.Client()
+			h := &memHistory{}
+			h.add(Frame{Commit: strings.Repeat("e", 40), Time: time.Now(), Snapshot: largeFleet(n)})
+			handler := asViewer(fleetViewer, New(Options{History: h}).Handler())
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
 			var size int
-			b.ResetTimer()
 			for b.Loop() {
-				resp, err := client.Get(ts.URL + "/")
-				if err != nil {
-					b.Fatal(err)
+				rec := httptest.NewRecorder()
+				handler.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("GET /: %d", rec.Code)
 				}
-				var buf bytes.Buffer
-				if _, err := buf.ReadFrom(resp.Body); err != nil {
-					b.Fatal(err)
-				}
-				resp.Body.Close()
-				size = buf.Len()
+				size = rec.Body.Len()
 			}
 			b.ReportMetric(float64(size), "bytes/page")
 		})
 	}
-}
-
-// Texts a profile controls are bounded in lists: a profile page over
-// 2,000 clusters whose every pair holds a 4 KiB message stays under
-// 2 MiB; the cluster page shows the message whole.
-func TestLongMessagesStayBounded(t *testing.T) {
-	s := largeFleet(2000)
-	long := strings.Repeat("very long health message ", 4096/25)
-	for i := range s.Clusters {
-		for j := range s.Clusters[i].Profiles {
-			s.Clusters[i].Profiles[j].State = status.StateFailed
-			s.Clusters[i].Profiles[j].Message = long
-		}
-	}
-	h := &memHistory{}
-	h.add(Frame{Commit: strings.Repeat("e", 40), Time: time.Now(), Snapshot: s})
-	ts := httptest.NewServer(asViewer(fleetViewer, New(Options{History: h}).Handler()))
-	defer ts.Close()
-	for _, path := range []string{"/", "/profiles/profile-04", "/?state=Failed", "/clusters/cluster-0001"} {
-		if body := mustGet(t, ts, path); len(body) > maxPageBytes {
-			t.Errorf("GET %s: %d bytes, want at most %d", path, len(body), maxPageBytes)
-		}
-	}
-	has(t, "cluster page", mustGet(t, ts, "/clusters/cluster-0001"), strings.TrimSpace(long))
 }
