@@ -80,7 +80,7 @@ same UI with regatta run --ui-addr.`,
 }
 
 func (f *uiFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.addr, "addr", DefaultUIAddr, "address to serve the UI on (loopback: no authentication, everyone sees the whole fleet)")
+	fl.StringVar(&f.addr, "addr", DefaultUIAddr, "address to serve the UI on (off loopback it needs --ui-auth kubernetes or oidc)")
 	fl.StringVar(&f.repoURL, "repo", "", "read a remote repository instead of DIR")
 	fl.StringVar(&f.statusBranch, "status-branch", DefaultStatusBranch, "branch that holds the status/ folder")
 	fl.DurationVar(&f.refresh, "refresh", 10*time.Second, "how often the status branch is read (fetched, with --repo) for changes")
