@@ -8,6 +8,7 @@
 //	hs, err := r.Health(ctx, s, obj)              // lua.HealthStatus{Status, Message}
 //	m, err := r.EvaluateObject(ctx, s, obj)       // lua.Match{Matching, Message}
 //	m, err := r.EvaluateAggregated(ctx, s, objs)  // global resources instead of obj
+//	rs, err := r.CheckResources(ctx, s, objs)     // []lua.ResourceHealth: an alert's health check over many objects
 //	v, err := r.Run(ctx, s, globals)              // any script, result converted to Go
 //	err := r.Compile(s)                           // syntax check at load time
 //	src, ok := lua.BuiltinHealth("cert-manager.io", "Certificate")
