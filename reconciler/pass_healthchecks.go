@@ -148,17 +148,17 @@ func (p *clusterPass) listForCheck(ctx context.Context, rs spec.HealthResourceSe
 	k := healthListKey{gv: gv.String(), kind: rs.Kind, namespace: rs.Namespace, selector: sel}
 	l, ok := lists[k]
 	if !ok {
-		l = p.facts.listBounded(ctx, gv, rs.Kind, rs.Namespace, sel, t)
+		l = p.facts.listBounded(ctx, gv, rs.Kind, rs.Namespace, sel, t, spec.MaxHealthCheckObjects)
 		lists[k] = l
 	}
 	return l
 }
 
-// listBounded lists one kind with a label selector, at most
-// spec.MaxHealthCheckObjects objects, in the namespace asked (or, for a
+// listBounded lists one kind with a label selector, at most limit
+// objects, in the namespace asked (or, for a
 // namespace-scoped cluster entry, in each of its namespaces). A tenant
 // may list only what its grant lets it read.
-func (f *factsClient) listBounded(ctx context.Context, gv schema.GroupVersion, kind, namespace, sel string, t *spec.Tenant) healthList {
+func (f *factsClient) listBounded(ctx context.Context, gv schema.GroupVersion, kind, namespace, sel string, t *spec.Tenant, limit int) healthList {
 	res, err := f.disco.ServerResourcesForGroupVersion(gv.String())
 	if err != nil {
 		return healthList{err: err}
@@ -172,23 +172,32 @@ func (f *factsClient) listBounded(ctx context.Context, gv schema.GroupVersion, k
 		if err != nil {
 			return healthList{err: err}
 		}
-		return f.listIn(ctx, gv.WithResource(r.Name), gk, r.Namespaced, nss, sel, t)
+		return f.listIn(ctx, gv.WithResource(r.Name), gk, r.Namespaced, nss, listScope{sel: sel, tenant: t, limit: limit})
 	}
 	return healthList{err: fmt.Errorf("the cluster serves no kind %s in %s", kind, gv)}
 }
 
-func (f *factsClient) listIn(ctx context.Context, gvr schema.GroupVersionResource, gk schema.GroupKind, namespaced bool, nss []string, sel string, t *spec.Tenant) healthList {
+// listScope is what a health check's list may see: a label selector,
+// the tenant whose grant bounds it (nil for the platform) and how many
+// objects.
+type listScope struct {
+	sel    string
+	tenant *spec.Tenant
+	limit  int
+}
+
+func (f *factsClient) listIn(ctx context.Context, gvr schema.GroupVersionResource, gk schema.GroupKind, namespaced bool, nss []string, sc listScope) healthList {
 	var out healthList
 	for _, ns := range nss {
-		if t != nil && !t.MayRead(gk, ns, "", namespaced) {
+		if t := sc.tenant; t != nil && !t.MayRead(gk, ns, "", namespaced) {
 			return healthList{err: errors.New(t.Refusal(gk, ns, "", namespaced))}
 		}
-		left := int64(spec.MaxHealthCheckObjects - len(out.objs))
+		left := int64(sc.limit - len(out.objs))
 		if left <= 0 {
 			out.truncated = true
 			break
 		}
-		list, err := f.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: left})
+		list, err := f.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: sc.sel, Limit: left})
 		if err != nil {
 			return healthList{err: err}
 		}
