@@ -44,6 +44,12 @@
 // (EvaluateAggregated). Either style works for either purpose: when the
 // script's top level returns nothing, the global evaluate() is called.
 //
+// Health checks over many objects (CheckResources, an alert's healthChecks)
+// follow Sveltos' HealthCheck: they read resources, an array of objects, and
+// return hs with hs.resources, an array of {resource = <one of resources>,
+// status = "Healthy" | "Progressing" | "Degraded" | "Suspended", message =
+// "..."}; the object is named from resource.kind and resource.metadata.
+//
 // # Helpers
 //
 // Besides Lua's base functions, string, table, math and os.time, os.date and
