@@ -82,7 +82,11 @@ func TestAlertHealthChecksInThePass(t *testing.T) {
 			rec = c
 		}
 	}
-	if len(rec.Profiles) != 1 || rec.Profiles[0].State != status.StateApplied {
+	applied := false
+	for _, p := range rec.Profiles {
+		applied = applied || (p.Name == "hc" && p.State == status.StateApplied)
+	}
+	if !applied {
 		t.Fatalf("the pass did not apply the profile: %+v", rec.Profiles)
 	}
 	if len(rec.HealthChecks) != 3 {
