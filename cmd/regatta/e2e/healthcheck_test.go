@@ -91,7 +91,7 @@ func TestHealthCheckDegradedMessageAndResolution(t *testing.T) {
 	repo.commit(t, "alert on crashing pods", files)
 	dir := t.TempDir()
 	startRegatta(t, "regatta-healthcheck", logDirOr(dir), "--repo", repo.bare, "--management-kubeconfig", mgmtKubeconfig(t, dir, env.Cluster("mgmt")),
-		"--leader-elect=false", "--interval", "500ms", "--drift-interval", "2s", "--status-interval", "1s", "--notify-group-wait", "2s",
+		"--leader-elect=false", "--interval", "500ms", "--drift-interval", "2s", "--status-interval", "1s", "--notify-group-wait", "4s", // both clusters in the first message
 		"--allow-url-prefix", inbox.URL+"/")
 
 	testenv.WaitFor(t, 90*time.Second, "the grouped message", func() bool { return len(inbox.messages()) > 0 })
