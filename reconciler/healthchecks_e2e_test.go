@@ -141,6 +141,19 @@ func TestHealthCheckListBounded(t *testing.T) {
 	if l := f.listBounded(ctx, v1, "Namespace", "", "", team, 10); l.err == nil || !strings.Contains(l.err.Error(), "cluster-scoped kind Namespace") {
 		t.Errorf("a tenant listed a cluster-scoped kind: %d objects, %v", len(l.objs), l.err)
 	}
+	// A list a platform check made in the pass is not the tenant's: a
+	// selector of a tenant granted every namespaced kind ("*") that names
+	// a cluster-scoped one is refused even when the platform listed it.
+	p := &clusterPass{facts: f}
+	lists := map[healthListKey]healthList{}
+	rs := spec.HealthResourceSelector{Version: "v1", Kind: "Namespace", Namespace: "team-a"}
+	if l := p.listForCheck(ctx, rs, nil, lists); l.err != nil || len(l.objs) == 0 {
+		t.Fatalf("the platform's list: %d objects, %v", len(l.objs), l.err)
+	}
+	team.Spec.Kinds = []spec.TenantKind{{Kind: "*"}}
+	if l := p.listForCheck(ctx, rs, team, lists); l.err == nil {
+		t.Errorf("the tenant got the platform's list of Namespaces: %d objects", len(l.objs))
+	}
 }
 
 // testFactsClient reads c37 without client-side rate limit.

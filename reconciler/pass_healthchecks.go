@@ -122,9 +122,10 @@ func summarize(rec *status.HealthCheck, res []lua.ResourceHealth) {
 }
 
 // healthListKey is one list a check asks for; checks that select alike
-// share it within a pass.
+// (for the same tenant: each list is checked against its grant) share it
+// within a pass.
 type healthListKey struct {
-	gv, kind, namespace, selector string
+	gv, kind, namespace, selector, tenant string
 }
 
 type healthList struct {
@@ -146,6 +147,9 @@ func (p *clusterPass) listForCheck(ctx context.Context, rs spec.HealthResourceSe
 	}
 	gv := schema.GroupVersion{Group: rs.Group, Version: rs.Version}
 	k := healthListKey{gv: gv.String(), kind: rs.Kind, namespace: rs.Namespace, selector: sel}
+	if t != nil {
+		k.tenant = t.Name()
+	}
 	l, ok := lists[k]
 	if !ok {
 		l = p.facts.listBounded(ctx, gv, rs.Kind, rs.Namespace, sel, t, spec.MaxHealthCheckObjects)
