@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -104,10 +105,36 @@ func (f fleetFilter) matchesState(c status.ClusterStatus) bool {
 }
 
 // hasProblem: the cluster needs a look (unreachable, an error, a failing
-// classifier, a Failed or Conflict pair).
+// classifier, a Failed or Conflict pair, a health check that found
+// Degraded resources or could not run).
 func hasProblem(c status.ClusterStatus) bool {
 	return !c.Reachable || c.Error != "" || len(c.ClassifierErrors) > 0 ||
-		slices.ContainsFunc(c.Profiles, func(p status.Profile) bool { return failing(p.State) })
+		slices.ContainsFunc(c.Profiles, func(p status.Profile) bool { return failing(p.State) }) ||
+		slices.ContainsFunc(c.HealthChecks, checkFails)
+}
+
+// StateDegraded marks a health check that found Degraded resources, and
+// StateCheckError one that could not run, in the problem list.
+const (
+	StateDegraded   = "Degraded"
+	StateCheckError = "CheckError"
+)
+
+func checkFails(h status.HealthCheck) bool { return h.Error != "" || h.Degraded > 0 }
+
+// checkProblem is a failing health check's problem line.
+func checkProblem(cluster string, h status.HealthCheck) problem {
+	p := problem{Cluster: cluster, Check: h.Check, Alert: h.Alert, State: StateDegraded}
+	switch {
+	case h.Error != "":
+		p.State, p.Message = StateCheckError, oneLine(text(h.Error), maxLine)
+	case len(h.Resources) > 0:
+		r := h.Resources[0]
+		p.Message = oneLine(text(fmt.Sprintf("%d Degraded; first %s: %s", h.Degraded, r.Object, r.Message)), maxLine)
+	default:
+		p.Message = fmt.Sprintf("%d Degraded", h.Degraded)
+	}
+	return p
 }
 
 func failing(state string) bool { return state == status.StateFailed || state == status.StateConflict }
@@ -143,6 +170,8 @@ type stateCount struct {
 
 type problem struct {
 	Cluster, Profile, State, Message string
+	// Check and Alert name a failing health check.
+	Check, Alert string
 }
 
 type matrixRow struct {
@@ -264,6 +293,11 @@ func problems(cs []status.ClusterStatus) ([]problem, int) {
 	for _, c := range cs {
 		if !c.Reachable || c.Error != "" {
 			add(problem{Cluster: c.Cluster, State: StateUnreachable, Message: oneLine(text(c.Error), maxLine)})
+		}
+		for _, h := range c.HealthChecks {
+			if checkFails(h) {
+				add(checkProblem(c.Cluster, h))
+			}
 		}
 		for _, p := range c.Profiles {
 			if failing(p.State) {

@@ -110,6 +110,9 @@ func fingerprint(s status.Snapshot) uint64 {
 		for _, p := range c.Profiles {
 			hashPair(h, p)
 		}
+		for _, k := range c.HealthChecks {
+			fmt.Fprintf(h, "h %s|%s|%d|%d|%s\n", k.Alert, k.Check, k.Objects, k.Degraded, head(k.Error))
+		}
 	}
 	return h.Sum64()
 }

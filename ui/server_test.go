@@ -54,6 +54,9 @@ func testFleet(rev string) status.Snapshot {
 			Stages: []status.StageStatus{{Name: "stage", Progress: "Done", Done: 1}, {Name: "prod", Progress: "AwaitingApproval", Waiting: 2}}},
 	}
 	s.Fleet.DependsOn = []status.ProfileDependency{{Profile: "web", DependsOn: []string{"kyverno"}}}
+	s.Clusters[0].HealthChecks = []status.HealthCheck{{Alert: "platform-health", Check: "deployments", Objects: 9, Degraded: 2,
+		Resources: []status.ResourceHealth{{Object: "Deployment kube-system/coredns", Status: "Degraded", Message: "0/2 replicas available"}}}}
+	s.Clusters[2].HealthChecks = []status.HealthCheck{{Alert: "team-b/db", Check: "databases", Tenant: "team-b", Error: "checks/db.lua:3: attempt to index a nil value"}}
 	return s
 }
 
@@ -152,6 +155,8 @@ func TestFleetPageContract(t *testing.T) {
 		`<li data-cluster="prod-1" data-profile="kyverno" data-state="Failed">`,
 		`profiles/kyverno.yaml:14: Deployment/kyverno/kyverno: apply failed`,
 		`<li data-cluster="prod-2" data-state="Unreachable">`,
+		`<li data-cluster="prod-1" data-health-check="deployments" data-state="Degraded">`, `2 Degraded; first Deployment kube-system/coredns: 0/2 replicas available`,
+		`<li data-cluster="stage-1" data-health-check="databases" data-state="CheckError">`, `checks/db.lua:3: attempt to index a nil value`,
 		`<form id="filters" method="get" action="/"`, `name="q"`, `name="state"`, `name="label"`, `name="profile"`, `name="tenant"`,
 		`<table id="matrix">`, `<td data-profile="kyverno" data-state="Failed"`,
 		`<section id="rollouts"`, `<li data-profile="web" data-state="Halted">`, `<li data-profile="billing" data-state="AwaitingApproval">`,
@@ -182,6 +187,7 @@ func TestClusterPage(t *testing.T) {
 		`profiles/kyverno.yaml:14: Deployment/kyverno/kyverno: apply failed`,
 		`push (a central daemon reconciles it)`, `v1.37.2`,
 		`oci://registry.example/app`, `sha256:abababababab`,
+		`<section id="health-checks"`, `<li data-health-check="deployments" data-alert="platform-health" data-degraded="2">`, `0/2 replicas available`,
 	)
 	body = mustGet(t, ts, "/clusters/stage-1")
 	has(t, "pulled cluster page", body, `pull (its own agent`, `replica <code>regatta-1</code>`, `data-instance="billing-db-1"`)
