@@ -62,6 +62,21 @@ func (f fleetFilter) query() url.Values {
 	return v
 }
 
+// summary names the filters and the page, for the page's title.
+func (f fleetFilter) summary() string {
+	var parts []string
+	for _, p := range []struct{ name, v string }{{"search", f.Q}, {"state", f.State}, {"profile", f.Profile}, {"tenant", f.Tenant}} {
+		if p.v != "" {
+			parts = append(parts, p.name+" "+p.v)
+		}
+	}
+	parts = append(parts, f.Labels...)
+	if f.Page > 1 {
+		parts = append(parts, "page "+strconv.Itoa(f.Page))
+	}
+	return text(strings.Join(parts, ", "))
+}
+
 // Active reports whether any filter narrows the fleet.
 func (f fleetFilter) Active() bool { return len(f.query()) > 0 }
 
@@ -205,8 +220,8 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 	f := readFilter(r.URL.Query())
 	d := pageData{Title: "fleet", Nav: "fleet", View: v}
 	body := fleetPage(v.Snapshot, f, func(page int) string { return d.Link(pageURL(f, page)) })
-	if f.Active() {
-		d.Title = "fleet (filtered)"
+	if sum := f.summary(); sum != "" {
+		d.Title = "fleet: " + sum
 	}
 	d.Body = body
 	s.render(w, r, http.StatusOK, "fleet", d)

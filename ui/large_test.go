@@ -69,6 +69,8 @@ func TestFleetPageAt2000Clusters(t *testing.T) {
 	}
 	has(t, "first page", body, `<nav id="pages"`, `href="/?page=2"`, `href="/?page=20"`, `<p id="matched">2000 of 2000 clusters`)
 	last := mustGet(t, ts, "/?page=20")
+	has(t, "page 20", last, "<title>fleet: page 20 · regatta</title>")
+	has(t, "filtered page", mustGet(t, ts, "/?state=Failed&label=env%3Dprod"), "<title>fleet: state Failed, env=prod · regatta</title>")
 	if n := strings.Count(last, `<tr data-cluster=`); n != PageSize {
 		t.Errorf("page 20: %d rows, want %d", n, PageSize)
 	}
