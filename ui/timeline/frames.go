@@ -1,0 +1,211 @@
+package timeline
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/regatta-dev/regatta/reconciler/status"
+	"github.com/regatta-dev/regatta/repo"
+	"github.com/regatta-dev/regatta/ui"
+)
+
+// maxReplay bounds the commits replayed on top of a cached frame to build
+// another; further back, the frame is read whole.
+const maxReplay = 16
+
+// built is a frame with the file name of each record, in the same order
+// as its Snapshot.Clusters (by name): what the next commit's changes
+// are applied to.
+type built struct {
+	frame ui.Frame
+	keys  []string
+}
+
+// frame returns the frame of the commit at position i of c: cached, or
+// replayed from a cached older one, or read whole.
+func (r *Reader) frame(ctx context.Context, c *chain, i int) (ui.Frame, error) {
+	cm := c.commits[i]
+	if b, ok := r.frames.get(cm.SHA); ok {
+		return b.frame, nil
+	}
+	base, from := &built{}, -1 // from: the position base is the frame of
+	for j := i + 1; j <= i+maxReplay && j < len(c.commits) && c.parent(j-1) == j; j++ {
+		if b, ok := r.frames.get(c.commits[j].SHA); ok {
+			base, from = b, j
+			break
+		}
+	}
+	b, err := r.replay(ctx, c, base, from, i)
+	if err != nil {
+		return ui.Frame{}, err
+	}
+	r.frames.add(cm.SHA, b)
+	return b.frame, nil
+}
+
+// replay applies to base, the frame of position from (-1: none, read
+// the frame at to whole), the changes of each commit down to position to.
+func (r *Reader) replay(ctx context.Context, c *chain, base *built, from, to int) (*built, error) {
+	if from < 0 {
+		return step(ctx, c, base, "", to)
+	}
+	var err error
+	for k := from - 1; k >= to && err == nil; k-- {
+		base, err = step(ctx, c, base, c.commits[k+1].SHA, k)
+	}
+	return base, err
+}
+
+// step is the frame of the commit at position k from base, the frame of
+// older ("": nothing).
+func step(ctx context.Context, c *chain, base *built, older string, k int) (*built, error) {
+	cm := c.commits[k]
+	changes, err := c.repo.ChangedFiles(ctx, older, cm.SHA, status.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return apply(ctx, c.repo, base, cm, changes)
+}
+
+// apply makes the frame of commit cm from base, the frame of its parent,
+// and the files cm changed: records decoded, removed or added, the fleet
+// file read again when it changed.
+func apply(ctx context.Context, g *repo.Repository, base *built, cm repo.Commit, changes []repo.FileChange) (*built, error) {
+	next := &built{frame: ui.Frame{Commit: cm.SHA, Time: cm.Time, Snapshot: status.Snapshot{Fleet: base.frame.Snapshot.Fleet}}}
+	records := map[string]*status.ClusterStatus{} // file name -> new record, nil when removed
+	for _, ch := range changes {
+		key, isRecord := recordKey(ch.Path)
+		switch {
+		case ch.Path == status.FleetFile:
+			next.frame.Snapshot.Fleet = status.Fleet{}
+			if ch.New != "" {
+				if err := decode(ctx, g, cm, ch, &next.frame.Snapshot.Fleet); err != nil {
+					return nil, err
+				}
+			}
+		case isRecord && ch.New == "":
+			records[key] = nil
+		case isRecord:
+			rec := &status.ClusterStatus{}
+			if err := decode(ctx, g, cm, ch, rec); err != nil {
+				return nil, err
+			}
+			records[key] = rec
+		}
+	}
+	next.keys, next.frame.Snapshot.Clusters = merged(base, records)
+	return next, nil
+}
+
+// merged is base's records with records' applied, sorted by file name.
+func merged(base *built, records map[string]*status.ClusterStatus) ([]string, []status.ClusterStatus) {
+	old := base.frame.Snapshot.Clusters
+	keys := make([]string, 0, len(old)+len(records))
+	out := make([]status.ClusterStatus, 0, len(old)+len(records))
+	for i, k := range base.keys {
+		rec, changed := records[k]
+		if !changed {
+			keys, out = append(keys, k), append(out, old[i])
+			continue
+		}
+		delete(records, k)
+		if rec != nil {
+			keys, out = append(keys, k), append(out, *rec)
+		}
+	}
+	added := false
+	for k, rec := range records {
+		if rec != nil {
+			keys, out, added = append(keys, k), append(out, *rec), true
+		}
+	}
+	if added {
+		sort.Sort(byKey{keys, out})
+	}
+	return keys, out
+}
+
+type byKey struct {
+	keys    []string
+	records []status.ClusterStatus
+}
+
+func (b byKey) Len() int           { return len(b.keys) }
+func (b byKey) Less(i, j int) bool { return b.keys[i] < b.keys[j] }
+func (b byKey) Swap(i, j int) {
+	b.keys[i], b.keys[j] = b.keys[j], b.keys[i]
+	b.records[i], b.records[j] = b.records[j], b.records[i]
+}
+
+// recordKey is the cluster name of a record's path
+// (status/clusters/<name>.yaml).
+func recordKey(p string) (string, bool) {
+	dir, file := path.Split(p)
+	if dir != status.ClustersDir+"/" || !strings.HasSuffix(file, ".yaml") {
+		return "", false
+	}
+	return strings.TrimSuffix(file, ".yaml"), true
+}
+
+// decode reads a changed file of cm into v; errors name the commit and
+// the file.
+func decode(ctx context.Context, g *repo.Repository, cm repo.Commit, ch repo.FileChange, v any) error {
+	b, err := g.Blob(ctx, ch.New)
+	if err == nil {
+		err = yaml.Unmarshal(b, v)
+	}
+	if err != nil {
+		return fmt.Errorf("status commit %s: %s: %w", short(cm.SHA), ch.Path, err)
+	}
+	return nil
+}
+
+// frameCache keeps the frames used last, up to max.
+type frameCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *cacheItem, most recent first
+	items map[string]*list.Element
+}
+
+type cacheItem struct {
+	commit string
+	b      *built
+}
+
+func newFrameCache(max int) *frameCache {
+	return &frameCache{max: max, order: list.New(), items: map[string]*list.Element{}}
+}
+
+func (f *frameCache) get(commit string) (*built, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.items[commit]
+	if !ok {
+		return nil, false
+	}
+	f.order.MoveToFront(e)
+	return e.Value.(*cacheItem).b, true
+}
+
+func (f *frameCache) add(commit string, b *built) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e, ok := f.items[commit]; ok {
+		f.order.MoveToFront(e)
+		return
+	}
+	f.items[commit] = f.order.PushFront(&cacheItem{commit: commit, b: b})
+	for f.order.Len() > f.max {
+		last := f.order.Back()
+		f.order.Remove(last)
+		delete(f.items, last.Value.(*cacheItem).commit)
+	}
+}

@@ -1,0 +1,254 @@
+// Package timeline reads the status branch's Git history for the web UI:
+// it implements ui.History (the frame at the head, at a time or at a
+// commit, and the timeline of status commits with the clusters that
+// reached a new revision in each) over a local repository or a remote one
+// it fetches.
+//
+// A frame is built from a frame already decoded and the files the commits
+// between them changed (a tree diff), so a status commit that rewrote 5%
+// of 2,000 records decodes 100 of them. Frames are kept in a small LRU
+// cache by commit and never change once built: callers share them and
+// must not modify them. Timeline entries are kept for every commit of the
+// branch (they are small) and computed once.
+package timeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/regatta-dev/regatta/repo"
+	"github.com/regatta-dev/regatta/ui"
+)
+
+// DefaultFrames is how many frames a Reader keeps decoded.
+const DefaultFrames = 32
+
+// ErrNoBranch: the repository has no status branch (yet).
+var ErrNoBranch = errors.New("no status branch")
+
+// Options configure a Reader.
+type Options struct {
+	// Frames bounds the frames kept decoded (DefaultFrames when 0).
+	Frames int
+	// Log receives fetch errors and moves of the branch; nil discards.
+	Log *slog.Logger
+	// Auth and CacheDir configure the Source Open makes for a remote
+	// repository (repo.Options.Auth and Dir).
+	Auth     repo.Auth
+	CacheDir string
+}
+
+func (o Options) frames() int {
+	if o.Frames <= 0 {
+		return DefaultFrames
+	}
+	return o.Frames
+}
+
+func (o Options) log() *slog.Logger {
+	if o.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Log
+}
+
+// Reader is the history of one status branch. It is safe for concurrent
+// use. Until Run follows the branch, the head is read once, at the first
+// call that needs it.
+type Reader struct {
+	git    gitSource
+	branch string
+	log    *slog.Logger
+	frames *frameCache
+
+	mu      sync.RWMutex
+	loaded  bool
+	chain   *chain
+	entries map[string]cachedEntry
+}
+
+var _ ui.History = (*Reader)(nil)
+
+// gitSource is where a Reader reads the branch: a remote repository it
+// fetches, or a local one whose ref it re-reads.
+type gitSource interface {
+	// head brings the branch up to date and returns its commit and the
+	// repository to read it from; found is false without the branch.
+	head(ctx context.Context) (sha string, r *repo.Repository, found bool, err error)
+	// where names the repository in errors (redacted).
+	where() string
+}
+
+// New reads branch of a remote repository through src, fetching it at
+// every Run tick. src must keep the branch's whole history: make it with
+// repo.Options{FullHistory: true} (a daemon's own shallow clone is not
+// enough; Open makes the right one).
+func New(src *repo.Source, branch string, opts Options) *Reader {
+	return newReader(&remote{src: src, branch: branch}, branch, opts)
+}
+
+// Local reads branch of the repository in dir (a clone or a bare
+// repository): the local branch, else origin/<branch>, as `regatta
+// status` does. Run re-reads the ref.
+func Local(dir, branch string, opts Options) (*Reader, error) {
+	r, err := repo.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return newReader(&local{dir: dir, branch: branch, repo: r}, branch, opts), nil
+}
+
+// Open reads branch at location: the repository in a local folder, or a
+// remote one (any URL repo.NewSource takes), fetched with its whole
+// history into memory or opts.CacheDir.
+func Open(location, branch string, opts Options) (*Reader, error) {
+	if fi, err := os.Stat(location); err == nil && fi.IsDir() {
+		return Local(location, branch, opts)
+	}
+	src, err := repo.NewSource(repo.Options{URL: location, Branch: branch, Auth: opts.Auth,
+		Dir: opts.CacheDir, FullHistory: true, Logger: opts.Log})
+	if err != nil {
+		return nil, err
+	}
+	return New(src, branch, opts), nil
+}
+
+func newReader(g gitSource, branch string, opts Options) *Reader {
+	return &Reader{git: g, branch: branch, log: opts.log(), frames: newFrameCache(opts.frames()),
+		chain: &chain{}, entries: map[string]cachedEntry{}}
+}
+
+// Run follows the branch until ctx ends: it fetches it (a local
+// repository: re-reads the ref) now and every every, and calls onMove
+// when its head moved. Errors are logged and the next tick tries again,
+// so a Git host that is down delays the view, no more.
+func (r *Reader) Run(ctx context.Context, every time.Duration, onMove func()) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var failing string
+	for {
+		moved, err := r.refresh(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil && err.Error() != failing:
+			failing = err.Error()
+			r.log.Warn("status branch not read, trying again", "branch", r.branch, "every", every, "error", err)
+		case err == nil && failing != "":
+			failing = ""
+			r.log.Info("status branch read again", "branch", r.branch)
+		}
+		if moved && onMove != nil {
+			onMove()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// refresh reads the branch's head and, when it moved, its new commits.
+func (r *Reader) refresh(ctx context.Context) (bool, error) {
+	sha, g, found, err := r.git.head(ctx)
+	if err != nil {
+		return false, err
+	}
+	r.mu.RLock()
+	old := r.chain
+	r.mu.RUnlock()
+	if sha == old.head && found == (old.repo != nil) {
+		r.setLoaded()
+		return false, nil
+	}
+	next := &chain{}
+	if found {
+		if next, err = old.advance(ctx, g, sha); err != nil {
+			return false, err
+		}
+	}
+	r.mu.Lock()
+	r.chain, r.loaded = next, true
+	r.pruneEntries()
+	r.mu.Unlock()
+	r.log.Info("status branch moved", "branch", r.branch, "head", sha, "previous", old.head)
+	return true, nil
+}
+
+func (r *Reader) setLoaded() {
+	r.mu.Lock()
+	r.loaded = true
+	r.mu.Unlock()
+}
+
+// current is the branch as last read, read now if it never was.
+func (r *Reader) current(ctx context.Context) (*chain, error) {
+	r.mu.RLock()
+	c, loaded := r.chain, r.loaded
+	r.mu.RUnlock()
+	if !loaded {
+		if _, err := r.refresh(ctx); err != nil {
+			return nil, fmt.Errorf("status branch %s: %w", r.branch, err)
+		}
+		r.mu.RLock()
+		c = r.chain
+		r.mu.RUnlock()
+	}
+	if len(c.commits) == 0 {
+		return nil, fmt.Errorf("%w %s in %s: has regatta run and pushed status yet?", ErrNoBranch, r.branch, r.git.where())
+	}
+	return c, nil
+}
+
+// Head is the frame of the branch's newest commit.
+func (r *Reader) Head(ctx context.Context) (ui.Frame, error) {
+	c, err := r.current(ctx)
+	if err != nil {
+		return ui.Frame{}, err
+	}
+	return r.frame(ctx, c, 0)
+}
+
+// At is the frame in force at t: the newest commit (down the branch's
+// first parents) committed at or before t. A t before the oldest commit
+// kept gives ui.ErrBeforeHistory.
+func (r *Reader) At(ctx context.Context, t time.Time) (ui.Frame, error) {
+	c, err := r.current(ctx)
+	if err != nil {
+		return ui.Frame{}, err
+	}
+	for i, cm := range c.commits {
+		if !cm.Time.After(t) {
+			return r.frame(ctx, c, i)
+		}
+	}
+	oldest := c.commits[len(c.commits)-1]
+	return ui.Frame{}, fmt.Errorf("%s: %w (%s, %s)", t.UTC().Format(time.RFC3339), ui.ErrBeforeHistory,
+		short(oldest.SHA), oldest.Time.UTC().Format(time.RFC3339))
+}
+
+// Frame is the frame of a commit of the branch, by its full or
+// abbreviated (at least 4 digits) hash.
+func (r *Reader) Frame(ctx context.Context, commit string) (ui.Frame, error) {
+	c, err := r.current(ctx)
+	if err != nil {
+		return ui.Frame{}, err
+	}
+	i, err := c.find(commit)
+	if err != nil {
+		return ui.Frame{}, err
+	}
+	return r.frame(ctx, c, i)
+}
+
+// short abbreviates a commit hash as Git does by default.
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
