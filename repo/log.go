@@ -7,10 +7,12 @@ import (
 	"io"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // History of a branch, read commit by commit: the web UI's timeline of the
@@ -107,7 +109,8 @@ func (r *Repository) dirHash(ctx context.Context, rev, dir string) (plumbing.Has
 }
 
 // diffTrees appends to out the files that differ between the trees a and
-// b (zero: empty) of the folder dir.
+// b (zero: empty) of the folder dir. Both list their entries in Git's
+// order, so they are walked side by side.
 func (r *Repository) diffTrees(ctx context.Context, dir string, a, b plumbing.Hash, out *[]FileChange) error {
 	if a == b {
 		return nil
@@ -115,16 +118,32 @@ func (r *Repository) diffTrees(ctx context.Context, dir string, a, b plumbing.Ha
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ea, err := treeEntries(r.store, a)
+	ea, err := sortedEntries(r.store, a)
 	if err != nil {
 		return err
 	}
-	eb, err := treeEntries(r.store, b)
+	eb, err := sortedEntries(r.store, b)
 	if err != nil {
 		return err
 	}
-	for name := range union(ea, eb) {
-		if err := r.diffEntry(ctx, path.Join(dir, name), ea[name], eb[name], out); err != nil {
+	for i, j := 0, 0; i < len(ea) || j < len(eb); {
+		var x, y object.TreeEntry
+		switch c := compareEntries(ea, eb, i, j); {
+		case c < 0:
+			x, i = ea[i], i+1
+		case c > 0:
+			y, j = eb[j], j+1
+		default:
+			x, y, i, j = ea[i], eb[j], i+1, j+1
+		}
+		if x == y {
+			continue
+		}
+		name := x.Name
+		if name == "" {
+			name = y.Name
+		}
+		if err := r.diffEntry(ctx, path.Join(dir, name), x, y, out); err != nil {
 			return err
 		}
 	}
@@ -157,6 +176,39 @@ func (r *Repository) diffEntry(ctx context.Context, p string, x, y object.TreeEn
 		*out = append(*out, FileChange{Path: p, Old: hashString(x.Hash), New: hashString(y.Hash)})
 	}
 	return nil
+}
+
+// sortedEntries are the entries of the tree h (zero: none), in Git's
+// order.
+func sortedEntries(st storer.EncodedObjectStorer, h plumbing.Hash) ([]object.TreeEntry, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	t, err := object.GetTree(st, h)
+	if err != nil {
+		return nil, err
+	}
+	return t.Entries, nil
+}
+
+// compareEntries orders ea[i] and eb[j] as Git orders a tree's entries
+// (a folder's name as if it ended in "/"); an index past its end comes
+// last.
+func compareEntries(ea, eb []object.TreeEntry, i, j int) int {
+	switch {
+	case i >= len(ea):
+		return 1
+	case j >= len(eb):
+		return -1
+	}
+	return strings.Compare(gitName(ea[i]), gitName(eb[j]))
+}
+
+func gitName(e object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
 }
 
 func hashString(h plumbing.Hash) string {

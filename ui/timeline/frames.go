@@ -16,10 +16,6 @@ import (
 	"github.com/regatta-dev/regatta/ui"
 )
 
-// maxReplay bounds the commits replayed on top of a cached frame to build
-// another; further back, the frame is read whole.
-const maxReplay = 16
-
 // built is a frame with the file name of each record, in the same order
 // as its Snapshot.Clusters (by name): what the next commit's changes
 // are applied to.
@@ -29,20 +25,25 @@ type built struct {
 }
 
 // frame returns the frame of the commit at position i of c: cached, or
-// replayed from a cached older one, or read whole.
+// made from the cached frame nearest on the branch and the files that
+// differ between the two commits (a tree diff, whichever way), or read
+// whole when none is cached.
 func (r *Reader) frame(ctx context.Context, c *chain, i int) (ui.Frame, error) {
 	cm := c.commits[i]
 	if b, ok := r.frames.get(cm.SHA); ok {
 		return b.frame, nil
 	}
-	base, from := &built{}, -1 // from: the position base is the frame of
-	for j := i + 1; j <= i+maxReplay && j < len(c.commits) && c.parent(j-1) == j; j++ {
-		if b, ok := r.frames.get(c.commits[j].SHA); ok {
-			base, from = b, j
-			break
-		}
+	base, from := r.frames.nearest(c, i), ""
+	if base == nil {
+		base = &built{}
+	} else {
+		from = base.frame.Commit
 	}
-	b, err := r.replay(ctx, c, base, from, i)
+	changes, err := c.repo.ChangedFiles(ctx, from, cm.SHA, status.Dir)
+	if err != nil {
+		return ui.Frame{}, err
+	}
+	b, err := apply(ctx, c.repo, base, cm, changes)
 	if err != nil {
 		return ui.Frame{}, err
 	}
@@ -50,33 +51,9 @@ func (r *Reader) frame(ctx context.Context, c *chain, i int) (ui.Frame, error) {
 	return b.frame, nil
 }
 
-// replay applies to base, the frame of position from (-1: none, read
-// the frame at to whole), the changes of each commit down to position to.
-func (r *Reader) replay(ctx context.Context, c *chain, base *built, from, to int) (*built, error) {
-	if from < 0 {
-		return step(ctx, c, base, "", to)
-	}
-	var err error
-	for k := from - 1; k >= to && err == nil; k-- {
-		base, err = step(ctx, c, base, c.commits[k+1].SHA, k)
-	}
-	return base, err
-}
-
-// step is the frame of the commit at position k from base, the frame of
-// older ("": nothing).
-func step(ctx context.Context, c *chain, base *built, older string, k int) (*built, error) {
-	cm := c.commits[k]
-	changes, err := c.repo.ChangedFiles(ctx, older, cm.SHA, status.Dir)
-	if err != nil {
-		return nil, err
-	}
-	return apply(ctx, c.repo, base, cm, changes)
-}
-
-// apply makes the frame of commit cm from base, the frame of its parent,
-// and the files cm changed: records decoded, removed or added, the fleet
-// file read again when it changed.
+// apply makes the frame of commit cm from base, the frame of another
+// commit, and the files that differ between the two: records decoded,
+// removed or added, the fleet file read again when it differs.
 func apply(ctx context.Context, g *repo.Repository, base *built, cm repo.Commit, changes []repo.FileChange) (*built, error) {
 	next := &built{frame: ui.Frame{Commit: cm.SHA, Time: cm.Time, Snapshot: status.Snapshot{Fleet: base.frame.Snapshot.Fleet}}}
 	records := map[string]*status.ClusterStatus{} // file name -> new record, nil when removed
@@ -193,6 +170,28 @@ func (f *frameCache) get(commit string) (*built, bool) {
 	}
 	f.order.MoveToFront(e)
 	return e.Value.(*cacheItem).b, true
+}
+
+// nearest is the cached frame of the commit of c nearest to position i,
+// or nil.
+func (f *frameCache) nearest(c *chain, i int) *built {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var best *built
+	dist := len(c.commits)
+	for commit, e := range f.items {
+		if j, ok := c.index[commit]; ok && abs(j-i) < dist {
+			best, dist = e.Value.(*cacheItem).b, abs(j-i)
+		}
+	}
+	return best
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 func (f *frameCache) add(commit string, b *built) {

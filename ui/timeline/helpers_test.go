@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -31,12 +32,14 @@ func TestMain(m *testing.M) {
 type statusRepo struct {
 	t          testing.TB
 	bare, work string
+	written    map[string][]byte // the status files in the clone
+	enc        status.RecordEncoder
 }
 
 func newStatusRepo(t testing.TB) *statusRepo {
 	t.Helper()
 	root := t.TempDir()
-	s := &statusRepo{t: t, bare: filepath.Join(root, "fleet.git"), work: filepath.Join(root, "work")}
+	s := &statusRepo{t: t, bare: filepath.Join(root, "fleet.git"), work: filepath.Join(root, "work"), written: map[string][]byte{}}
 	s.git(root, "init", "-q", "--bare", "-b", "main", s.bare)
 	s.git(root, "init", "-q", "-b", "main", s.work)
 	s.git(s.work, "remote", "add", "origin", s.bare)
@@ -80,14 +83,32 @@ func (s *statusRepo) gitAt(dir string, at time.Time, args ...string) string {
 // it; it returns the commit.
 func (s *statusRepo) commit(snap status.Snapshot, at time.Time) string {
 	s.t.Helper()
-	files, err := status.Files(snap)
+	files, err := status.FilesWith(&s.enc, snap)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := os.RemoveAll(filepath.Join(s.work, status.Dir)); err != nil {
-		s.t.Fatal(err)
+	s.write(files)
+	s.git(s.work, "add", "-A")
+	s.gitAt(s.work, at, "commit", "-q", "-m", "Update fleet status\n\n"+repo.TrailerSourceRevision+": "+snap.Fleet.SourceRevision)
+	s.git(s.work, "push", "-q", "-f", "origin", "HEAD:"+branch)
+	return s.git(s.work, "rev-parse", "HEAD")
+}
+
+// write makes the clone's status folder hold files, writing only the
+// files that changed.
+func (s *statusRepo) write(files map[string][]byte) {
+	s.t.Helper()
+	for name := range s.written {
+		if _, ok := files[name]; !ok {
+			if err := os.Remove(filepath.Join(s.work, name)); err != nil {
+				s.t.Fatal(err)
+			}
+		}
 	}
 	for name, b := range files {
+		if bytes.Equal(s.written[name], b) {
+			continue
+		}
 		p := filepath.Join(s.work, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			s.t.Fatal(err)
@@ -96,10 +117,7 @@ func (s *statusRepo) commit(snap status.Snapshot, at time.Time) string {
 			s.t.Fatal(err)
 		}
 	}
-	s.git(s.work, "add", "-A")
-	s.gitAt(s.work, at, "commit", "-q", "-m", "Update fleet status\n\n"+repo.TrailerSourceRevision+": "+snap.Fleet.SourceRevision)
-	s.git(s.work, "push", "-q", "-f", "origin", "HEAD:"+branch)
-	return s.git(s.work, "rev-parse", "HEAD")
+	s.written = files
 }
 
 // pull moves the clone's status branch to the bare repository's (after
