@@ -4,12 +4,14 @@
 // reached a new revision in each) over a local repository or a remote one
 // it fetches.
 //
-// A frame is built from a frame already decoded and the files the commits
-// between them changed (a tree diff), so a status commit that rewrote 5%
-// of 2,000 records decodes 100 of them. Frames are kept in a small LRU
-// cache by commit and never change once built: callers share them and
-// must not modify them. Timeline entries are kept for every commit of the
-// branch (they are small) and computed once.
+// A frame is made from the cached frame nearest on the branch and the
+// files that differ between the two commits (a tree diff), so the frame
+// next to one that is known, after a status commit that rewrote 5% of
+// 2,000 records, decodes 100 of them. Frames are kept in a small LRU
+// cache by commit and never change once made: callers share them and must
+// not modify them. A timeline entry is computed once per commit, from the
+// files it changed (the records' sourceRevision lines only), and kept
+// while the commit is on the branch.
 package timeline
 
 import (
