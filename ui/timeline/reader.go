@@ -30,6 +30,9 @@ import (
 // DefaultFrames is how many frames a Reader keeps decoded.
 const DefaultFrames = 32
 
+// DefaultEvery is how often Run reads the branch when not told.
+const DefaultEvery = 10 * time.Second
+
 // ErrNoBranch: the repository has no status branch (yet).
 var ErrNoBranch = errors.New("no status branch")
 
@@ -68,7 +71,8 @@ type Reader struct {
 	log    *slog.Logger
 	frames *frameCache
 
-	mu      sync.RWMutex
+	refreshing sync.Mutex // one read of the branch at a time
+	mu         sync.RWMutex
 	loaded  bool
 	chain   *chain
 	entries map[string]cachedEntry
@@ -127,9 +131,13 @@ func newReader(g gitSource, branch string, opts Options) *Reader {
 
 // Run follows the branch until ctx ends: it fetches it (a local
 // repository: re-reads the ref) now and every every, and calls onMove
-// when its head moved. Errors are logged and the next tick tries again,
-// so a Git host that is down delays the view, no more.
+// when its head moved (every <= 0: DefaultEvery). Errors are logged and
+// the next tick tries again, so a Git host that is down delays the view,
+// no more.
 func (r *Reader) Run(ctx context.Context, every time.Duration, onMove func()) {
+	if every <= 0 {
+		every = DefaultEvery
+	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	var failing string
@@ -156,6 +164,8 @@ func (r *Reader) Run(ctx context.Context, every time.Duration, onMove func()) {
 
 // refresh reads the branch's head and, when it moved, its new commits.
 func (r *Reader) refresh(ctx context.Context) (bool, error) {
+	r.refreshing.Lock()
+	defer r.refreshing.Unlock()
 	sha, g, found, err := r.git.head(ctx)
 	if err != nil {
 		return false, err

@@ -69,14 +69,19 @@ func runReader(t *testing.T, r *Reader) func() int {
 	}
 }
 
-// Run sees the branch move, in a remote repository and in a local one,
-// and calls onMove; while the Git host is away it logs the error, keeps
+// Run sees the branch move, in a remote repository and in a local one
+// (whose objects moved into a new pack meanwhile), and calls onMove; while the Git host is away it logs the error, keeps
 // the last view and reads the branch again when the host is back.
 func TestRunFollowsTheBranch(t *testing.T) {
 	for _, kind := range []string{"remote", "local"} {
 		t.Run(kind, func(t *testing.T) {
 			s := newStatusRepo(t)
 			first := s.commit(fleet(rev(1), cluster("a", rev(1), "Applied")), t0)
+			repack := func() { // what the reader reads moves into a new pack, as git gc does
+				s.git(s.work, "repack", "-q", "-a", "-d")
+				s.git(s.bare, "repack", "-q", "-a", "-d")
+			}
+			repack()
 			var log syncBuffer
 			opts := Options{Log: slog.New(slog.NewTextHandler(&log, nil))}
 			r := readers(t, s, opts)[kind]
@@ -86,6 +91,7 @@ func TestRunFollowsTheBranch(t *testing.T) {
 			}
 			waitFor(t, "the first head", func() bool { return moves() == 1 && headIs(first)() })
 			second := s.commit(fleet(rev(2), cluster("a", rev(2), "Applied")), t0.Add(time.Minute))
+			repack()
 			waitFor(t, "the second head", func() bool { return moves() == 2 && headIs(second)() })
 			if kind == "local" {
 				return
