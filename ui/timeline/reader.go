@@ -73,9 +73,9 @@ type Reader struct {
 
 	refreshing sync.Mutex // one read of the branch at a time
 	mu         sync.RWMutex
-	loaded  bool
-	chain   *chain
-	entries map[string]cachedEntry
+	loaded     bool
+	chain      *chain
+	entries    map[string]cachedEntry
 }
 
 var _ ui.History = (*Reader)(nil)
