@@ -60,18 +60,26 @@ func TestFirstParents(t *testing.T) {
 }
 
 // ChangedFiles lists what a commit added, changed and removed under a
-// folder, a folder replaced by a file included, with hashes Blob reads;
+// folder, a folder replaced by a file included (and the files beside
+// folders that Git orders between a name and its folder), with hashes
+// Blob reads;
 // from "" it lists every file.
 func TestChangedFiles(t *testing.T) {
 	up := newUpstream(t, t.TempDir(), "fleet.git")
 	up.write("status/clusters/a.yaml", "a1\n")
 	up.write("status/clusters/b.yaml", "b1\n")
 	up.write("status/x/y", "folder\n")
+	up.write("status/x.y", "Git orders it before the folder x, after a file x\n")
+	up.write("status/d/f", "a folder that stays\n")
+	up.write("status/d.e", "a file Git orders before it, removed\n")
 	up.write("other/z", "outside\n")
 	first := up.commit("first")
 	up.write("status/clusters/a.yaml", "a2\n")
 	up.write("status/clusters/c.yaml", "c1\n")
 	if err := os.Remove(filepath.Join(up.work, "status/clusters/b.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(up.work, "status/d.e")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(filepath.Join(up.work, "status/x")); err != nil {
@@ -111,6 +119,7 @@ func TestChangedFiles(t *testing.T) {
 		{"status/clusters/a.yaml", "a1\n", "a2\n"},
 		{"status/clusters/b.yaml", "b1\n", ""},
 		{"status/clusters/c.yaml", "", "c1\n"},
+		{"status/d.e", "a file Git orders before it, removed\n", ""},
 		{"status/x", "", "file now\n"},
 		{"status/x/y", "folder\n", ""},
 	}
@@ -118,7 +127,7 @@ func TestChangedFiles(t *testing.T) {
 		t.Errorf("ChangedFiles = %q\nwant %q", got, want)
 	}
 	all, err := r.ChangedFiles(ctx, "", first, ".")
-	if err != nil || len(all) != 5 || all[0].Path != "README.md" || all[0].Old != "" {
+	if err != nil || len(all) != 8 || all[0].Path != "README.md" || all[0].Old != "" {
 		t.Errorf("ChangedFiles from nothing = %+v, %v", all, err)
 	}
 	none, err := r.ChangedFiles(ctx, second, second, "status")
