@@ -130,10 +130,11 @@ func newReader(g gitSource, branch string, opts Options) *Reader {
 }
 
 // Run follows the branch until ctx ends: it fetches it (a local
-// repository: re-reads the ref) now and every every, and calls onMove
-// when its head moved (every <= 0: DefaultEvery). Errors are logged and
-// the next tick tries again, so a Git host that is down delays the view,
-// no more.
+// repository: re-reads the ref) now and every every (<= 0: DefaultEvery),
+// and when its head moved decodes the new head frame (from the one before,
+// by a tree diff) and then calls onMove, so the pages that follow find it
+// ready. Errors are logged and the next tick tries again, so a Git host
+// that is down delays the view, no more.
 func (r *Reader) Run(ctx context.Context, every time.Duration, onMove func()) {
 	if every <= 0 {
 		every = DefaultEvery
@@ -143,14 +144,10 @@ func (r *Reader) Run(ctx context.Context, every time.Duration, onMove func()) {
 	var failing string
 	for {
 		moved, err := r.refresh(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil && err.Error() != failing:
-			failing = err.Error()
-			r.log.Warn("status branch not read, trying again", "branch", r.branch, "every", every, "error", err)
-		case err == nil && failing != "":
-			failing = ""
-			r.log.Info("status branch read again", "branch", r.branch)
+		if moved {
+			_, err = r.Head(ctx)
 		}
+		failing = r.logOutcome(ctx, err, failing, every)
 		if moved && onMove != nil {
 			onMove()
 		}
@@ -160,6 +157,24 @@ func (r *Reader) Run(ctx context.Context, every time.Duration, onMove func()) {
 		case <-tick.C:
 		}
 	}
+}
+
+// logOutcome logs a read of the branch that failed unlike the one
+// before, and the first that works again; it returns the error in force.
+func (r *Reader) logOutcome(ctx context.Context, err error, failing string, every time.Duration) string {
+	switch {
+	case errors.Is(err, ErrNoBranch) || (err != nil && ctx.Err() != nil):
+		return failing
+	case err != nil && err.Error() != failing:
+		r.log.Warn("status branch not read, trying again", "branch", r.branch, "every", every, "error", err)
+		return err.Error()
+	case err == nil && failing != "":
+		r.log.Info("status branch read again", "branch", r.branch)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // refresh reads the branch's head and, when it moved, its new commits.

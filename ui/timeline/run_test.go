@@ -70,7 +70,8 @@ func runReader(t *testing.T, r *Reader) func() int {
 }
 
 // Run sees the branch move, in a remote repository and in a local one
-// (whose objects moved into a new pack meanwhile), and calls onMove; while the Git host is away it logs the error, keeps
+// (whose objects moved into a new pack meanwhile), decodes the new head
+// and calls onMove; while the Git host is away it logs the error, keeps
 // the last view and reads the branch again when the host is back.
 func TestRunFollowsTheBranch(t *testing.T) {
 	for _, kind := range []string{"remote", "local"} {
@@ -92,7 +93,11 @@ func TestRunFollowsTheBranch(t *testing.T) {
 			waitFor(t, "the first head", func() bool { return moves() == 1 && headIs(first)() })
 			second := s.commit(fleet(rev(2), cluster("a", rev(2), "Applied")), t0.Add(time.Minute))
 			repack()
-			waitFor(t, "the second head", func() bool { return moves() == 2 && headIs(second)() })
+			waitFor(t, "the second move", func() bool { return moves() == 2 })
+			if _, ok := r.frames.get(second); !ok {
+				t.Error("Run called onMove before decoding the new head")
+			}
+			waitFor(t, "the second head", func() bool { return headIs(second)() })
 			if kind == "local" {
 				return
 			}
@@ -195,4 +200,71 @@ func checkFolded(t *testing.T, name string, r *Reader, s *statusRepo, old []stri
 	if t.Failed() {
 		t.Log(fmt.Sprintf("%s: timeline %+v", name, tl))
 	}
+}
+
+// Pages read the history from many goroutines while Run follows the
+// branch: every answer is a frame or timeline of a commit of the branch
+// (go test -race checks the sharing).
+func TestConcurrentReads(t *testing.T) {
+	s := newStatusRepo(t)
+	commits := []string{s.commit(fleet(rev(0), cluster("a", rev(0), "Applied")), t0)}
+	r := New(s.source(), branch, Options{Frames: 2})
+	moves := runReader(t, r)
+	waitFor(t, "the first head", func() bool { return moves() == 1 })
+	ctx, stop := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := readOnce(ctx, r, g); err != nil && ctx.Err() == nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := 1; i < 6; i++ {
+		commits = append(commits, s.commit(fleet(rev(i), cluster("a", rev(i), "Applied"), cluster(fmt.Sprint("c", i), rev(i), "Applied")),
+			t0.Add(time.Duration(i)*time.Minute)))
+		waitFor(t, fmt.Sprintf("move %d", i+1), func() bool { return moves() == i+1 })
+	}
+	stop()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	tl, err := r.Timeline(t.Context(), 0)
+	if err != nil || len(tl) != 6 || tl[0].Commit != commits[5] || len(tl[0].Arrivals) != 2 {
+		t.Errorf("Timeline after the reads: %v\n%+v", err, tl)
+	}
+	for i, c := range commits {
+		f, err := r.Frame(t.Context(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFrame(t, s, f, commits[i])
+	}
+}
+
+// readOnce reads one thing, by the goroutine's number.
+func readOnce(ctx context.Context, r *Reader, g int) error {
+	switch g {
+	case 0:
+		_, err := r.Head(ctx)
+		return err
+	case 1:
+		_, err := r.Timeline(ctx, 3)
+		return err
+	case 2:
+		_, err := r.At(ctx, t0.Add(150*time.Second))
+		return err
+	}
+	tl, err := r.Timeline(ctx, 0)
+	if err != nil {
+		return err
+	}
+	_, err = r.Frame(ctx, tl[len(tl)-1].Commit[:7])
+	return err
 }
