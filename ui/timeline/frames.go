@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	yaml "go.yaml.in/yaml/v3"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/repo"
@@ -57,6 +60,7 @@ func (r *Reader) frame(ctx context.Context, c *chain, i int) (ui.Frame, error) {
 func apply(ctx context.Context, g *repo.Repository, base *built, cm repo.Commit, changes []repo.FileChange) (*built, error) {
 	next := &built{frame: ui.Frame{Commit: cm.SHA, Time: cm.Time, Snapshot: status.Snapshot{Fleet: base.frame.Snapshot.Fleet}}}
 	records := map[string]*status.ClusterStatus{} // file name -> new record, nil when removed
+	var decoded []repo.FileChange                 // the records to decode
 	for _, ch := range changes {
 		key, isRecord := recordKey(ch.Path)
 		switch {
@@ -70,15 +74,46 @@ func apply(ctx context.Context, g *repo.Repository, base *built, cm repo.Commit,
 		case isRecord && ch.New == "":
 			records[key] = nil
 		case isRecord:
-			rec := &status.ClusterStatus{}
-			if err := decode(ctx, g, cm, ch, rec); err != nil {
-				return nil, err
-			}
-			records[key] = rec
+			decoded = append(decoded, ch)
 		}
+	}
+	recs, err := decodeRecords(ctx, g, cm, decoded)
+	if err != nil {
+		return nil, err
+	}
+	for i, ch := range decoded {
+		key, _ := recordKey(ch.Path)
+		records[key] = &recs[i]
 	}
 	next.keys, next.frame.Snapshot.Clusters = merged(base, records)
 	return next, nil
+}
+
+// parallelFrom is how many records a frame decodes before it uses every
+// core: a head frame of 2,000 records decodes them all.
+const parallelFrom = 64
+
+// decodeRecords decodes the records of changes, on every core when there
+// are many.
+func decodeRecords(ctx context.Context, g *repo.Repository, cm repo.Commit, changes []repo.FileChange) ([]status.ClusterStatus, error) {
+	recs := make([]status.ClusterStatus, len(changes))
+	workers := 1
+	if len(changes) >= parallelFrom {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	eg, ctx := errgroup.WithContext(ctx)
+	var next atomic.Int64
+	for range workers {
+		eg.Go(func() error {
+			for i := int(next.Add(1) - 1); i < len(changes); i = int(next.Add(1) - 1) {
+				if err := decode(ctx, g, cm, changes[i], &recs[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return recs, eg.Wait()
 }
 
 // merged is base's records with records' applied, sorted by file name.
