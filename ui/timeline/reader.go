@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -98,9 +99,9 @@ func New(src *repo.Source, branch string, opts Options) *Reader {
 	return newReader(&remote{src: src, branch: branch}, branch, opts)
 }
 
-// Local reads branch of the repository in dir (a clone or a bare
-// repository): the local branch, else origin/<branch>, as `regatta
-// status` does. Run re-reads the ref.
+// Local reads branch of the repository of the clone in dir: the local
+// branch, else origin/<branch>, as `regatta status` does. Run re-reads
+// the ref.
 func Local(dir, branch string, opts Options) (*Reader, error) {
 	r, err := repo.Open(dir)
 	if err != nil {
@@ -109,11 +110,12 @@ func Local(dir, branch string, opts Options) (*Reader, error) {
 	return newReader(&local{dir: dir, branch: branch, repo: r}, branch, opts), nil
 }
 
-// Open reads branch at location: the repository in a local folder, or a
-// remote one (any URL repo.NewSource takes), fetched with its whole
-// history into memory or opts.CacheDir.
+// Open reads branch at location: the clone in a local folder (Local), or
+// a remote repository (any URL repo.NewSource takes, a bare repository's
+// folder too) whose branch is fetched with its whole history into memory
+// or opts.CacheDir (New).
 func Open(location, branch string, opts Options) (*Reader, error) {
-	if fi, err := os.Stat(location); err == nil && fi.IsDir() {
+	if fi, err := os.Stat(location); err == nil && fi.IsDir() && !isBare(location) {
 		return Local(location, branch, opts)
 	}
 	src, err := repo.NewSource(repo.Options{URL: location, Branch: branch, Auth: opts.Auth,
@@ -122,6 +124,14 @@ func Open(location, branch string, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	return New(src, branch, opts), nil
+}
+
+// isBare tells a bare repository's folder (HEAD and objects/ at its top)
+// from a clone's, which repo.Open reads.
+func isBare(dir string) bool {
+	_, head := os.Stat(filepath.Join(dir, "HEAD"))
+	objects, err := os.Stat(filepath.Join(dir, "objects"))
+	return head == nil && err == nil && objects.IsDir()
 }
 
 func newReader(g gitSource, branch string, opts Options) *Reader {
@@ -202,7 +212,7 @@ func (r *Reader) refresh(ctx context.Context) (bool, error) {
 	r.chain, r.loaded = next, true
 	r.pruneEntries()
 	r.mu.Unlock()
-	r.log.Info("status branch moved", "branch", r.branch, "head", sha, "previous", old.head)
+	r.log.Debug("status branch moved", "branch", r.branch, "head", sha, "previous", old.head)
 	return true, nil
 }
 

@@ -197,3 +197,25 @@ func TestRecordRevision(t *testing.T) {
 		t.Error("recordRevision of broken YAML: no error")
 	}
 }
+
+// Open reads a clone's folder as Local does and a bare repository's
+// folder or a URL as New does.
+func TestOpen(t *testing.T) {
+	s := newStatusRepo(t)
+	head := history(s)[3]
+	for _, loc := range []string{s.work, s.bare, "file://" + s.bare} {
+		r, err := Open(loc, branch, Options{})
+		if err != nil {
+			t.Fatalf("Open(%s): %v", loc, err)
+		}
+		if _, local := r.git.(*local); local != (loc == s.work) {
+			t.Errorf("Open(%s) reads it as a local clone: %v", loc, local)
+		}
+		if f, err := r.Head(t.Context()); err != nil || f.Commit != head {
+			t.Errorf("Open(%s).Head = %s, %v; want %s", loc, f.Commit, err, head)
+		}
+	}
+	if _, err := Open(t.TempDir(), branch, Options{}); err == nil {
+		t.Error("Open of a folder that is no repository: no error")
+	}
+}
