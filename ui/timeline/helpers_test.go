@@ -43,6 +43,10 @@ func newStatusRepo(t testing.TB) *statusRepo {
 	s.git(root, "init", "-q", "--bare", "-b", "main", s.bare)
 	s.git(root, "init", "-q", "-b", "main", s.work)
 	s.git(s.work, "remote", "add", "origin", s.bare)
+	// no gc in the background while a test or benchmark commits and pushes
+	s.git(s.work, "config", "gc.auto", "0")
+	s.git(s.bare, "config", "gc.auto", "0")
+	s.git(s.bare, "config", "receive.autogc", "false")
 	if err := os.WriteFile(filepath.Join(s.work, "README.md"), []byte("fleet\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
