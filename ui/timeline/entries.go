@@ -64,7 +64,9 @@ func (r *Reader) entry(ctx context.Context, c *chain, i int, prev *ui.Entry, rev
 		return ui.Entry{}, err
 	}
 	r.mu.Lock()
-	r.entries[cm.SHA] = cachedEntry{entry: e, parent: parent}
+	if _, onBranch := r.chain.index[cm.SHA]; onBranch { // not rewritten meanwhile
+		r.entries[cm.SHA] = cachedEntry{entry: e, parent: parent}
+	}
 	r.mu.Unlock()
 	return e, nil
 }
