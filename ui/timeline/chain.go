@@ -76,16 +76,42 @@ func (c *chain) find(commit string) (int, error) {
 
 // remote is a repository fetched through a repo.Source.
 type remote struct {
-	src    *repo.Source
 	branch string
+	mu     sync.Mutex
+	src    *repo.Source
+	// fresh, when set, makes the Source again: one of the Reader's own in
+	// memory, which would otherwise keep the objects of the history a
+	// fold rewrote for the life of the process.
+	fresh func() (*repo.Source, error)
+}
+
+func (g *remote) source() *repo.Source {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.src
 }
 
 func (g *remote) head(ctx context.Context) (string, *repo.Repository, bool, error) {
-	sha, found, err := g.src.FetchBranch(ctx, g.branch)
-	return sha, g.src.Repository, found, err
+	src := g.source()
+	sha, found, err := src.FetchBranch(ctx, g.branch)
+	return sha, src.Repository, found, err
 }
 
-func (g *remote) where() string { return g.src.URL() }
+func (g *remote) renew() (bool, error) {
+	if g.fresh == nil {
+		return false, nil
+	}
+	src, err := g.fresh()
+	if err != nil {
+		return false, err
+	}
+	g.mu.Lock()
+	g.src = src
+	g.mu.Unlock()
+	return true, nil
+}
+
+func (g *remote) where() string { return g.source().URL() }
 
 // local is a repository on this machine. It is opened again when the
 // branch moved: go-git lists a repository's packs once, and a fetch or
@@ -122,5 +148,8 @@ func (g *local) resolve(ctx context.Context) (string, bool) {
 	}
 	return "", false
 }
+
+// renew keeps the repository: it is the user's.
+func (g *local) renew() (bool, error) { return false, nil }
 
 func (g *local) where() string { return g.dir }

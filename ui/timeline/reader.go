@@ -87,6 +87,9 @@ type gitSource interface {
 	// head brings the branch up to date and returns its commit and the
 	// repository to read it from; found is false without the branch.
 	head(ctx context.Context) (sha string, r *repo.Repository, found bool, err error)
+	// renew drops what the storage holds after the branch was rewritten
+	// (a fold), when the storage is the Reader's own; false when not.
+	renew() (bool, error)
 	// where names the repository in errors (redacted).
 	where() string
 }
@@ -113,17 +116,26 @@ func Local(dir, branch string, opts Options) (*Reader, error) {
 // Open reads branch at location: the clone in a local folder (Local), or
 // a remote repository (any URL repo.NewSource takes, a bare repository's
 // folder too) whose branch is fetched with its whole history into memory
-// or opts.CacheDir (New).
+// or opts.CacheDir, as New does. In memory, the clone is made again
+// after a fold rewrote the branch, so that the folded history does not
+// stay in memory.
 func Open(location, branch string, opts Options) (*Reader, error) {
 	if fi, err := os.Stat(location); err == nil && fi.IsDir() && !isBare(location) {
 		return Local(location, branch, opts)
 	}
-	src, err := repo.NewSource(repo.Options{URL: location, Branch: branch, Auth: opts.Auth,
-		Dir: opts.CacheDir, FullHistory: true, Logger: opts.Log})
+	fresh := func() (*repo.Source, error) {
+		return repo.NewSource(repo.Options{URL: location, Branch: branch, Auth: opts.Auth,
+			Dir: opts.CacheDir, FullHistory: true, Logger: opts.Log})
+	}
+	src, err := fresh()
 	if err != nil {
 		return nil, err
 	}
-	return New(src, branch, opts), nil
+	g := &remote{src: src, branch: branch}
+	if opts.CacheDir == "" {
+		g.fresh = fresh
+	}
+	return newReader(g, branch, opts), nil
 }
 
 // isBare tells a bare repository's folder (HEAD and objects/ at its top)
@@ -208,12 +220,32 @@ func (r *Reader) refresh(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
+	if _, kept := next.index[old.head]; found && old.head != "" && !kept {
+		if next, err = r.renewed(ctx, next); err != nil {
+			return false, err
+		}
+	}
 	r.mu.Lock()
 	r.chain, r.loaded = next, true
 	r.pruneEntries()
 	r.mu.Unlock()
 	r.log.Debug("status branch moved", "branch", r.branch, "head", sha, "previous", old.head)
 	return true, nil
+}
+
+// renewed is the chain read again from a new storage after the branch
+// was rewritten, or next when the storage is kept.
+func (r *Reader) renewed(ctx context.Context, next *chain) (*chain, error) {
+	ok, err := r.git.renew()
+	if err != nil || !ok {
+		return next, err
+	}
+	sha, g, found, err := r.git.head(ctx)
+	if err != nil || !found {
+		return &chain{}, err
+	}
+	r.log.Info("status branch rewritten (a fold of its history): fetched again", "branch", r.branch, "head", sha)
+	return (&chain{}).advance(ctx, g, sha)
 }
 
 func (r *Reader) setLoaded() {

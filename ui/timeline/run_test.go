@@ -124,9 +124,10 @@ func TestRunFollowsTheBranch(t *testing.T) {
 // A history folded by FoldHistory (--status-history-keep) ends the
 // timeline at the commit the fold left, marked Folded and without
 // arrivals; a time before it is before the history; the commits it
-// rewrote are unknown; status commits made after the fold extend it. A
-// reader that had read the history before the fold and one that reads
-// it after agree.
+// rewrote are unknown; status commits made after the fold extend it.
+// Readers that had read the history before the fold (one of them through
+// a clone of its own, which is made again without the folded history)
+// and one that reads it after agree.
 func TestFoldedHistory(t *testing.T) {
 	s := newStatusRepo(t)
 	var old []string
@@ -136,8 +137,14 @@ func TestFoldedHistory(t *testing.T) {
 	}
 	ctx := t.Context()
 	before := New(s.source(), branch, Options{})
-	if tl, err := before.Timeline(ctx, 0); err != nil || len(tl) != 6 || tl[5].Folded {
-		t.Fatalf("Timeline before the fold: %d entries, %v", len(tl), err)
+	opened, err := Open("file://"+s.bare, branch, Options{}) // its clone is its own
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Reader{before, opened} {
+		if tl, err := r.Timeline(ctx, 0); err != nil || len(tl) != 6 || tl[5].Folded {
+			t.Fatalf("Timeline before the fold: %d entries, %v", len(tl), err)
+		}
 	}
 	folder, err := repo.NewSource(repo.Options{URL: s.bare})
 	if err != nil {
@@ -147,15 +154,20 @@ func TestFoldedHistory(t *testing.T) {
 	if err != nil || !res.Folded {
 		t.Fatalf("fold: %+v, %v", res, err)
 	}
-	if moved, err := before.refresh(ctx); err != nil || !moved {
-		t.Fatalf("refresh after the fold: moved %v, %v", moved, err)
+	for _, r := range []*Reader{before, opened} {
+		if moved, err := r.refresh(ctx); err != nil || !moved {
+			t.Fatalf("refresh after the fold: moved %v, %v", moved, err)
+		}
+	}
+	if _, err := opened.git.(*remote).source().Resolve(ctx, old[0]); err == nil {
+		t.Error("the clone Open made still holds the folded history")
 	}
 	s.pull()
 	after, err := Local(s.work, branch, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string]*Reader{"read before": before, "read after": after} {
+	for name, r := range map[string]*Reader{"read before": before, "opened before": opened, "read after": after} {
 		checkFolded(t, name, r, s, old)
 	}
 	newest := s.commit(fleet(rev(6), cluster("a", rev(6), "Applied"), cluster("b", rev(3), "Applied")), t0.Add(6*time.Minute))
