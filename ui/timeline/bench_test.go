@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -51,7 +52,9 @@ func benchCluster(c int, r string) status.ClusterStatus {
 //   - warm: the same Reader lists it again (entries kept);
 //   - head: a new Reader decodes the head frame (every record);
 //   - step-back: with the head decoded, a frame one commit older each
-//     time (a tree diff from the nearest cached frame).
+//     time (a tree diff from the nearest cached frame);
+//   - remote/fetch: a new in-memory clone of the branch's whole history,
+//     and the heap it holds.
 func BenchmarkTimeline(b *testing.B) {
 	for _, n := range []int{500, 2000} {
 		s, commits := benchHistory(b, n)
@@ -72,7 +75,29 @@ func BenchmarkTimeline(b *testing.B) {
 			}
 			benchReader(b, fmt.Sprintf("clusters=%d/%s", n, kind), open, commits)
 		}
+		b.Run(fmt.Sprintf("clusters=%d/remote/fetch", n), func(b *testing.B) { benchFetch(b, s) })
 	}
+}
+
+// benchFetch fetches the branch's whole history into a new in-memory
+// clone and reports the heap it holds (MiB-held).
+func benchFetch(b *testing.B, s *statusRepo) {
+	b.ReportAllocs()
+	var held float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		r := New(s.source(), branch, Options{})
+		if _, err := r.Timeline(b.Context(), 1); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
+		runtime.KeepAlive(r)
+	}
+	b.ReportMetric(held, "MiB-held")
 }
 
 func benchReader(b *testing.B, name string, open func(*testing.B, int) *Reader, commits []string) {
