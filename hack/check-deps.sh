@@ -27,6 +27,8 @@ check ./reconciler/rollout spec
 check ./reconciler/status/history repo
 check ./reconciler/tenancy spec render
 check ./reconciler/commitstatus reconciler/status
+check ./ui/access
+check ./ui/timeline repo reconciler/status ui
 # the web UI reads status records and the status branch, never the daemon
 check ./ui reconciler/status repo
 check ./reconciler/diff spec render repo reconciler/rollout reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig reconciler/tenancy lua
