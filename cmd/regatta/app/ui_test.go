@@ -108,6 +108,18 @@ func TestUICommandFollowsTheStatusBranch(t *testing.T) {
 	if !strings.Contains(body, `<li data-cluster="prod-1" data-profile="web" data-state="Failed">`) || !strings.Contains(body, rev2) {
 		t.Errorf("fleet page after the status commit lacks the failing pair at %s", rev2)
 	}
+	// the revisions page is the branch's history (ui/timeline): both
+	// status commits, newest first, with prod-1's arrival at rev2; the
+	// older commit's frame is the fleet at rev1
+	body = getPage(t, base+"/revisions")
+	commits := regexp.MustCompile(`<li data-commit="([0-9a-f]{40})" data-revision="([0-9a-f]{40})">`).FindAllStringSubmatch(body, -1)
+	if len(commits) != 2 || commits[0][2] != rev2 || commits[1][2] != rev1 || !strings.Contains(body, `data-arrival="prod-1" data-revision="`+rev2+`"`) {
+		t.Fatalf("revisions page: %v, want the two status commits at %s and %s:\n%.2000s", commits, rev2, rev1, body)
+	}
+	body = getPage(t, base+"/?at="+commits[1][1])
+	if !strings.Contains(body, `data-time-travel="true"`) || !strings.Contains(body, `<td data-profile="web" data-state="Applied"`) || strings.Contains(body, rev2) {
+		t.Errorf("the fleet at the first status commit is not the one at %s:\n%.2000s", rev1, body)
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -271,7 +283,7 @@ func TestUICommandReadsARemoteRepository(t *testing.T) {
 	dir := statusRepo(t, uiSnapshot(rev1, status.StateApplied))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	f := &uiFlags{addr: "127.0.0.1:0", repoURL: dir, statusBranch: DefaultStatusBranch, refresh: 50 * time.Millisecond,
+	f := &uiFlags{addr: "127.0.0.1:0", repoURL: "file://" + dir, statusBranch: DefaultStatusBranch, refresh: 50 * time.Millisecond,
 		title: "regatta", logFormat: "text", logLevel: "info"}
 	base, done := startUI(t, ctx, f, t.TempDir())
 	if body := getPage(t, base+"/clusters/prod-1"); !strings.Contains(body, `<tr data-profile="web" data-state="Applied">`) {
