@@ -15,6 +15,8 @@ import (
 type memHistory struct {
 	mu     sync.Mutex
 	frames []Frame
+	// folded: the history before the oldest frame was folded.
+	folded bool
 }
 
 func (h *memHistory) add(f Frame) {
@@ -72,6 +74,10 @@ func (h *memHistory) Timeline(_ context.Context, n int) ([]Entry, error) {
 				e.Arrivals = append(e.Arrivals, Arrival{Cluster: c.Cluster, Revision: c.SourceRevision, Time: f.Time, Commit: f.Commit})
 				e.Changed++
 			}
+		}
+		e.Folded = h.folded && i == 0
+		if e.Folded {
+			e.Arrivals, e.Changed = nil, 0
 		}
 		out = append(out, e)
 	}

@@ -132,3 +132,27 @@ func BenchmarkFleetPage(b *testing.B) {
 		})
 	}
 }
+
+// Texts a profile controls are bounded in lists: a profile page over
+// 2,000 clusters whose every pair holds a 4 KiB message stays under
+// 2 MiB; the cluster page shows the message whole.
+func TestLongMessagesStayBounded(t *testing.T) {
+	s := largeFleet(2000)
+	long := strings.Repeat("very long health message ", 4096/25)
+	for i := range s.Clusters {
+		for j := range s.Clusters[i].Profiles {
+			s.Clusters[i].Profiles[j].State = status.StateFailed
+			s.Clusters[i].Profiles[j].Message = long
+		}
+	}
+	h := &memHistory{}
+	h.add(Frame{Commit: strings.Repeat("e", 40), Time: time.Now(), Snapshot: s})
+	ts := httptest.NewServer(asViewer(fleetViewer, New(Options{History: h}).Handler()))
+	defer ts.Close()
+	for _, path := range []string{"/", "/profiles/profile-04", "/?state=Failed", "/clusters/cluster-0001"} {
+		if body := mustGet(t, ts, path); len(body) > maxPageBytes {
+			t.Errorf("GET %s: %d bytes, want at most %d", path, len(body), maxPageBytes)
+		}
+	}
+	has(t, "cluster page", mustGet(t, ts, "/clusters/cluster-0001"), strings.TrimSpace(long))
+}

@@ -232,6 +232,7 @@ func TestRevisionsAndEventsPages(t *testing.T) {
 	has(t, "revisions page", body, "<title>revisions · test fleet</title>", `<ol id="timeline">`,
 		`<li data-commit="`+com2+`" data-revision="`+rev2+`">`, `<li data-commit="`+com1+`" data-revision="`+rev1+`">`,
 		`href="/?at=`+com1+`"`, `data-arrival="prod-1" data-revision="`+rev2+`"`)
+	hasNot(t, "revisions of an unfolded history", body, `data-folded`)
 	if got := attrs(body, "data-commit"); len(got) != 2 || got[0] != com2 || got[1] != com1 {
 		t.Errorf("timeline commits %v: want newest first", got)
 	}

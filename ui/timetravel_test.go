@@ -3,6 +3,7 @@ package ui
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +30,16 @@ func TestTimeTravel(t *testing.T) {
 		if code, body := get(t, ts, "/?at="+at); code != want {
 			t.Errorf("?at=%s: %d, want %d\n%.400s", at, code, want, body)
 		}
+	}
+}
+
+// The revisions page says where a folded history ends.
+func TestRevisionsOfAFoldedHistory(t *testing.T) {
+	_, h, ts := newTestServer(t, fleetViewer)
+	h.folded = true
+	body := mustGet(t, ts, "/revisions")
+	has(t, "revisions of a folded history", body, `<p class="note" data-folded="true">`)
+	if strings.Count(body, "data-folded") != 1 {
+		t.Error("more than the oldest commit kept marked folded")
 	}
 }

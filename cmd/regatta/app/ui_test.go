@@ -116,6 +116,16 @@ func TestUICommandFollowsTheStatusBranch(t *testing.T) {
 	if len(commits) != 2 || commits[0][2] != rev2 || commits[1][2] != rev1 || !strings.Contains(body, `data-arrival="prod-1" data-revision="`+rev2+`"`) {
 		t.Fatalf("revisions page: %v, want the two status commits at %s and %s:\n%.2000s", commits, rev2, rev1, body)
 	}
+	for at, want := range map[string]int{"cafe0000": http.StatusNotFound, "2000-01-01T00:00:00Z": http.StatusNotFound, "soon": http.StatusBadRequest} {
+		resp, err := http.Get(base + "/?at=" + at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("?at=%s: %d, want %d", at, resp.StatusCode, want)
+		}
+	}
 	body = getPage(t, base+"/?at="+commits[1][1])
 	if !strings.Contains(body, `data-time-travel="true"`) || !strings.Contains(body, `<td data-profile="web" data-state="Applied"`) || strings.Contains(body, rev2) {
 		t.Errorf("the fleet at the first status commit is not the one at %s:\n%.2000s", rev1, body)
