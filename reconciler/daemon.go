@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -130,6 +131,16 @@ func (d *Daemon) Alerts() []*spec.Alert {
 		return rev.repo.Alerts
 	}
 	return nil
+}
+
+// InForce is the revision in force, its tree and repository (nil before
+// the first), for what reads its files off the daemon's path: the
+// notifications' secretFile.
+func (d *Daemon) InForce() (fs.FS, *spec.Repository) {
+	if rev := d.r.current(); rev != nil {
+		return rev.tree, rev.repo
+	}
+	return nil, nil
 }
 
 // Verifier decides whether a revision may come in force (verify.Verifier
