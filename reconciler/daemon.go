@@ -105,6 +105,10 @@ type Daemon struct {
 	converged map[string]*revision
 	// committed is the store version of the last status commit.
 	committed uint64
+	// statusTip is the status branch's tip after the last status commit:
+	// the fleet's owner writes the fleet-wide status again when other
+	// replicas moved it (peersWrote).
+	statusTip string
 	commitMu  sync.Mutex
 	// owner receives OwnershipChanged's signals.
 	owner chan struct{}
