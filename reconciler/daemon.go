@@ -105,9 +105,9 @@ type Daemon struct {
 	converged map[string]*revision
 	// committed is the store version of the last status commit.
 	committed uint64
-	// statusTip is the status branch's tip after the last status commit:
-	// the fleet's owner writes the fleet-wide status again when other
-	// replicas moved it (peersWrote).
+	// statusTip is the status branch's tip the last fleet-wide status
+	// showed all of: the fleet's owner writes it again when other
+	// replicas moved the branch since (peersWrote).
 	statusTip string
 	commitMu  sync.Mutex
 	// owner receives OwnershipChanged's signals.
