@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -145,12 +144,12 @@ func (e *notifyEnv) configMap(t *testing.T, cluster, namespace, name string) str
 	return cm.Data["v"]
 }
 
-// clusterFiles are the cluster folders of the named clusters, each
-// labelled env: prod and the given labels.
+// notifyClusters are the cluster folders of the clusters named as keys,
+// each labelled env: prod and its value's labels (", stage: canary").
 func notifyClusters(labels map[string]string) map[string]string {
 	out := map[string]string{}
 	for c, l := range labels {
-		maps.Copy(out, map[string]string{"clusters/" + c + "/cluster.yaml": "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: " + c + "\n  labels: {env: prod" + l + "}\n"})
+		out["clusters/"+c+"/cluster.yaml"] = "apiVersion: regatta.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: " + c + "\n  labels: {env: prod" + l + "}\n"
 	}
 	return out
 }
