@@ -50,7 +50,9 @@ func TestNotifyHaltedCanaryOneMessageWithTheRevert(t *testing.T) {
 	m := e.inbox.messages()[0]
 	text, _ := m["text"].(string)
 	t.Logf("message: %s", text)
+	clusters, _ := m["clusters"].([]any)
 	if m["kind"] != "RolloutHalted" || m["profile"] != "web" || m["stage"] != "canary" || m["revision"] != bad || m["resolved"] != false ||
+		m["count"] != 1.0 || len(clusters) != 1 || clusters[0] != "c0" || !strings.Contains(text, "clusters: c0") ||
 		!strings.Contains(text, "halted at stage canary") || !strings.Contains(text, "- halted: c0 failed") ||
 		strings.Contains(text, "c1 failed") || !strings.Contains(text, "git revert "+bad) {
 		t.Fatalf("message = %v, want the halt of web at stage canary naming c0 (not c1, c2) and git revert %s", m, bad)
