@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -104,6 +105,10 @@ type Daemon struct {
 	converged map[string]*revision
 	// committed is the store version of the last status commit.
 	committed uint64
+	// statusTip is the status branch's tip the last fleet-wide status
+	// showed all of: the fleet's owner writes it again when other
+	// replicas moved the branch since (peersWrote).
+	statusTip string
 	commitMu  sync.Mutex
 	// owner receives OwnershipChanged's signals.
 	owner chan struct{}
@@ -130,6 +135,16 @@ func (d *Daemon) Alerts() []*spec.Alert {
 		return rev.repo.Alerts
 	}
 	return nil
+}
+
+// InForce is the revision in force, its tree and repository (nil before
+// the first), for what reads its files off the daemon's path: the
+// notifications' secretFile.
+func (d *Daemon) InForce() (fs.FS, *spec.Repository) {
+	if rev := d.r.current(); rev != nil {
+		return rev.tree, rev.repo
+	}
+	return nil, nil
 }
 
 // Verifier decides whether a revision may come in force (verify.Verifier

@@ -18,6 +18,9 @@ type statusWrite struct {
 	del   []string
 	prune bool
 	fleet *status.Snapshot
+	// base is the status branch's tip the fleet's owner read the other
+	// replicas' records from.
+	base string
 }
 
 // statusFiles returns what a status commit writes. A daemon alone writes
@@ -51,7 +54,7 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (statusW
 		files, err := status.FilesWith(&d.encoder, own)
 		return statusWrite{files: clusterFilesOnly(files)}, err
 	}
-	base, err := d.branchStatus(ctx)
+	base, tip, err := d.branchStatusAt(ctx)
 	if err != nil {
 		return statusWrite{}, err
 	}
@@ -65,7 +68,7 @@ func (d *Daemon) statusFiles(ctx context.Context, snap status.Snapshot) (statusW
 			delete(files, status.ClusterFile(c.Cluster)) // its owner's to write
 		}
 	}
-	return statusWrite{files: files, del: del, fleet: &merged}, nil
+	return statusWrite{files: files, del: del, fleet: &merged, base: tip}, nil
 }
 
 // writesRecord reports whether a replica writes a cluster's record: one
@@ -102,15 +105,23 @@ func clusterFilesOnly(files map[string][]byte) map[string][]byte {
 
 // branchStatus reads the records on the status branch now.
 func (d *Daemon) branchStatus(ctx context.Context) (status.Snapshot, error) {
+	snap, _, err := d.branchStatusAt(ctx)
+	return snap, err
+}
+
+// branchStatusAt reads the records on the status branch now, and the
+// branch's tip they are read from ("" when there is no branch yet).
+func (d *Daemon) branchStatusAt(ctx context.Context) (status.Snapshot, string, error) {
 	rev, found, err := d.opts.Source.FetchBranch(ctx, d.opts.StatusBranch)
 	if err != nil || !found {
-		return status.Snapshot{}, err
+		return status.Snapshot{}, "", err
 	}
 	tree, err := d.opts.Source.Tree(ctx, rev)
 	if err != nil {
-		return status.Snapshot{}, fmt.Errorf("read status branch: %w", err)
+		return status.Snapshot{}, "", fmt.Errorf("read status branch: %w", err)
 	}
-	return status.Read(tree)
+	snap, err := status.Read(tree)
+	return snap, rev, err
 }
 
 // overlay is the fleet as the dashboard shows it: the branch's records of

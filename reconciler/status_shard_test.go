@@ -88,10 +88,22 @@ func TestStatusFromManyWriters(t *testing.T) {
 			t.Errorf("dashboard lacks c%d:\n%s", c, dash)
 		}
 	}
+	// At its next status interval, with nothing of its own new, the
+	// fleet's owner shows the others' last round too (its last push may
+	// have gone on top of theirs, from records read before).
+	if err := hs[0].d.commitStatus(); err != nil {
+		t.Fatal(err)
+	}
 	if len(seen[1])+len(seen[2]) != 0 || len(seen[0]) == 0 {
 		t.Errorf("OnStatus calls by replica: %d, %d, %d; want the fleet's owner's only", len(seen[0]), len(seen[1]), len(seen[2]))
 	} else if last := seen[0][len(seen[0])-1]; len(last.Clusters) != 9 {
 		t.Errorf("the fleet's owner handed OnStatus %d clusters, want the whole fleet (9)", len(last.Clusters))
+	} else {
+		for _, c := range last.Clusters {
+			if c.SourceRevision != "rev4" {
+				t.Errorf("the fleet's owner's last OnStatus shows %s at %s, want rev4", c.Cluster, c.SourceRevision)
+			}
+		}
 	}
 	log := gitfleet.Git(t, f.Bare, "log", "--format=%H %P", "regatta/status")
 	for _, l := range strings.Split(log, "\n") {

@@ -115,6 +115,11 @@ type Notification struct {
 	// keys depend on Type; docs/operations.md "Notifications"). Secrets are
 	// never written in the repository in clear.
 	SecretRef *LocalSecretRef `yaml:"secretRef,omitempty"`
+	// SecretFile, instead of SecretRef, is a SOPS-encrypted Secret
+	// manifest in the repository (a path from its root; a tenant's under
+	// its folder), decrypted with the daemon's SOPS keys at each send
+	// from the revision in force.
+	SecretFile string `yaml:"secretFile,omitempty"`
 	// Channel is the chat channel or room where the type needs one and
 	// the Secret does not give it (Slack bot token, Telegram chat id).
 	Channel string `yaml:"channel,omitempty"`
@@ -234,6 +239,7 @@ func validateAlert(r *Repository, a *Alert, rep report) {
 	for i, n := range s.Notifications {
 		f := fmt.Sprintf("spec.notifications[%d]", i)
 		checkNotification(rep, f, n, seen)
+		checkSecretFile(r, rep, f, n, a.tenant)
 		if a.tenant != nil {
 			checkTenantNotification(rep, f, n, a.tenant)
 		}
@@ -274,14 +280,40 @@ func checkNotification(rep report, f string, n Notification, seen map[string]boo
 	seen[n.Name] = true
 	checkEnum(rep, f+".type", n.Type, NotificationTypes...)
 	if n.Type == NotifyEvent {
+		if n.SecretRef != nil || n.SecretFile != "" {
+			rep.errorf(f+secretField(n), "a kubernetesEvent notification needs no Secret: the events go to the management cluster regatta runs in")
+		}
+		return
+	}
+	if n.SecretFile != "" {
 		if n.SecretRef != nil {
-			rep.errorf(f+".secretRef", "a kubernetesEvent notification needs no Secret: the events go to the management cluster regatta runs in")
+			rep.errorf(f+".secretFile", "secretRef and secretFile are exclusive: name the Secret in regatta's namespace or the SOPS-encrypted file, not both")
 		}
 		return
 	}
 	if n.SecretRef == nil || n.SecretRef.Name == "" {
-		rep.errorf(f+".secretRef.name", "required: a Secret in regatta's namespace with the %s destination's address and credentials (never written in the repository)", n.Type)
+		rep.errorf(f+".secretRef.name", "required: a Secret in regatta's namespace, or secretFile: a SOPS-encrypted Secret manifest in the repository, with the %s destination's address and credentials", n.Type)
 		return
 	}
 	checkDNS(rep, f+".secretRef.name", n.SecretRef.Name, validation.IsDNS1123Subdomain)
+}
+
+// checkSecretFile checks a notification's secretFile: a file of the
+// repository, under the tenant's folder for a tenant's alert.
+func checkSecretFile(r *Repository, rep report, f string, n Notification, t *Tenant) {
+	if n.SecretFile == "" || n.Type == NotifyEvent {
+		return
+	}
+	fsys := r.FS
+	if t != nil && fsys != nil {
+		fsys = Confine(fsys, t.Root())
+	}
+	checkRepoPath(fsys, rep, f+".secretFile", n.SecretFile, pathFile)
+}
+
+func secretField(n Notification) string {
+	if n.SecretRef == nil {
+		return ".secretFile"
+	}
+	return ".secretRef"
 }

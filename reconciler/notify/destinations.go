@@ -135,8 +135,13 @@ func Build(n spec.Notification, data map[string][]byte, env Env) (Destination, e
 	return nil, &ConfigError{Notification: n.Name, Type: n.Type, Reason: "unknown type"}
 }
 
+// secretName names a notification's credentials in errors and queues:
+// its Secret's name, or its secretFile.
 func secretName(n spec.Notification) string {
-	if n.SecretRef == nil {
+	switch {
+	case n.SecretFile != "":
+		return n.SecretFile
+	case n.SecretRef == nil:
 		return ""
 	}
 	return n.SecretRef.Name

@@ -16,9 +16,16 @@ type Secrets interface {
 	Secret(ctx context.Context, name string) (map[string][]byte, error)
 }
 
+// SecretFiles reads a notification's secretFile, a SOPS-encrypted Secret
+// manifest of the repository, at each send from the revision in force.
+type SecretFiles interface {
+	SecretFile(ctx context.Context, file string) (map[string][]byte, error)
+}
+
 // DispatchOptions configures a Dispatcher.
 type DispatchOptions struct {
 	Secrets Secrets
+	Files   SecretFiles
 	Env     Env
 	// Backoff is the first wait after a failed send, doubled up to
 	// MaxBackoff (defaults 2s and 5m).
@@ -166,19 +173,31 @@ func (d *Dispatcher) count(typ, result string) {
 func (d *Dispatcher) sendOnce(m Message, n spec.Notification) error {
 	ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
 	defer cancel()
-	var data map[string][]byte
-	if name := secretName(n); name != "" {
-		if d.opts.Secrets == nil {
-			return &ConfigError{Notification: n.Name, Type: n.Type, Reason: "no management cluster to read Secret " + name + " from"}
-		}
-		var err error
-		if data, err = d.opts.Secrets.Secret(ctx, name); err != nil {
-			return err
-		}
+	data, err := d.credentials(ctx, n)
+	if err != nil {
+		return err
 	}
 	dst, err := Build(n, data, d.opts.Env)
 	if err != nil {
 		return err
 	}
 	return dst.Send(ctx, m)
+}
+
+// credentials reads a notification's Secret, in the management cluster
+// or in the repository (secretFile); nil when it names none.
+func (d *Dispatcher) credentials(ctx context.Context, n spec.Notification) (map[string][]byte, error) {
+	switch {
+	case n.SecretFile != "":
+		if d.opts.Files == nil {
+			return nil, &ConfigError{Notification: n.Name, Type: n.Type, Reason: "no reader of the repository's secret files (" + n.SecretFile + ")"}
+		}
+		return d.opts.Files.SecretFile(ctx, n.SecretFile)
+	case n.SecretRef != nil && n.SecretRef.Name != "":
+		if d.opts.Secrets == nil {
+			return nil, &ConfigError{Notification: n.Name, Type: n.Type, Reason: "no management cluster to read Secret " + n.SecretRef.Name + " from"}
+		}
+		return d.opts.Secrets.Secret(ctx, n.SecretRef.Name)
+	}
+	return nil, nil
 }

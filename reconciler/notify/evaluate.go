@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/regatta-dev/regatta/reconciler/rollout"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
 )
@@ -88,7 +89,24 @@ func evaluate(alerts []*spec.Alert, snap status.Snapshot, mem *memory, now time.
 		}
 	}
 	for _, f := range out {
+		if f.subject.Kind == spec.AlertOnRolloutHalted {
+			f.clusters = rolloutFailures(snap.Clusters, f.subject)
+		}
 		sort.Strings(f.clusters)
+	}
+	return out
+}
+
+// rolloutFailures are the clusters whose pair failed in the rollout of a
+// halt's subject (its profile, at its revision): those the halt names.
+func rolloutFailures(clusters []status.ClusterStatus, s subject) []string {
+	var out []string
+	for _, c := range clusters {
+		for _, p := range c.Profiles {
+			if p.Name == s.Profile && p.Rollout != nil && p.Rollout.Revision == s.Revision && p.Rollout.State == string(rollout.Failed) {
+				out = append(out, c.Cluster)
+			}
+		}
 	}
 	return out
 }

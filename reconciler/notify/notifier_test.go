@@ -168,3 +168,25 @@ func TestHaltedRolloutNamesStageAndRevert(t *testing.T) {
 		}
 	}
 }
+
+// TestHaltNamesItsFailedClusters: a halt's message names and counts the
+// clusters whose pair failed in the halted rollout, not those of an older
+// rollout nor those still waiting.
+func TestHaltNamesItsFailedClusters(t *testing.T) {
+	ctx := context.Background()
+	c, b := &clock{t: time.Unix(1e9, 0)}, &inbox{}
+	n := newTestNotifier(NewMemoryLedger(), c, b, alert("ops", spec.AlertOnRolloutHalted))
+	rev, old := strings.Repeat("ef", 20), strings.Repeat("01", 20)
+	snap := fleet(4, 0, rev)
+	for i, st := range []struct{ rev, state string }{{rev, "Failed"}, {rev, "Done"}, {old, "Failed"}, {rev, "Pending"}} {
+		snap.Clusters[i].Profiles[0].Rollout = &status.PairRollout{Revision: st.rev, Stage: "canary", State: st.state}
+	}
+	snap.Fleet.Rollouts = []status.RolloutStatus{{Profile: "web", Revision: rev, Stage: "canary", Halted: true, Reason: "halted: c0000 failed (failureThreshold 1)"}}
+	n.Step(ctx, snap)
+	c.advance(time.Minute)
+	n.Step(ctx, snap)
+	got := b.take()
+	if len(got) != 1 || got[0].Count != 1 || len(got[0].Clusters) != 1 || got[0].Clusters[0] != "c0000" || !strings.Contains(got[0].Text, "clusters: c0000") {
+		t.Fatalf("messages %+v, want one halt naming c0000 alone", got)
+	}
+}

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"io/fs"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -14,6 +16,8 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/notify"
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/render/netpolicy"
+	"github.com/regatta-dev/regatta/render/sops"
+	"github.com/regatta-dev/regatta/spec"
 )
 
 // notifyFlags configure the notifications of alerts/ (docs/operations.md
@@ -35,14 +39,21 @@ func (n *notifyFlags) register(fl *pflag.FlagSet) {
 // commit of the fleet's status, so only the process that writes the
 // fleet-wide status sends) and a setter of the daemon it reads the alerts
 // from.
-func (f *runFlags) notifier(ctx context.Context, log *slog.Logger, m *metrics.Metrics) (func(status.Snapshot), func(*reconciler.Daemon), error) {
+func (f *runFlags) notifier(ctx context.Context, log *slog.Logger, m *metrics.Metrics, keys *sops.Keyring) (func(status.Snapshot), func(*reconciler.Daemon), error) {
 	ns := f.notify.namespace
 	if ns == "" {
 		ns = f.leaderElectNamespace
 	}
 	log = log.With("component", "notify")
 	env := notify.Env{HTTP: (&netpolicy.Policy{AllowPrefixes: f.render.allowURLPrefixes}).Client()}
-	dopts := notify.DispatchOptions{Env: env, Log: log, Count: func(typ, result string) { m.Notifications.WithLabelValues(typ, result).Inc() }}
+	var daemon atomic.Pointer[reconciler.Daemon]
+	files := notify.RepoSecretFiles{Keys: keys, InForce: func() (fs.FS, *spec.Repository) {
+		if d := daemon.Load(); d != nil {
+			return d.InForce()
+		}
+		return nil, nil
+	}}
+	dopts := notify.DispatchOptions{Env: env, Log: log, Files: files, Count: func(typ, result string) { m.Notifications.WithLabelValues(typ, result).Inc() }}
 	nopts := notify.Options{GroupWait: f.notify.groupWait, Log: log, Checked: func(o string) { m.NotificationChecks.WithLabelValues(o).Inc() }}
 	if f.mgmt != nil {
 		cs, err := kubernetes.NewForConfig(f.mgmt)
@@ -59,13 +70,12 @@ func (f *runFlags) notifier(ctx context.Context, log *slog.Logger, m *metrics.Me
 	disp := notify.NewDispatcher(ctx, dopts)
 	nopts.Deliver = disp.Deliver
 	n := notify.New(nopts)
-	var daemon *reconciler.Daemon
 	go n.Run(ctx)
 	observe := func(s status.Snapshot) {
-		if daemon != nil {
-			n.SetAlerts(daemon.Alerts())
+		if d := daemon.Load(); d != nil {
+			n.SetAlerts(d.Alerts())
 		}
 		n.Observe(s)
 	}
-	return observe, func(d *reconciler.Daemon) { daemon = d }, nil
+	return observe, daemon.Store, nil
 }

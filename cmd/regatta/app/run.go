@@ -307,7 +307,7 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		do.Verify = verify.New(src, *vo)
 		log.Info("commit signatures are checked", "mode", vo.Mode, "openpgpKeys", len(vo.Keys.PGP), "sshSigners", len(vo.Keys.SSH), "policy", f.verify.policyFile)
 	}
-	observe, attach, err := f.notifier(ctx, log, m)
+	observe, attach, err := f.notifier(ctx, log, m, keys)
 	if err != nil {
 		return nil, nil, err
 	}
