@@ -26,6 +26,9 @@ type firing struct {
 
 // key names a firing subject of an alert in the ledger.
 func key(alert string, s subject) string {
+	if s.Render != "" {
+		return alert + "|" + s.Kind + "|" + s.Profile + "|render:" + s.Render
+	}
 	return alert + "|" + s.Kind + "|" + s.Profile + "|" + s.Revision
 }
 
@@ -40,12 +43,16 @@ type memory struct {
 	// reached: a record of a cluster not reached (its checks did not run)
 	// keeps them, so an outage resolves nothing.
 	degraded map[string][]happening
-	primed   bool // a snapshot was read: counters are compared from then on
+	// firstSeen is the revision each subject named by its rendering was
+	// first seen at, by key, while it fires (the ledger keeps it across
+	// restarts: the revision told).
+	firstSeen map[string]string
+	primed    bool // a snapshot was read: counters are compared from then on
 }
 
 func newMemory() *memory {
 	return &memory{unreachableSince: map[string]time.Time{}, corrected: map[string]int64{}, instances: map[string][]string{},
-		degraded: map[string][]happening{}}
+		degraded: map[string][]happening{}, firstSeen: map[string]string{}}
 }
 
 // maxDetails is how many first errors a message names.
@@ -54,6 +61,11 @@ const maxDetails = 3
 // evaluate returns what fires now for each alert, by key.
 func evaluate(alerts []*spec.Alert, snap status.Snapshot, mem *memory, now time.Time) map[string]*firing {
 	happenings := fleetHappenings(snap.Fleet)
+	for i := range happenings {
+		if happenings[i].kind == spec.AlertOnRolloutHalted {
+			happenings[i].render = rolloutFingerprint(snap.Clusters, happenings[i].profile, happenings[i].revision)
+		}
+	}
 	labelsOf := map[string]map[string]string{}
 	before := primedCounters(mem)
 	for _, c := range snap.Clusters {
@@ -88,13 +100,31 @@ func evaluate(alerts []*spec.Alert, snap status.Snapshot, mem *memory, now time.
 			}
 		}
 	}
-	for _, f := range out {
+	for k, f := range out {
 		if f.subject.Kind == spec.AlertOnRolloutHalted {
 			f.clusters = rolloutFailures(snap.Clusters, f.subject)
 		}
 		sort.Strings(f.clusters)
+		if f.subject.Render != "" {
+			f.subject.Revision = mem.anchor(k, f.subject.Revision)
+		}
+	}
+	for k := range mem.firstSeen {
+		if out[k] == nil {
+			delete(mem.firstSeen, k)
+		}
 	}
 	return out
+}
+
+// anchor returns the revision a subject named by its rendering was first
+// seen at (rev when it is new).
+func (m *memory) anchor(key, rev string) string {
+	if first, ok := m.firstSeen[key]; ok {
+		return first
+	}
+	m.firstSeen[key] = rev
+	return rev
 }
 
 // rolloutFailures are the clusters whose pair failed in the rollout of a
@@ -109,6 +139,21 @@ func rolloutFailures(clusters []status.ClusterStatus, s subject) []string {
 		}
 	}
 	return out
+}
+
+// rolloutFingerprint is what the profile's rollout at rev renders from,
+// as its pairs' records say ("" when none says): a later rollout of the
+// same rendering (started by a commit elsewhere in the repository) halts
+// on the same subject.
+func rolloutFingerprint(clusters []status.ClusterStatus, profile, rev string) string {
+	for _, c := range clusters {
+		for _, p := range c.Profiles {
+			if p.Name == profile && p.Rollout != nil && p.Rollout.Revision == rev && p.Rollout.Fingerprint != "" {
+				return p.Rollout.Fingerprint
+			}
+		}
+	}
+	return ""
 }
 
 func prefixed(cluster, detail string) string {

@@ -19,6 +19,11 @@ type happening struct {
 	detail   string // the first error or reason, as the record has it
 	stage    string // a rollout's stage
 	alert    string // the alert whose health check it is; empty for the others
+	// render identifies what fails, when the record says: a failing
+	// pair's renderHash, a halted rollout's fingerprint. A later commit
+	// that leaves it unchanged (a change elsewhere in the repository) is
+	// the same subject, told at the revision that first failed.
+	render string
 }
 
 // subject groups happenings into one message: the same kind of thing on
@@ -27,6 +32,10 @@ type subject struct {
 	Kind     string `json:"kind"`
 	Profile  string `json:"profile,omitempty"`
 	Revision string `json:"revision,omitempty"`
+	// Render, when set, names the subject instead of Revision (see
+	// happening.render); Revision is then the first revision it was seen
+	// at.
+	Render string `json:"render,omitempty"`
 }
 
 func (s subject) String() string {
@@ -34,7 +43,7 @@ func (s subject) String() string {
 }
 
 func (h happening) subject() subject {
-	return subject{Kind: h.kind, Profile: h.profile, Revision: h.revision}
+	return subject{Kind: h.kind, Profile: h.profile, Revision: h.revision, Render: h.render}
 }
 
 // pairHappenings are the happenings of each profile of a cluster record.
@@ -48,7 +57,7 @@ func pairHappenings(c status.ClusterStatus, corrected map[string]int64) []happen
 		if at == "" {
 			at = c.SourceRevision
 		}
-		h := happening{profile: p.Name, cluster: c.Cluster, revision: at, detail: pairDetail(p)}
+		h := happening{profile: p.Name, cluster: c.Cluster, revision: at, detail: pairDetail(p), render: p.RenderHash}
 		switch p.State {
 		case status.StateFailed:
 			h.kind = spec.AlertOnFailed

@@ -136,6 +136,9 @@ func (n *Notifier) Step(ctx context.Context, snap status.Snapshot) {
 		changed := false
 		known = 0
 		for key, f := range due {
+			if prev, ok := entries[key]; ok && f.subject.Render != "" && prev.Revision != "" {
+				f.subject.Revision = prev.Revision // the revision told, across restarts too
+			}
 			e, send := decide(entries[key], f, now)
 			if !send {
 				known++
