@@ -27,6 +27,10 @@ check ./reconciler/rollout spec
 check ./reconciler/status/history repo
 check ./reconciler/tenancy spec render
 check ./reconciler/commitstatus reconciler/status
+check ./ui/access
+check ./ui/timeline repo reconciler/status ui
+# the web UI reads status records and the status branch, never the daemon
+check ./ui reconciler/status repo
 check ./reconciler/diff spec render repo reconciler/rollout reconciler/plan reconciler/status reconciler/apply reconciler/classify reconciler/kubeconfig reconciler/tenancy lua
 # lua/limits.go lowers gopher-lua's package-level MaxArrayIndex: only lua
 # may run gopher-lua states (spec may use its parser).

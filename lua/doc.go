@@ -8,6 +8,7 @@
 //	hs, err := r.Health(ctx, s, obj)              // lua.HealthStatus{Status, Message}
 //	m, err := r.EvaluateObject(ctx, s, obj)       // lua.Match{Matching, Message}
 //	m, err := r.EvaluateAggregated(ctx, s, objs)  // global resources instead of obj
+//	rs, err := r.CheckResources(ctx, s, objs)     // []lua.ResourceHealth: an alert's health check over many objects
 //	v, err := r.Run(ctx, s, globals)              // any script, result converted to Go
 //	err := r.Compile(s)                           // syntax check at load time
 //	src, ok := lua.BuiltinHealth("cert-manager.io", "Certificate")
@@ -42,6 +43,12 @@
 // global obj (EvaluateObject) or resources, an array of objects
 // (EvaluateAggregated). Either style works for either purpose: when the
 // script's top level returns nothing, the global evaluate() is called.
+//
+// Health checks over many objects (CheckResources, an alert's healthChecks)
+// follow Sveltos' HealthCheck: they read resources, an array of objects, and
+// return hs with hs.resources, an array of {resource = <one of resources>,
+// status = "Healthy" | "Progressing" | "Degraded" | "Suspended", message =
+// "..."}; the object is named from resource.kind and resource.metadata.
 //
 // # Helpers
 //

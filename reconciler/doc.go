@@ -38,11 +38,13 @@
 //	intake_accept.go       revision intake: the revision in force, accepted
 //	status_record.go       a pass's records and metrics
 //	pass.go, pass_*.go     one cluster's pass: its state, access, identity,
-//	                         facts for classification, records by known labels
+//	                         facts for classification, alerts' health checks
+//	                         (after the applies), records by known labels
 //	rollout_pair.go        a rollout's side of a pass: what a pair renders from
 //	apply_*.go             applying a profile on the cluster: events, scope,
 //	                         tenants, the profile itself (apply_profiles.go)
-//	pass_run.go            the pass: connect, classify, match, apply, withdraw
+//	pass_run.go            the pass: connect, classify, match, apply, withdraw,
+//	                         health checks
 //	daemon.go              Daemon, its options, Speaker
 //	daemon_pull.go         pull mode in the Daemon: an agent's refusal and
 //	                         status files, the other processes' records

@@ -50,6 +50,9 @@ func (p *clusterPass) reconcile(ctx context.Context, drift bool) {
 		p.withdraw(ctx, gone)
 	}
 	p.st.Profiles = p.sortedResults()
+	if !p.stopped() {
+		p.healthChecks(ctx, labels) // after the applies, under its own deadline
+	}
 }
 
 // driftCheck compares every drift-detected object with its desired state

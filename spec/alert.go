@@ -68,6 +68,10 @@ type AlertSpec struct {
 	// UnreachableFor is how long a cluster stays unreachable before
 	// AlertOnUnreachable fires (default 5m).
 	UnreachableFor string `yaml:"unreachableFor,omitempty"`
+	// HealthChecks are Lua health checks over any kind in the selected
+	// clusters, in the spirit of Sveltos' HealthCheck: each fires
+	// AlertOnHealthCheckDegraded while it reports a resource Degraded.
+	HealthChecks []AlertHealthCheck `yaml:"healthChecks,omitempty"`
 	// Notifications are where messages go.
 	Notifications []Notification `yaml:"notifications"`
 	// Suspend stops the alert's messages without removing it.
@@ -87,12 +91,15 @@ const (
 	AlertOnDriftCorrected   = "DriftCorrected"
 	AlertOnAgentSilent      = "AgentSilent"
 	AlertOnEventInstance    = "EventInstance" // an event add-on instance created or withdrawn
+	// AlertOnHealthCheckDegraded: one of the alert's healthChecks reports
+	// resources Degraded on a cluster.
+	AlertOnHealthCheckDegraded = "HealthCheckDegraded"
 )
 
 // AlertHappenings lists every happening an Alert can name, in order.
 var AlertHappenings = []string{AlertOnFailed, AlertOnConflict, AlertOnProgressing, AlertOnRolloutHalted,
 	AlertOnAwaitingApproval, AlertOnRolloutDone, AlertOnRevisionRefused, AlertOnUnreachable,
-	AlertOnDriftCorrected, AlertOnAgentSilent, AlertOnEventInstance}
+	AlertOnDriftCorrected, AlertOnAgentSilent, AlertOnEventInstance, AlertOnHealthCheckDegraded}
 
 // DefaultUnreachableFor is an Alert's unreachableFor when unset.
 const DefaultUnreachableFor = 5 * time.Minute
@@ -219,6 +226,7 @@ func validateAlert(r *Repository, a *Alert, rep report) {
 			rep.errorf("spec.unreachableFor", "%q is not a positive duration (for example 5m)", s.UnreachableFor)
 		}
 	}
+	validateAlertHealthChecks(r, a, rep)
 	if len(s.Notifications) == 0 {
 		rep.errorf("spec.notifications", "at least one notification is required")
 	}

@@ -38,6 +38,10 @@ type Entry struct {
 	Arrivals []Arrival
 	// Changed counts the cluster records this commit wrote.
 	Changed int
+	// Folded marks the oldest commit kept when the history before it is
+	// gone (folded by --status-history-keep): its Arrivals and Changed are
+	// unknown, so empty.
+	Folded bool
 }
 
 // History is the status branch's history (ui/timeline reads it from Git).

@@ -2,6 +2,7 @@ package sveltos
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/regatta-dev/regatta/migrate"
 	"github.com/regatta-dev/regatta/spec"
@@ -43,11 +44,12 @@ var secretKeys = map[string]string{
 		"tls is mandatory unless the key tls says opportunistic or none",
 }
 
-// healthCheck reports a standalone HealthCheck: a Lua health check over
-// any kind is not built in regatta's alerts yet.
+// healthCheck reports a HealthCheck: it is carried over inside the
+// alert of each ClusterHealthCheck that names it (Import indexed it), as
+// regatta runs a health check within an alert.
 func (im *importer) healthCheck(d *migrate.Doc) {
-	im.report.Add(d, "", "HealthCheck %s: not carried over: regatta's alerts have no Lua health checks over any kind yet "+
-		"(they watch the add-ons' state: Failed, Conflict, ProgressingDeadline, rollouts, revisions, clusters)", d.Name())
+	im.report.Add(d, "", "HealthCheck %s: carried over into the spec.healthChecks of the alert of each ClusterHealthCheck that references it "+
+		"(none is written for it alone)", d.Name())
 }
 
 // alert converts a ClusterHealthCheck into alerts/<name>.yaml: its
@@ -66,7 +68,7 @@ func (im *importer) alert(d *migrate.Doc) *spec.Alert {
 	if len(a.Spec.ClusterSelector.MatchLabels) == 0 && len(a.Spec.ClusterSelector.MatchExpressions) == 0 {
 		im.report.Add(d, "spec.clusterSelector", "empty: the alert watches every cluster (an alert's empty selector selects all, unlike a profile's)")
 	}
-	a.Spec.On = im.livenessChecks(d, migrate.List(s, "livenessChecks"))
+	a.Spec.On, a.Spec.HealthChecks = im.livenessChecks(d, migrate.List(s, "livenessChecks"))
 	for _, k := range sortedMapKeys(s) {
 		if k != "clusterSelector" && k != "livenessChecks" && k != "notifications" {
 			im.report.Add(d, "spec."+k, "not carried over")
@@ -90,26 +92,94 @@ func (im *importer) alert(d *migrate.Doc) *spec.Alert {
 	return a
 }
 
-// livenessChecks turns Addons checks into the add-ons' happenings;
-// HealthCheck checks (Lua over any kind) are reported.
-func (im *importer) livenessChecks(d *migrate.Doc, checks []any) []string {
+// livenessChecks turns Addons checks into the add-ons' happenings, and
+// HealthCheck checks (Lua over any kind) into the alert's healthChecks
+// and HealthCheckDegraded.
+func (im *importer) livenessChecks(d *migrate.Doc, checks []any) ([]string, []spec.AlertHealthCheck) {
 	var on []string
+	var hcs []spec.AlertHealthCheck
 	for i, c := range checks {
 		cm, _ := c.(map[string]any)
 		field := fmt.Sprintf("spec.livenessChecks[%d]", i)
 		switch t := migrate.Str(cm, "type"); t {
 		case "Addons":
-			if on == nil {
+			if !slices.Contains(on, spec.AlertOnFailed) {
 				on = append(on, addonsHappenings...)
 			}
 		case "HealthCheck":
-			im.report.Add(d, field, "liveness check %s (HealthCheck %s): not carried over: regatta's alerts have no Lua health checks over any kind yet",
-				migrate.Str(cm, "name"), migrate.Str(cm, "livenessSourceRef", "name"))
+			if hc, ok := im.luaHealthCheck(d, field, cm); ok {
+				hcs = append(hcs, hc)
+				if !slices.Contains(on, spec.AlertOnHealthCheckDegraded) {
+					on = append(on, spec.AlertOnHealthCheckDegraded)
+				}
+			}
 		default:
 			im.report.Add(d, field+".type", "liveness check type %q: not carried over", t)
 		}
 	}
-	return on
+	return on, hcs
+}
+
+// luaHealthCheck converts the HealthCheck a liveness check references:
+// its resourceSelectors (labelFilters as a label selector) and its
+// evaluateHealth script, which regatta runs as Sveltos does (global
+// resources, evaluate() returning hs.resources).
+func (im *importer) luaHealthCheck(d *migrate.Doc, field string, check map[string]any) (spec.AlertHealthCheck, bool) {
+	name := migrate.Str(check, "livenessSourceRef", "name")
+	hd := im.data[kindHealthCheck+"//"+name]
+	if hd == nil {
+		im.report.Add(d, field+".livenessSourceRef", "HealthCheck %s is not among the imported files: liveness check %s not carried over", name, migrate.Str(check, "name"))
+		return spec.AlertHealthCheck{}, false
+	}
+	hs := migrate.Map(hd.Obj, "spec")
+	out := spec.AlertHealthCheck{Name: migrate.Str(check, "name"), Script: migrate.Str(hs, "evaluateHealth")}
+	if out.Name == "" {
+		out.Name = name
+	}
+	for j, rs := range migrate.List(hs, "resourceSelectors") {
+		out.ResourceSelectors = append(out.ResourceSelectors, im.healthSelector(hd, fmt.Sprintf("spec.resourceSelectors[%d]", j), asMap(rs)))
+	}
+	for _, k := range sortedMapKeys(hs) {
+		if k != "resourceSelectors" && k != "evaluateHealth" {
+			im.report.Add(hd, "spec."+k, "not carried over")
+		}
+	}
+	im.report.Add(d, field, "liveness check %s: carried over as the alert's health check %s (HealthCheck %s)", migrate.Str(check, "name"), out.Name, name)
+	return out, true
+}
+
+// healthSelector converts one resource selector: Equal label filters
+// become matchLabels, Different ones NotIn (which, as Different, also
+// matches objects without the label).
+func (im *importer) healthSelector(d *migrate.Doc, field string, rs map[string]any) spec.HealthResourceSelector {
+	out := spec.HealthResourceSelector{Group: migrate.Str(rs, "group"), Version: migrate.Str(rs, "version"),
+		Kind: migrate.Str(rs, "kind"), Namespace: migrate.Str(rs, "namespace")}
+	for j, f := range migrate.List(rs, "labelFilters") {
+		fm := asMap(f)
+		key, value := migrate.Str(fm, "key"), migrate.Str(fm, "value")
+		switch op := migrate.Str(fm, "operation"); op {
+		case spec.LabelFilterEqual:
+			if out.LabelSelector.MatchLabels == nil {
+				out.LabelSelector.MatchLabels = map[string]string{}
+			}
+			out.LabelSelector.MatchLabels[key] = value
+		case spec.LabelFilterDifferent:
+			out.LabelSelector.MatchExpressions = append(out.LabelSelector.MatchExpressions,
+				spec.LabelSelectorRequirement{Key: key, Operator: "NotIn", Values: []string{value}})
+		default:
+			im.report.Add(d, fmt.Sprintf("%s.labelFilters[%d].operation", field, j), "%q: not carried over", op)
+		}
+	}
+	for _, k := range sortedMapKeys(rs) {
+		switch k {
+		case "group", "version", "kind", "namespace", "labelFilters":
+		case "evaluate":
+			im.report.Add(d, field+".evaluate", "not carried over: the check's script sees every object the selector lists (filter them in evaluateHealth)")
+		default:
+			im.report.Add(d, field+"."+k, "not carried over")
+		}
+	}
+	return out
 }
 
 // notification converts one notification; its Secret keeps its name,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/regatta-dev/regatta/lua"
 	"github.com/regatta-dev/regatta/spec"
 )
 
@@ -51,22 +52,109 @@ func TestCorpusClusterHealthCheckAlerts(t *testing.T) {
 	}
 }
 
-// TestCorpusHealthCheckNotCarried: Sveltos' crashing-pod example (a Lua
-// HealthCheck over Pods and a ClusterHealthCheck of it) has no regatta
-// equivalent yet: both are reported and no alert is written (an alert
-// without happenings would send on every one).
-func TestCorpusHealthCheckNotCarried(t *testing.T) {
+// TestCorpusHealthCheckCarried: Sveltos' crashing-pod example (a Lua
+// HealthCheck over Pods and a ClusterHealthCheck of it) becomes an alert
+// with that health check, which loads and validates, and whose script
+// finds a Pod in CrashLoopBackOff Degraded as Sveltos' would.
+func TestCorpusHealthCheckCarried(t *testing.T) {
 	out, all := importCorpus(t, "", "crashing-pod.yaml")
 	wantFindings(t, all,
-		"testdata/corpus/crashing-pod.yaml:2: HealthCheck crashing-pod: not carried over: regatta's alerts have no Lua health checks over any kind yet",
-		"testdata/corpus/crashing-pod.yaml:51: spec.livenessChecks[0]: liveness check crashing-pod (HealthCheck crashing-pod): not carried over",
-		"testdata/corpus/crashing-pod.yaml:50: spec.livenessChecks: no liveness check was carried over: alert crashing-pod not written",
+		"testdata/corpus/crashing-pod.yaml:2: HealthCheck crashing-pod: carried over into the spec.healthChecks of the alert of each ClusterHealthCheck that references it",
+		"testdata/corpus/crashing-pod.yaml:51: spec.livenessChecks[0]: liveness check crashing-pod: carried over as the alert's health check crashing-pod (HealthCheck crashing-pod)",
+		"testdata/corpus/crashing-pod.yaml:42: ClusterHealthCheck crashing-pod: carried over as alerts/crashing-pod.yaml",
 	)
-	if strings.Contains(all, "Secret default/slack") {
-		t.Errorf("the notifications of an alert not written were reported:\n%s", all)
+	if strings.Contains(all, "not carried over") || strings.Contains(all, "invalid here") {
+		t.Errorf("report:\n%s", all)
 	}
-	if _, err := os.Stat(out + "/alerts"); !os.IsNotExist(err) {
-		t.Errorf("alerts/ written: %v", err)
+	repo, diags := spec.Load(os.DirFS(out))
+	if len(diags) > 0 || len(repo.Alerts) != 1 {
+		t.Fatalf("fleet: %d alerts, %v", len(repo.Alerts), diags)
+	}
+	a := repo.Alerts[0]
+	if !reflect.DeepEqual(a.Spec.On, []string{spec.AlertOnHealthCheckDegraded}) || a.Spec.ClusterSelector.MatchLabels["env"] != "fv" || len(a.Spec.HealthChecks) != 1 {
+		t.Fatalf("alert %+v", a.Spec)
+	}
+	hc := a.Spec.HealthChecks[0]
+	if hc.Name != "crashing-pod" || !reflect.DeepEqual(hc.ResourceSelectors, []spec.HealthResourceSelector{{Version: "v1", Kind: "Pod"}}) {
+		t.Fatalf("health check %+v", hc)
+	}
+	name, src, err := a.HealthCheckScript(repo.FS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashing := map[string]any{"kind": "Pod", "metadata": map[string]any{"namespace": "web", "name": "crash"},
+		"status": map[string]any{"containerStatuses": []any{map[string]any{
+			"state":     map[string]any{"waiting": map[string]any{"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}},
+			"lastState": map[string]any{"terminated": map[string]any{"reason": "Error"}}}}}}
+	running := map[string]any{"kind": "Pod", "metadata": map[string]any{"namespace": "web", "name": "ok"},
+		"status": map[string]any{"containerStatuses": []any{map[string]any{"state": map[string]any{"running": map[string]any{}}, "lastState": map[string]any{}}}}}
+	got, err := lua.NewRunner(lua.Options{}).CheckResources(context.Background(), lua.Script{Name: name, Source: src}, []map[string]any{running, crashing})
+	if err != nil || len(got) != 1 || got[0].String() != "Pod web/crash" || got[0].Status != lua.Degraded || got[0].Message != "web/crash:back-off 5m0s\nreason:Error" {
+		t.Fatalf("the imported script: %+v, %v", got, err)
+	}
+}
+
+// A HealthCheck's label filters become a label selector (Different as
+// NotIn); what regatta has no place for is reported; a liveness check
+// naming a HealthCheck not imported is reported and dropped.
+func TestHealthCheckSelectors(t *testing.T) {
+	dir := t.TempDir()
+	docs := `apiVersion: lib.projectsveltos.io/v1beta1
+kind: HealthCheck
+metadata: {name: deployments}
+spec:
+  collectResources: true
+  resourceSelectors:
+  - group: apps
+    version: v1
+    kind: Deployment
+    namespace: web
+    labelFilters:
+    - {key: app, operation: Equal, value: web}
+    - {key: tier, operation: Different, value: canary}
+    evaluate: "function evaluate() return {matching = true} end"
+  evaluateHealth: "function evaluate() return {} end"
+---
+apiVersion: lib.projectsveltos.io/v1beta1
+kind: ClusterHealthCheck
+metadata: {name: web}
+spec:
+  clusterSelector: {matchLabels: {env: prod}}
+  livenessChecks:
+  - {name: addons, type: Addons}
+  - {name: deployments, type: HealthCheck, livenessSourceRef: {kind: HealthCheck, apiVersion: lib.projectsveltos.io/v1beta1, name: deployments}}
+  - {name: gone, type: HealthCheck, livenessSourceRef: {kind: HealthCheck, apiVersion: lib.projectsveltos.io/v1beta1, name: gone}}
+  notifications: [{name: events, type: KubernetesEvent}]
+`
+	if err := os.WriteFile(filepath.Join(dir, "hc.yaml"), []byte(docs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Files: []string{filepath.Join(dir, "hc.yaml")}, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range res.Report.Findings() {
+		lines = append(lines, f.String())
+	}
+	all := strings.Join(lines, "\n")
+	wantFindings(t, all,
+		"hc.yaml:5: spec.collectResources: not carried over",
+		"hc.yaml:14: spec.resourceSelectors[0].evaluate: not carried over: the check's script sees every object the selector lists",
+		"hc.yaml:25: spec.livenessChecks[2].livenessSourceRef: HealthCheck gone is not among the imported files: liveness check gone not carried over",
+	)
+	repo, diags := spec.Load(os.DirFS(out))
+	if len(diags.Errors()) > 0 || len(repo.Alerts) != 1 {
+		t.Fatalf("fleet: %+v %v", repo.Alerts, diags.Errors())
+	}
+	a := repo.Alerts[0].Spec
+	want := spec.HealthResourceSelector{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "web", LabelSelector: spec.LabelSelector{
+		MatchLabels:      map[string]string{"app": "web"},
+		MatchExpressions: []spec.LabelSelectorRequirement{{Key: "tier", Operator: "NotIn", Values: []string{"canary"}}}}}
+	if len(a.HealthChecks) != 1 || !reflect.DeepEqual(a.HealthChecks[0].ResourceSelectors, []spec.HealthResourceSelector{want}) ||
+		!reflect.DeepEqual(a.On, []string{"Failed", "Conflict", "ProgressingDeadline", "HealthCheckDegraded"}) {
+		t.Fatalf("alert %+v", a)
 	}
 }
 

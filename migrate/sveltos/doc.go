@@ -2,7 +2,8 @@
 // ClusterProfiles and Profiles into profiles (policyRefs, helmCharts and
 // kustomizationRefs into add-ons, validateHealths into health checks),
 // Classifiers into classifiers, SveltosClusters and Cluster API Clusters
-// into clusters, ClusterHealthChecks into alerts. The ConfigMaps and Secrets the profiles reference are
+// into clusters, ClusterHealthChecks into alerts (with the Lua HealthChecks they
+// reference as the alerts' healthChecks). The ConfigMaps and Secrets the profiles reference are
 // given as files too; their manifests are written into the fleet. What
 // does not map goes into the report with its file and line.
 package sveltos

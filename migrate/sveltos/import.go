@@ -120,8 +120,8 @@ func Import(ctx context.Context, docs []*migrate.Doc, source fs.FS, report *migr
 		sources: map[string]*migrate.Doc{},
 	}
 	for _, d := range docs {
-		if d.Kind() == "ConfigMap" || d.Kind() == "Secret" {
-			im.data[d.Kind()+"/"+d.Namespace()+"/"+d.Name()] = d
+		if d.Kind() == "ConfigMap" || d.Kind() == "Secret" || (d.Kind() == kindHealthCheck && d.APIGroup() == groupLib) {
+			im.data[d.Kind()+"/"+d.Namespace()+"/"+d.Name()] = d // HealthChecks for the ClusterHealthChecks naming them
 		}
 	}
 	for _, d := range docs {

@@ -35,11 +35,16 @@ type memory struct {
 	unreachableSince map[string]time.Time
 	corrected        map[string]int64    // cluster/profile → corrections
 	instances        map[string][]string // cluster/profile → instances
-	primed           bool                // a snapshot was read: counters are compared from then on
+	// degraded are each cluster's health check happenings as it was last
+	// reached: a record of a cluster not reached (its checks did not run)
+	// keeps them, so an outage resolves nothing.
+	degraded map[string][]happening
+	primed   bool // a snapshot was read: counters are compared from then on
 }
 
 func newMemory() *memory {
-	return &memory{unreachableSince: map[string]time.Time{}, corrected: map[string]int64{}, instances: map[string][]string{}}
+	return &memory{unreachableSince: map[string]time.Time{}, corrected: map[string]int64{}, instances: map[string][]string{},
+		degraded: map[string][]happening{}}
 }
 
 // maxDetails is how many first errors a message names.
@@ -99,13 +104,13 @@ func prefixed(cluster, detail string) string {
 // profile and its cluster's labels; a cluster unreachable only once it has
 // been for the alert's unreachableFor.
 func watches(a *spec.Alert, h happening, sel labels.Selector, labelsOf map[string]map[string]string, mem *memory, now time.Time) bool {
-	if !a.Spec.Watches(h.kind) {
+	if !a.Spec.Watches(h.kind) || (h.alert != "" && h.alert != a.ID()) {
 		return false
 	}
 	if t := a.Tenant(); t != nil && !tenantSees(t, h, labelsOf) {
 		return false
 	}
-	if h.profile != "" && !strings.HasPrefix(h.profile, "tenant:") && !a.WatchesProfile(h.profile) {
+	if h.profile != "" && h.alert == "" && !strings.HasPrefix(h.profile, "tenant:") && !a.WatchesProfile(h.profile) {
 		return false
 	}
 	if h.cluster != "" && !sel.Matches(labels.Set(labelsOf[h.cluster])) {
@@ -149,6 +154,7 @@ func clusterHappenings(c status.ClusterStatus, corrected map[string]int64, mem *
 	} else {
 		delete(mem.unreachableSince, c.Cluster)
 	}
+	out = append(out, degradedHappenings(c, mem)...)
 	for _, p := range c.Profiles {
 		mem.corrected[c.Cluster+"/"+p.Name] = p.DriftCorrections
 	}
@@ -161,6 +167,21 @@ func clusterHappenings(c status.ClusterStatus, corrected map[string]int64, mem *
 		mem.instances[k] = names
 	}
 	return out
+}
+
+// degradedHappenings are the cluster's health check happenings: those of
+// its record when it was reached, else those it had when last reached.
+func degradedHappenings(c status.ClusterStatus, mem *memory) []happening {
+	if !c.Reachable {
+		return mem.degraded[c.Cluster]
+	}
+	hs := healthHappenings(c)
+	if len(hs) == 0 {
+		delete(mem.degraded, c.Cluster)
+	} else {
+		mem.degraded[c.Cluster] = hs
+	}
+	return hs
 }
 
 // primedCounters are the drift corrections seen last, once a snapshot was

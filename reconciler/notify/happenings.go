@@ -3,6 +3,7 @@ package notify
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 	"github.com/regatta-dev/regatta/spec"
@@ -17,6 +18,7 @@ type happening struct {
 	revision string
 	detail   string // the first error or reason, as the record has it
 	stage    string // a rollout's stage
+	alert    string // the alert whose health check it is; empty for the others
 }
 
 // subject groups happenings into one message: the same kind of thing on
@@ -132,6 +134,54 @@ func errorLine(e status.Error) string {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message)
 	}
 	return e.File + ": " + e.Message
+}
+
+// healthHappenings are a cluster record's alert health checks that
+// report resources Degraded: one happening per (alert, check), the check
+// in the subject's profile slot, no revision (the state of the cluster,
+// not of a commit), the first resources with their messages as detail.
+func healthHappenings(c status.ClusterStatus) []happening {
+	var out []happening
+	for _, h := range c.HealthChecks {
+		if h.Degraded == 0 {
+			continue
+		}
+		out = append(out, happening{kind: spec.AlertOnHealthCheckDegraded, alert: h.Alert, profile: h.Check,
+			cluster: c.Cluster, detail: degradedDetail(h)})
+	}
+	return out
+}
+
+// maxResourcesNamed is how many resources of a cluster a detail names;
+// maxResourceMessage how many bytes of each one's message it keeps.
+const (
+	maxResourcesNamed  = 3
+	maxResourceMessage = 200
+)
+
+// degradedDetail names a check's first Degraded resources and their
+// messages: "2 Degraded: Pod web/a (app: back-off), Pod web/b".
+func degradedDetail(h status.HealthCheck) string {
+	var names []string
+	for _, r := range h.Resources {
+		if r.Status != "Degraded" || len(names) == maxResourcesNamed {
+			continue
+		}
+		msg := strings.Join(strings.Fields(r.Message), " ")
+		if len(msg) > maxResourceMessage {
+			msg = strings.ToValidUTF8(msg[:maxResourceMessage], "") + "…"
+		}
+		if msg != "" {
+			names = append(names, r.Object+" ("+msg+")")
+		} else {
+			names = append(names, r.Object)
+		}
+	}
+	d := fmt.Sprintf("%d Degraded: %s", h.Degraded, strings.Join(names, ", "))
+	if more := h.Degraded - len(names); more > 0 {
+		d += fmt.Sprintf(" and %d more", more)
+	}
+	return d
 }
 
 // eventInstances names each cluster's event add-on instances, by profile.

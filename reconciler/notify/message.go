@@ -84,6 +84,8 @@ func headline(f *firing) string {
 		return fmt.Sprintf("drift of profile %s corrected on %s", s.Profile, clusters(n))
 	case spec.AlertOnEventInstance:
 		return fmt.Sprintf("event add-on instances of %s changed on %s", s.Profile, clusters(n))
+	case spec.AlertOnHealthCheckDegraded:
+		return fmt.Sprintf("health check %s of alert %s reports resources Degraded on %s", s.Profile, f.alert, clusters(n))
 	}
 	return s.String()
 }

@@ -247,6 +247,7 @@ func writeProblems(b *strings.Builder, clusters []ClusterStatus) {
 		for _, n := range c.LabelNotes {
 			lines = append(lines, fmt.Sprintf("- **%s**: label %s %s: %s", cluster, code(n.Key), text(n.Reason), text(n.Message)))
 		}
+		lines = append(lines, healthCheckProblems(cluster, c.HealthChecks)...)
 		for _, p := range c.Profiles {
 			pair := fmt.Sprintf("- **%s / %s** (%s)", cluster, text(p.Name), text(p.State))
 			if p.Error != nil {
@@ -266,6 +267,28 @@ func writeProblems(b *strings.Builder, clusters []ClusterStatus) {
 	}
 	b.WriteString(strings.Join(lines, "\n"))
 	b.WriteString("\n\n")
+}
+
+// healthCheckProblems are the dashboard's lines of a cluster's health
+// checks that failed to run or found Degraded resources (the first one
+// named).
+func healthCheckProblems(cluster string, hcs []HealthCheck) []string {
+	var lines []string
+	for _, h := range hcs {
+		head := fmt.Sprintf("- **%s**: health check %s of alert %s", cluster, code(h.Check), code(h.Alert))
+		switch {
+		case h.Error != "":
+			lines = append(lines, head+" could not run: "+text(h.Error))
+		case h.Degraded > 0:
+			line := fmt.Sprintf("%s: %d Degraded", head, h.Degraded)
+			if len(h.Resources) > 0 {
+				r := h.Resources[0]
+				line += fmt.Sprintf(", first %s (%s)", code(r.Object), text(r.Message))
+			}
+			lines = append(lines, line)
+		}
+	}
+	return lines
 }
 
 func formatError(e Error) string {

@@ -70,6 +70,7 @@ func tenantClusters(cs []ClusterStatus, tenant string) []ClusterStatus {
 		}
 		if len(ps) > 0 {
 			c.Profiles = ps
+			c.HealthChecks = tenantHealthChecks(c.HealthChecks, tenant)
 			out = append(out, c)
 		}
 	}
@@ -105,4 +106,16 @@ func tenantFleet(f Fleet, tenant string, cs []ClusterStatus) Fleet {
 		}
 	}
 	return f
+}
+
+// tenantHealthChecks keeps the outcomes of the tenant's own alerts'
+// health checks.
+func tenantHealthChecks(hs []HealthCheck, tenant string) []HealthCheck {
+	var out []HealthCheck
+	for _, h := range hs {
+		if h.Tenant == tenant {
+			out = append(out, h)
+		}
+	}
+	return out
 }

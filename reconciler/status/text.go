@@ -151,6 +151,14 @@ func texts(c *ClusterStatus) []TextField {
 			out = append(out, TextField{fmt.Sprintf("%s.changes[%d].object", f, j), &p.Changes[j].Object})
 		}
 	}
+	for i := range c.HealthChecks {
+		h := &c.HealthChecks[i]
+		f := fmt.Sprintf("healthChecks[%d]", i)
+		out = append(out, TextField{f + ".error", &h.Error})
+		for j := range h.Resources {
+			out = append(out, TextField{fmt.Sprintf("%s.resources[%d].message", f, j), &h.Resources[j].Message})
+		}
+	}
 	return out
 }
 
@@ -192,6 +200,10 @@ func boundCluster(c ClusterStatus) ClusterStatus {
 	for i := range c.Profiles {
 		p := &c.Profiles[i]
 		p.Error, p.Rollout, p.Changes = clonePtr(p.Error), clonePtr(p.Rollout), slices.Clone(p.Changes)
+	}
+	c.HealthChecks = slices.Clone(c.HealthChecks)
+	for i := range c.HealthChecks {
+		c.HealthChecks[i].Resources = slices.Clone(c.HealthChecks[i].Resources)
 	}
 	bound(texts(&c))
 	return c

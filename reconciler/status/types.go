@@ -60,6 +60,11 @@ type ClusterStatus struct {
 	// (each keeps its last result), with script, line and error.
 	ClassifierErrors []ClassifierError `json:"classifierErrors,omitempty" yaml:"classifierErrors,omitempty"`
 	Profiles         []Profile         `json:"profiles,omitempty" yaml:"profiles,omitempty"`
+	// HealthChecks are the outcomes of the alerts' Lua health checks that
+	// select the cluster, in the last pass it was reached (added within
+	// the format; absent without such alerts and in records written
+	// before).
+	HealthChecks []HealthCheck `json:"healthChecks,omitempty" yaml:"healthChecks,omitempty"`
 }
 
 // Handover is one side's turn in the handshake between the central

@@ -28,6 +28,7 @@ import (
 	"github.com/regatta-dev/regatta/reconciler/webhook"
 	"github.com/regatta-dev/regatta/render/helm"
 	"github.com/regatta-dev/regatta/repo"
+	"github.com/regatta-dev/regatta/ui/access"
 	"github.com/regatta-dev/regatta/verify"
 )
 
@@ -55,6 +56,8 @@ type runFlags struct {
 	pprofAddr            string
 	webhookAddr          string
 	webhookSecretFile    string
+	uiAddr               string
+	uiAccess             access.Flags
 	once                 bool
 	shutdownGrace        time.Duration
 	leaderElect          bool
@@ -74,6 +77,7 @@ type runFlags struct {
 	onPass         func(reconciler.PassResult) // NewDaemon's hook
 	leaseTimings   leaseTimings                // leader election durations; zero: the defaults
 	statuses       *commitstatus.Publisher     // --commit-status-provider; nil: off
+	webUI          *webUI                      // --ui-addr; nil: off
 }
 
 func newRunCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -141,6 +145,8 @@ func (f *runFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.allowExec, "allow-kubeconfig-exec", false, "allow exec credential plugins and auth providers in cluster kubeconfigs (they run programs on this host)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "address for /metrics, /healthz and /readyz (empty disables)")
 	fl.StringVar(&f.pprofAddr, "pprof-addr", "", "address for Go's profiling endpoints under /debug/pprof/ (empty, the default, disables; bind it to loopback: profiles show what the process holds)")
+	fl.StringVar(&f.uiAddr, "ui-addr", "", "address for the read-only web UI, fed by this daemon's status (empty, the default, disables; off loopback it needs --ui-auth)")
+	f.uiAccess.Register(fl)
 	fl.StringVar(&f.webhookAddr, "webhook-addr", "", "address for the push webhook (POST any path); needs a secret")
 	fl.StringVar(&f.webhookSecretFile, "webhook-secret-file", "", "file holding the webhook secret (or $REGATTA_WEBHOOK_SECRET)")
 	fl.BoolVar(&f.once, "once", false, "reconcile every cluster once and wait for health, then exit 0 when every pair converged, 1 otherwise")
@@ -319,6 +325,10 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		startPublisher(ctx, pub)
 		do.OnStatus = func(s status.Snapshot) { observe(s); pub.Observe(s) }
 	}
+	if f.webUI, err = f.newWebUI(ctx, log); err != nil {
+		return nil, nil, err
+	}
+	do.OnStatus = f.webUI.observe(do.OnStatus)
 	d := reconciler.Build(ctx, reconciler.Setup{
 		Daemon: do,
 		Apply:  ao,
@@ -335,6 +345,9 @@ func (f *runFlags) build(ctx context.Context, log *slog.Logger) (*reconciler.Dae
 		},
 	})
 	attach(d)
+	if f.webUI != nil {
+		f.webUI.srv.Authority(speakerWords(d))
+	}
 	return d, m, nil
 }
 
@@ -356,6 +369,11 @@ func (f *runFlags) serve(ctx context.Context, m *metrics.Metrics, d *reconciler.
 	}
 	if f.pprofAddr != "" {
 		if err := listen(ctx, f.pprofAddr, pprofHandler(), log, "pprof"); err != nil {
+			return err
+		}
+	}
+	if f.webUI != nil {
+		if err := f.webUI.serve(ctx, f.uiAddr, f.interval, log); err != nil {
 			return err
 		}
 	}

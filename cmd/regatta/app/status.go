@@ -186,6 +186,7 @@ func printClusterStatus(w io.Writer, s status.Snapshot, name, output string) err
 		for _, e := range c.ClassifierErrors {
 			fmt.Fprintf(w, "  classifier %s failed (last result kept): %s\n", e.Classifier, e.Message)
 		}
+		printHealthChecks(w, c.HealthChecks)
 		for _, p := range c.Profiles {
 			fmt.Fprintf(w, "  profile %s: %s revision=%s objects=%d", p.Name, p.State, status.ShortRevision(p.Revision), p.Objects)
 			if p.DriftCorrections > 0 {
@@ -199,6 +200,22 @@ func printClusterStatus(w io.Writer, s status.Snapshot, name, output string) err
 		return nil
 	}
 	return &ExitError{Code: ExitFailed, Err: fmt.Errorf("no status for cluster %q", name)}
+}
+
+// printHealthChecks writes a cluster's health checks: each with its
+// counts, or why it could not run, and the resources it reported.
+func printHealthChecks(w io.Writer, hcs []status.HealthCheck) {
+	for _, h := range hcs {
+		fmt.Fprintf(w, "  health check %s/%s: ", h.Alert, h.Check)
+		if h.Error != "" {
+			fmt.Fprintf(w, "error: %s\n", h.Error)
+			continue
+		}
+		fmt.Fprintf(w, "%d objects, %d Degraded\n", h.Objects, h.Degraded)
+		for _, r := range h.Resources {
+			fmt.Fprintf(w, "    %s %s: %s\n", r.Status, r.Object, r.Message)
+		}
+	}
 }
 
 func writeStatusYAML(w io.Writer, s status.Snapshot) error {

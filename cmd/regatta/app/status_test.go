@@ -208,3 +208,36 @@ func TestStatusDropsEscapeSequences(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusShowsHealthChecks: a cluster's alert health checks are in its
+// detailed view and among the dashboard's problems (degraded, or failed
+// to run).
+func TestStatusShowsHealthChecks(t *testing.T) {
+	rev := "0123456789abcdef"
+	snap := status.Snapshot{
+		Fleet: status.Fleet{SourceRevision: rev, AppliedRevision: rev},
+		Clusters: []status.ClusterStatus{{Cluster: "prod-1", Reachable: true, HealthChecks: []status.HealthCheck{
+			{Alert: "pods", Check: "crashing-pod", Objects: 12, Degraded: 1,
+				Resources: []status.ResourceHealth{{Object: "Pod web/api-0", Status: "Degraded", Message: "back-off restarting"}}},
+			{Alert: "pods", Check: "broken", Error: "alerts/pods.yaml spec.healthChecks[1].script:2: attempt to index a nil value"},
+		}}},
+	}
+	dir := statusRepo(t, snap)
+	code, stdout, stderr := run(t, "status", "--cluster", "prod-1", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"health check pods/crashing-pod: 12 objects, 1 Degraded", "Degraded Pod web/api-0: back-off restarting",
+		"health check pods/broken: error: alerts/pods.yaml spec.healthChecks[1].script:2"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("cluster view lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = run(t, "status", "-o", "markdown", dir)
+	for _, want := range []string{"- **prod-1**: health check `crashing-pod` of alert `pods`: 1 Degraded, first `Pod web/api-0` (back-off restarting)",
+		"- **prod-1**: health check `broken` of alert `pods` could not run: alerts/pods.yaml"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("dashboard (%d) lacks %q:\n%s", code, want, stdout)
+		}
+	}
+}

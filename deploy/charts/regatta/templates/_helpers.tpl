@@ -67,4 +67,5 @@ that cannot work; each message names the value to fix.
 {{- if and $v.webhook.ingress.enabled (not $v.webhook.ingress.host) -}}
 {{- fail "webhook.ingress.host is required with webhook.ingress.enabled" -}}
 {{- end -}}
+{{- include "regatta.validateUI" . -}}
 {{- end -}}
