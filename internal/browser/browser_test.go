@@ -49,7 +49,7 @@ func testServer(t *testing.T) *httptest.Server {
 func TestPage(t *testing.T) {
 	s := testServer(t)
 	t.Setenv(EnvArtifacts, t.TempDir())
-	p := Start(t).NewPage()
+	p := Start(t).NewPage(t)
 	if code := p.Go(s.URL + "/"); code != http.StatusOK {
 		t.Fatalf("status %d", code)
 	}

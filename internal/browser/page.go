@@ -30,14 +30,15 @@ type Page struct {
 	console []chromedp.ConsoleMessage
 }
 
-// NewPage opens a tab, closed when the test ends.
-func (b *Browser) NewPage() *Page {
-	b.t.Helper()
+// NewPage opens a tab for the test t (a subtest may share its parent's
+// Browser), closed when t ends.
+func (b *Browser) NewPage(t testing.TB) *Page {
+	t.Helper()
 	ctx, cancel := chromedp.NewContext(b.ctx)
-	b.t.Cleanup(cancel)
-	p := &Page{t: b.t, b: b, ctx: ctx, timeout: DefaultTimeout}
+	t.Cleanup(cancel)
+	p := &Page{t: t, b: b, ctx: ctx, timeout: DefaultTimeout}
 	if err := chromedp.Do(ctx); err != nil { // opens the tab
-		b.t.Fatalf("opening a tab: %v", err)
+		t.Fatalf("opening a tab: %v", err)
 	}
 	messages := chromedp.Console(ctx)
 	go func() {
@@ -193,10 +194,21 @@ func (p *Page) Console() []chromedp.ConsoleMessage {
 	return append([]chromedp.ConsoleMessage(nil), p.console...)
 }
 
-// Errors are the console's errors and uncaught exceptions so far.
+// ClearConsole forgets the messages so far (those of earlier loads).
+func (p *Page) ClearConsole() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.console = nil
+}
+
+// Errors are the console's errors and uncaught exceptions so far (but
+// for a missing /favicon.ico, which the browser fetches unasked).
 func (p *Page) Errors() []chromedp.ConsoleMessage {
 	var out []chromedp.ConsoleMessage
 	for _, m := range p.Console() {
+		if strings.HasSuffix(m.URL, "/favicon.ico") {
+			continue // the browser asks for it on its own, not the page
+		}
 		if m.Type == chromedp.ConsoleError || m.IsException() {
 			out = append(out, m)
 		}
