@@ -297,6 +297,10 @@ func (f *uiFleet) testRolloutHalted(t *testing.T) {
 	}
 	p.Screenshot("rollout-halted")
 	p.NoErrors()
+	if code := p.Go(f.ui + "/clusters/c1"); code != http.StatusOK || p.Count(`#pairs tr[data-profile="canary-web"]`) != 1 {
+		t.Errorf("c1's page: HTTP %d, pairs %v", code, p.Attrs("#pairs tr", "data-profile"))
+	}
+	p.Screenshot("cluster-c1")
 }
 
 // xssMessage is a health message of a profile holding HTML and script.
