@@ -92,6 +92,8 @@ func errText(e *status.Error) string {
 type pageData struct {
 	Site  string
 	Title string
+	// Assets names the static files' version (?v= of their URLs).
+	Assets string
 	// Heading is the title without the site's name; Here the page's URL
 	// without ?at= (back to now).
 	Heading, Here string
@@ -121,7 +123,7 @@ func (p pageData) ProfileURL(name string) string { return p.Link("/profiles/" + 
 // render writes a page, or only its main element when the live script
 // asks (FragmentHeader).
 func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name string, d pageData) {
-	d.Site, d.DashboardURL = s.opts.Title, s.opts.DashboardURL
+	d.Site, d.DashboardURL, d.Assets = s.opts.Title, s.opts.DashboardURL, s.assets
 	if d.Version == "" {
 		d.Version = s.version()
 	}

@@ -2,7 +2,9 @@ package ui
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -41,6 +43,9 @@ type Server struct {
 	opts      Options
 	pages     pages
 	keepAlive time.Duration
+	// assets names the static files' content, in their URLs, so that a
+	// browser's cached copy is not used after an upgrade.
+	assets string
 
 	// boot tells this process's versions from another's (a restart
 	// counts moves from 0 again).
@@ -69,7 +74,7 @@ func New(opts Options) *Server {
 	if opts.Title == "" {
 		opts.Title = "regatta"
 	}
-	return &Server{opts: opts, pages: parsePages(), keepAlive: KeepAlive, boot: strconv.FormatInt(time.Now().UnixNano(), 36),
+	return &Server{opts: opts, pages: parsePages(), keepAlive: KeepAlive, assets: assetsVersion(), boot: strconv.FormatInt(time.Now().UnixNano(), 36),
 		branchFP: map[string]uint64{}, streams: map[chan string]struct{}{}}
 }
 
@@ -165,6 +170,20 @@ func securityHeaders(h http.Handler) http.Handler {
 		hd.Set("Referrer-Policy", "same-origin")
 		h.ServeHTTP(w, r)
 	})
+}
+
+// assetsVersion hashes the embedded static files.
+func assetsVersion() string {
+	h := sha256.New()
+	fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := staticFS.ReadFile(p)
+			h.Write([]byte(p))
+			h.Write(b)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 func cacheFor(d time.Duration, h http.Handler) http.Handler {

@@ -160,7 +160,7 @@ func TestFleetPageContract(t *testing.T) {
 		`<form id="filters" method="get" action="/"`, `name="q"`, `name="state"`, `name="label"`, `name="profile"`, `name="tenant"`,
 		`<table id="matrix">`, `<td data-profile="kyverno" data-state="Failed"`,
 		`<section id="rollouts"`, `<li data-profile="web" data-state="Halted">`, `<li data-profile="billing" data-state="AwaitingApproval">`,
-		`/-/static/ui.css`, `/-/static/ui.js`,
+		`<link rel="stylesheet" href="/-/static/ui.css?v=`+s.assets+`">`, `<script src="/-/static/ui.js?v=`+s.assets+`" defer></script>`,
 	)
 	hasNot(t, "fleet page of 3 clusters", body, `id="pages"`, `data-time-travel`)
 	// problems first: the unreachable prod-2 and failing prod-1 before stage-1
