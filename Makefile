@@ -39,7 +39,7 @@ help: ## list targets
 build: ## build bin/regatta (static), stamped with version and commit
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/regatta ./cmd/regatta
 
-test-env: ## install etcd and build the kube-apiservers the tests start (idempotent)
+test-env: ## install etcd and chromium (the web UI's browser tests) and build the kube-apiservers the tests start (idempotent)
 	hack/setup-test-env.sh
 
 # build first: hack/image's test builds the same static binary, which then

@@ -3,7 +3,9 @@
 #   1. installs Debian's etcd-server when no `etcd` is on PATH (needs root or sudo);
 #   2. installs Debian's gnupg when no `gpg` is on PATH (SOPS PGP tests,
 #      signed commits) and openssh-client when no `ssh-keygen` is (SSH
-#      signed commits);
+#      signed commits), and chromium when no `chromium` is (the web UI's
+#      browser tests through internal/browser; REGATTA_CHROMIUM names
+#      another binary);
 #   3. builds the sops CLI (github.com/getsops/sops/v3/cmd/sops at
 #      $SOPS_VERSION) from the Go module proxy into bin/sops: its own
 #      module, so its dependencies stay out of regatta's go.mod;
@@ -68,6 +70,21 @@ install_ssh_keygen() {
   command -v ssh-keygen >/dev/null || die "openssh-client was installed but no ssh-keygen is on PATH"
 }
 
+install_chromium() {
+  local bin="${REGATTA_CHROMIUM:-}"
+  if [ -n "$bin" ]; then
+    [ -x "$bin" ] || die "REGATTA_CHROMIUM=$bin is not an executable"
+    log "chromium found: $bin (REGATTA_CHROMIUM)"
+    return
+  fi
+  if command -v chromium >/dev/null; then
+    log "chromium found: $(command -v chromium) ($(chromium --version 2>/dev/null | head -n1))"
+    return
+  fi
+  apt_install chromium
+  command -v chromium >/dev/null || die "chromium was installed but no chromium is on PATH"
+}
+
 SOPS_VERSION="${SOPS_VERSION:-v3.13.3}"
 build_sops() {
   local bin_dir out
@@ -88,6 +105,7 @@ build_sops() {
 install_etcd
 install_gpg
 install_ssh_keygen
+install_chromium
 build_sops
 "$here/build-kube.sh" "$@"
 log "test environment ready"
