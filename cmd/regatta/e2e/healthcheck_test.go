@@ -75,7 +75,7 @@ func TestHealthCheckDegradedMessageAndResolution(t *testing.T) {
 	}
 	podWaiting(t, clients["c0"], "crash", "CrashLoopBackOff")
 	podWaiting(t, clients["c2"], "crash", "CrashLoopBackOff")
-	inbox := newChatInbox(t)
+	inbox := newHookInbox(t)
 	hook := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ops-hook", Namespace: "regatta-system"},
 		Data: map[string][]byte{"address": []byte(inbox.URL + "/hook")}}
 	if _, err := mgmt.CoreV1().Secrets("regatta-system").Create(ctx, hook, metav1.CreateOptions{}); err != nil {

@@ -2,13 +2,10 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,37 +16,6 @@ import (
 
 	"github.com/regatta-dev/regatta/internal/testenv"
 )
-
-// chatInbox is a generic webhook destination on loopback: it keeps the
-// messages regatta posts.
-type chatInbox struct {
-	*httptest.Server
-	mu   sync.Mutex
-	msgs []map[string]any
-}
-
-func newChatInbox(t *testing.T) *chatInbox {
-	in := &chatInbox{}
-	in.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var m map[string]any
-		if err := json.Unmarshal(body, &m); err != nil {
-			http.Error(w, "not JSON", http.StatusBadRequest)
-			return
-		}
-		in.mu.Lock()
-		in.msgs = append(in.msgs, m)
-		in.mu.Unlock()
-	}))
-	t.Cleanup(in.Close)
-	return in
-}
-
-func (in *chatInbox) messages() []map[string]any {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return append([]map[string]any(nil), in.msgs...)
-}
 
 // notifyFleet is a profile web on three clusters whose add-on, at
 // version broken, writes to a namespace that only c0 has.
@@ -91,7 +57,7 @@ func TestNotifyOneGroupedMessageAndItsResolution(t *testing.T) {
 	if _, err := c0.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "only-c0"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	inbox := newChatInbox(t)
+	inbox := newHookInbox(t)
 	hook := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ops-hook", Namespace: "regatta-system"},
 		Data: map[string][]byte{"address": []byte(inbox.URL + "/hook")}}
 	if _, err := mgmt.CoreV1().Secrets("regatta-system").Create(ctx, hook, metav1.CreateOptions{}); err != nil {
