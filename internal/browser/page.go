@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -65,13 +66,7 @@ func (p *Page) SetHeader(name, value string) {
 // status of its document.
 func (p *Page) Go(url string) int {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
-	defer cancel()
-	resp, err := chromedp.RunResponse(ctx, chromedp.Navigate(url))
-	if err != nil {
-		p.t.Fatalf("navigating to %s: %v", url, err)
-	}
-	return int(resp.Status)
+	return p.navigate("navigating to "+url, chromedp.Navigate(url))
 }
 
 // WaitFor waits until an element matches the CSS selector.
@@ -135,11 +130,32 @@ func (p *Page) Fill(sel, value string) {
 // itself) and waits for the page it loads.
 func (p *Page) Submit(sel string) int {
 	p.t.Helper()
+	return p.navigate("submitting "+sel, chromedp.Submit(chromedp.CSS(sel)))
+}
+
+// FillAndSubmit sets the named fields of the form matching sel and
+// submits it, in one step of the page's script: a live page may replace
+// the form between two steps (its main part is swapped on each status
+// move), so it is found once, filled and submitted at once.
+func (p *Page) FillAndSubmit(sel string, fields map[string]string) int {
+	p.t.Helper()
+	values, err := json.Marshal(fields)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	js := fmt.Sprintf(`(() => { const f = document.querySelector(%q); `+
+		`for (const [k, v] of Object.entries(%s)) { f.elements[k].value = v; } f.requestSubmit(); })()`, sel, values)
+	return p.navigate("filling and submitting "+sel, chromedp.Evaluate[chromedp.Void](js))
+}
+
+// navigate runs an action that loads a page and returns its HTTP status.
+func (p *Page) navigate(what string, a chromedp.Action[chromedp.Void]) int {
+	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
 	defer cancel()
-	resp, err := chromedp.RunResponse(ctx, chromedp.Submit(chromedp.CSS(sel)))
+	resp, err := chromedp.RunResponse(ctx, a)
 	if err != nil {
-		p.t.Fatalf("submitting %s: %v", sel, err)
+		p.t.Fatalf("%s: %v", what, err)
 	}
 	return int(resp.Status)
 }

@@ -192,8 +192,7 @@ func (f *uiFleet) testFleetListsClusters(t *testing.T) {
 func (f *uiFleet) testFilterNarrows(t *testing.T) {
 	p := f.page(t)
 	reloadUntil(t, p, f.ui+"/", "three clusters in the matrix", `document.querySelectorAll('#matrix tr[data-cluster]').length == 3`)
-	p.Fill("#filters input[name=q]", "c1")
-	p.Submit("#filters")
+	p.FillAndSubmit("#filters", map[string]string{"q": "c1"})
 	if got := strings.Join(p.Attrs("#matrix tr[data-cluster]", "data-cluster"), ","); got != "c1" {
 		t.Errorf("after searching c1: clusters %q", got)
 	}
