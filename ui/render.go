@@ -21,7 +21,7 @@ const FragmentHeader = "X-Regatta-Fragment"
 // pages are the parsed templates, by page.
 type pages map[string]*template.Template
 
-var pageNames = []string{"fleet", "cluster", "profile", "revisions", "events", "error"}
+var pageNames = []string{"fleet", "cluster", "profile", "revisions", "compare", "events", "error"}
 
 func parsePages() pages {
 	out := pages{}
