@@ -58,7 +58,8 @@ type changeCount struct {
 	N      int
 }
 
-// fieldChange is one field's before → after ("" for absent).
+// fieldChange is one field's before → after ("" for absent), as the
+// status holds them: the template makes them safe to show (text).
 type fieldChange struct{ Field, Before, After string }
 
 // changeRow is a cluster's (Profile empty) or a pair's change.

@@ -108,7 +108,7 @@ func pairFields(b, a *status.Profile) []fieldChange {
 	add("state", b.State, a.State)
 	add("revision", status.ShortRevision(b.Revision), status.ShortRevision(a.Revision))
 	add("objects", objectsText(b), objectsText(a))
-	add("error", clip(errText(b.Error)), clip(errText(a.Error)))
+	add("error", clip(errString(b.Error)), clip(errString(a.Error)))
 	return f
 }
 
@@ -161,7 +161,7 @@ func errorChanges(b, a []status.Error) []fleetChange {
 func errTexts(es []status.Error) []string {
 	out := make([]string, len(es))
 	for i := range es {
-		out[i] = errText(&es[i])
+		out[i] = errString(&es[i])
 	}
 	return out
 }

@@ -26,7 +26,8 @@ var (
 // a pair fails (stage-1/billing), one is fixed (prod-1/kyverno), a cluster
 // becomes reachable (prod-2), a cluster and a pair are added (prod-3,
 // prod-1/logging) and removed (old-1, prod-1/legacy), a pair's revision
-// and objects change (prod-1/web); of the fleet, an error appears, a
+// and objects change (prod-1/web), a pair's error holds markup
+// (prod-2/web); of the fleet, an error appears, a
 // refused tenant is accepted, rollouts move, end and start.
 func compareFleets() (before, after status.Snapshot) {
 	before = testFleet(rev1)
@@ -43,6 +44,7 @@ func compareFleets() (before, after status.Snapshot) {
 	p1.Profiles[1].Revision, p1.Profiles[1].Objects = rev2, 5
 	p1.Profiles = append(p1.Profiles, status.Profile{Name: "logging", State: status.StateApplied, Revision: rev2, Objects: 3})
 	after.Clusters[1].Reachable, after.Clusters[1].Error = true, ""
+	after.Clusters[1].Profiles[0].Error = &status.Error{Message: hostile}
 	after.Clusters[2].Profiles[0].State = status.StateConflict
 	after.Clusters[2].Profiles[0].Error = &status.Error{Object: "ConfigMap/db/main", Message: "owned by another field manager"}
 	after.Clusters = append(after.Clusters, status.ClusterStatus{Cluster: "prod-3", SourceRevision: rev2, Reachable: true,
@@ -87,7 +89,7 @@ func TestComparePage(t *testing.T) {
 			"prod-1/kyverno:fixed", "prod-2/:fixed",
 			"prod-1/logging:added", "prod-3/:added",
 			"prod-1/legacy:removed", "old-1/:removed",
-			"prod-1/web:changed",
+			"prod-1/web:changed", "prod-2/web:changed",
 		}
 		if got := changeRows(body); !slices.Equal(got, want) {
 			t.Errorf("?%s: rows\n%v\nwant\n%v", q, got, want)
@@ -97,7 +99,7 @@ func TestComparePage(t *testing.T) {
 			`<section id="compare" data-from="`+comA+`" data-to="`+comB+`"`,
 			`<tr data-side="from"><th scope="row">from</th><td><a href="/?at=`+comA+`"><code>cccc0000</code></a></td><td>2026-12-02 09:00:00 UTC</td><td><code>11111111</code></td>`,
 			`<tr data-side="to"><th scope="row">to</th><td><a href="/?at=`+comB+`"><code>dddd0000</code></a></td><td>2026-12-02 10:00:00 UTC</td><td><code>22222222</code></td>`,
-			`8 cluster and pair changes · <span data-count="failed">1 failed</span> · <span data-count="fixed">2 fixed</span>`,
+			`9 cluster and pair changes · <span data-count="failed">1 failed</span> · <span data-count="fixed">2 fixed</span>`,
 			`state: <span class="before">Applied</span> → <span class="after">Conflict</span>`,
 			`error: <span class="before">–</span> → <span class="after">ConfigMap/db/main: owned by another field manager</span>`,
 			`error: <span class="before">profiles/kyverno.yaml:14: Deployment/kyverno/kyverno: apply failed</span> → <span class="after">–</span>`,
@@ -109,7 +111,9 @@ func TestComparePage(t *testing.T) {
 			`<tr data-fleet="rollout" data-name="web" data-change="fixed">`, `stage: <span class="before">canary</span> → <span class="after">rest</span>`,
 			`state: <span class="before">Halted</span> → <span class="after">Progressing</span>`,
 			`<tr data-fleet="rollout" data-name="billing" data-change="removed">`,
-			`<tr data-fleet="rollout" data-name="logging" data-change="added">`)
+			`<tr data-fleet="rollout" data-name="logging" data-change="added">`,
+			`<span class="after">&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;red</span>`)
+		hasNot(t, "compare ?"+q, body, "<script>alert", "<img src=x", "\x1b", "\u202e")
 	}
 	body := mustGet(t, ts, "/compare?from="+comB)
 	has(t, "a frame against itself", body, `<p id="no-changes">`)
@@ -121,7 +125,7 @@ func TestComparePage(t *testing.T) {
 func TestCompareAsTenant(t *testing.T) {
 	ts := newCompareServer(t, access.Viewer{Tenants: []string{"team-a"}})
 	body := mustGet(t, ts, "/compare?from="+comA+"&to="+comB)
-	want := []string{"prod-2/:fixed", "prod-3/:added", "old-1/:removed", "prod-1/web:changed"}
+	want := []string{"prod-2/:fixed", "prod-3/:added", "old-1/:removed", "prod-1/web:changed", "prod-2/web:changed"}
 	if got := changeRows(body); !slices.Equal(got, want) {
 		t.Errorf("team-a's rows\n%v\nwant\n%v", got, want)
 	}

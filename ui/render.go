@@ -68,8 +68,12 @@ func when(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// errText places an error: file:line, object, message.
-func errText(e *status.Error) string {
+// errText places an error: file:line, object, message, made safe to
+// show (text).
+func errText(e *status.Error) string { return text(errString(e)) }
+
+// errString places an error as it is: file:line, object, message.
+func errString(e *status.Error) string {
 	if e == nil {
 		return ""
 	}
@@ -85,7 +89,7 @@ func errText(e *status.Error) string {
 		b.WriteString(e.Object + ": ")
 	}
 	b.WriteString(e.Message)
-	return text(b.String())
+	return b.String()
 }
 
 // pageData is what every page's template gets.
