@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"sort"
 	"strconv"
 	"unicode/utf8"
 
@@ -136,12 +137,13 @@ func objectsText(p *status.Profile) string {
 }
 
 // fleetChanges lists the fleet's errors, refused tenants and rollouts that
-// appeared, went away or changed.
+// appeared, went away or changed, new problems first, then fixes.
 func fleetChanges(b, a status.Fleet) []fleetChange {
 	var out []fleetChange
 	out = append(out, errorChanges(b.Errors, a.Errors)...)
 	out = append(out, refusedChanges(b.RefusedTenants, a.RefusedTenants)...)
 	out = append(out, rolloutChanges(b.Rollouts, a.Rollouts)...)
+	sort.SliceStable(out, func(i, j int) bool { return changeRank[out[i].Change] < changeRank[out[j].Change] })
 	return out
 }
 

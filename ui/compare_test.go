@@ -28,12 +28,13 @@ var (
 // prod-1/logging) and removed (old-1, prod-1/legacy), a pair's revision
 // and objects change (prod-1/web), a pair's error holds markup
 // (prod-2/web); of the fleet, an error appears, a
-// refused tenant is accepted, rollouts move, end and start.
+// refused tenant is accepted, rollouts halt, move on, start and end.
 func compareFleets() (before, after status.Snapshot) {
 	before = testFleet(rev1)
 	before.Clusters[0].Profiles = append(before.Clusters[0].Profiles, status.Profile{Name: "legacy", State: status.StateApplied, Revision: rev1, Objects: 2})
 	before.Clusters = append(before.Clusters, status.ClusterStatus{Cluster: "old-1", SourceRevision: rev1, Reachable: true,
 		Profiles: []status.Profile{{Name: "web", Tenant: "team-a", State: status.StateApplied, Revision: rev1}}})
+	before.Fleet.Rollouts = append(before.Fleet.Rollouts, status.RolloutStatus{Profile: "legacy", Revision: rev1, Complete: true})
 	before.Fleet.RefusedTenants = []status.RefusedTenant{{Tenant: "team-b", Errors: []status.Error{{File: "tenants/team-b/p.yaml", Line: 2, Message: "bad"}}}}
 
 	after = testFleet(rev1)
@@ -52,7 +53,9 @@ func compareFleets() (before, after status.Snapshot) {
 	after.Fleet.Rollouts = []status.RolloutStatus{
 		{Profile: "web", Revision: rev2, Stage: "rest", Stages: []status.StageStatus{{Name: "canary", Progress: "Done"}, {Name: "rest", Progress: "Progressing"}}},
 		{Profile: "logging", Revision: rev2, Stage: "all", Stages: []status.StageStatus{{Name: "all", Progress: "Progressing"}}},
+		after.Fleet.Rollouts[1],
 	}
+	after.Fleet.Rollouts[2].Halted = true
 	return before, after
 }
 
@@ -66,6 +69,8 @@ func newCompareServer(t *testing.T, viewer access.Viewer) *httptest.Server {
 	t.Cleanup(ts.Close)
 	return ts
 }
+
+var fleetRowRE = regexp.MustCompile(`<tr data-fleet="([^"]*)" data-name="[^"]*" data-change="([^"]*)">`)
 
 var changeRowRE = regexp.MustCompile(`<tr data-cluster="([^"]*)" data-profile="([^"]*)" data-change="([^"]*)">`)
 
@@ -94,6 +99,14 @@ func TestComparePage(t *testing.T) {
 		if got := changeRows(body); !slices.Equal(got, want) {
 			t.Errorf("?%s: rows\n%v\nwant\n%v", q, got, want)
 		}
+		wantFleet := []string{"error:failed", "rollout:failed", "refused tenant:fixed", "rollout:fixed", "rollout:added", "rollout:removed"}
+		var gotFleet []string
+		for _, m := range fleetRowRE.FindAllStringSubmatch(body, -1) {
+			gotFleet = append(gotFleet, m[1]+":"+m[2])
+		}
+		if !slices.Equal(gotFleet, wantFleet) {
+			t.Errorf("?%s: fleet changes %v, want %v", q, gotFleet, wantFleet)
+		}
 		has(t, "compare ?"+q, body,
 			"<title>compare cccc0000 → dddd0000 · test fleet</title>",
 			`<section id="compare" data-from="`+comA+`" data-to="`+comB+`"`,
@@ -110,7 +123,8 @@ func TestComparePage(t *testing.T) {
 			`<tr data-fleet="refused tenant" data-name="team-b" data-change="fixed">`,
 			`<tr data-fleet="rollout" data-name="web" data-change="fixed">`, `stage: <span class="before">canary</span> → <span class="after">rest</span>`,
 			`state: <span class="before">Halted</span> → <span class="after">Progressing</span>`,
-			`<tr data-fleet="rollout" data-name="billing" data-change="removed">`,
+			`<tr data-fleet="rollout" data-name="billing" data-change="failed">`, `state: <span class="before">AwaitingApproval</span> → <span class="after">Halted</span>`,
+			`<tr data-fleet="rollout" data-name="legacy" data-change="removed">`,
 			`<tr data-fleet="rollout" data-name="logging" data-change="added">`,
 			`<span class="after">&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;red</span>`)
 		hasNot(t, "compare ?"+q, body, "<script>alert", "<img src=x", "\x1b", "\u202e")
