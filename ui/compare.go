@@ -113,8 +113,11 @@ func (s *Server) serveCompare(w http.ResponseWriter, r *http.Request) {
 	}
 	body := compareFrames(from, to)
 	body.FromAsked, body.ToAsked = fromAt, toAt
-	v := view{Frame: to.Frame, Live: to.Live, viewer: vw}
-	s.render(w, r, http.StatusOK, "compare", pageData{Title: compareTitle(from, to), Nav: "revisions", View: v, Body: body})
+	// an explicit to is time travel: the page stays as it is, its links
+	// keep ?at=to, and "back to now" compares from with the head
+	v := view{Frame: to.Frame, Live: to.Live, At: toAt, viewer: vw}
+	here := "/compare?from=" + url.QueryEscape(fromAt)
+	s.render(w, r, http.StatusOK, "compare", pageData{Title: compareTitle(from, to), Nav: "revisions", View: v, Body: body, Here: here})
 }
 
 // comparedAt reads one side of a comparison the way ?at= is read

@@ -129,8 +129,12 @@ func TestComparePage(t *testing.T) {
 			`<span class="after">&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;red</span>`)
 		hasNot(t, "compare ?"+q, body, "<script>alert", "<img src=x", "\x1b", "\u202e")
 	}
-	body := mustGet(t, ts, "/compare?from="+comB)
+	body := mustGet(t, ts, "/compare?from="+comA+"&to="+comB[:8])
+	has(t, "compare with an explicit to", body, `data-time-travel="true"`, `<a href="/compare?from=`+comA+`">Back to now</a>`,
+		`href="/revisions?at=dddd0000"`)
+	body = mustGet(t, ts, "/compare?from="+comB)
 	has(t, "a frame against itself", body, `<p id="no-changes">`)
+	hasNot(t, "compare with the head", body, `data-time-travel`)
 	hasNot(t, "a frame against itself", body, `<tr data-cluster=`, `<tr data-fleet=`)
 }
 

@@ -99,7 +99,7 @@ type pageData struct {
 	// Assets names the static files' version (?v= of their URLs).
 	Assets string
 	// Heading is the title without the site's name; Here the page's URL
-	// without ?at= (back to now).
+	// without ?at= (back to now), unless the page sets its own.
 	Heading, Here string
 	Nav           string
 	Version       string
@@ -132,7 +132,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name s
 		d.Version = s.version()
 	}
 	d.Heading, d.Title = d.Title, d.Title+" · "+s.opts.Title
-	d.Here = hereURL(r)
+	if d.Here == "" {
+		d.Here = hereURL(r)
+	}
 	tmpl := "layout"
 	if r.Header.Get(FragmentHeader) == "main" {
 		tmpl = "main"
