@@ -107,7 +107,7 @@ func pairFields(b, a *status.Profile) []fieldChange {
 		}
 	}
 	add("state", b.State, a.State)
-	add("revision", status.ShortRevision(b.Revision), status.ShortRevision(a.Revision))
+	add("revision", shortRevision(b.Revision), shortRevision(a.Revision))
 	add("objects", objectsText(b), objectsText(a))
 	add("error", clip(errString(b.Error)), clip(errString(a.Error)))
 	return f
@@ -127,6 +127,15 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// shortRevision is a revision's short form, "" for none (the page shows
+// absence alike for every field).
+func shortRevision(rev string) string {
+	if rev == "" {
+		return ""
+	}
+	return status.ShortRevision(rev)
 }
 
 func objectsText(p *status.Profile) string {
@@ -241,7 +250,7 @@ func rolloutFields(b, a *status.RolloutStatus) []fieldChange {
 			f = append(f, fieldChange{Field: field, Before: before, After: after})
 		}
 	}
-	add("revision", status.ShortRevision(b.Revision), status.ShortRevision(a.Revision))
+	add("revision", shortRevision(b.Revision), shortRevision(a.Revision))
 	add("stage", b.Stage, a.Stage)
 	add("state", rolloutState(b), rolloutState(a))
 	return f

@@ -125,7 +125,7 @@ func TestComparePage(t *testing.T) {
 			`state: <span class="before">Halted</span> → <span class="after">Progressing</span>`,
 			`<tr data-fleet="rollout" data-name="billing" data-change="failed">`, `state: <span class="before">AwaitingApproval</span> → <span class="after">Halted</span>`,
 			`<tr data-fleet="rollout" data-name="legacy" data-change="removed">`,
-			`<tr data-fleet="rollout" data-name="logging" data-change="added">`,
+			`<tr data-fleet="rollout" data-name="logging" data-change="added">`, `revision: <span class="before">–</span> → <span class="after">22222222</span>`,
 			`<span class="after">&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;red</span>`)
 		hasNot(t, "compare ?"+q, body, "<script>alert", "<img src=x", "\x1b", "\u202e")
 	}
