@@ -1,6 +1,7 @@
 // Package ui serves regatta's read-only web UI: the fleet, a cluster, a
-// profile and its rollout, the revisions timeline with time travel, and
-// event add-on instances. It is server-rendered HTML (html/template, so
+// profile and its rollout, the revisions timeline with time travel, what
+// changed between two status frames (compare), and event add-on
+// instances. It is server-rendered HTML (html/template, so
 // every text a profile controls is escaped) with one small embedded
 // script that follows the page's live stream (Server-Sent Events) and
 // swaps the page's main element without a reload.

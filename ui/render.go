@@ -21,7 +21,7 @@ const FragmentHeader = "X-Regatta-Fragment"
 // pages are the parsed templates, by page.
 type pages map[string]*template.Template
 
-var pageNames = []string{"fleet", "cluster", "profile", "revisions", "events", "error"}
+var pageNames = []string{"fleet", "cluster", "profile", "revisions", "compare", "events", "error"}
 
 func parsePages() pages {
 	out := pages{}
@@ -68,8 +68,12 @@ func when(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// errText places an error: file:line, object, message.
-func errText(e *status.Error) string {
+// errText places an error: file:line, object, message, made safe to
+// show (text).
+func errText(e *status.Error) string { return text(errString(e)) }
+
+// errString places an error as it is: file:line, object, message.
+func errString(e *status.Error) string {
 	if e == nil {
 		return ""
 	}
@@ -85,7 +89,7 @@ func errText(e *status.Error) string {
 		b.WriteString(e.Object + ": ")
 	}
 	b.WriteString(e.Message)
-	return text(b.String())
+	return b.String()
 }
 
 // pageData is what every page's template gets.
@@ -95,7 +99,7 @@ type pageData struct {
 	// Assets names the static files' version (?v= of their URLs).
 	Assets string
 	// Heading is the title without the site's name; Here the page's URL
-	// without ?at= (back to now).
+	// without ?at= (back to now), unless the page sets its own.
 	Heading, Here string
 	Nav           string
 	Version       string
@@ -128,7 +132,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name s
 		d.Version = s.version()
 	}
 	d.Heading, d.Title = d.Title, d.Title+" · "+s.opts.Title
-	d.Here = hereURL(r)
+	if d.Here == "" {
+		d.Here = hereURL(r)
+	}
 	tmpl := "layout"
 	if r.Header.Get(FragmentHeader) == "main" {
 		tmpl = "main"

@@ -23,6 +23,9 @@ type timelineEntry struct {
 	// maxArrivals; More counts the rest.
 	Shown []Arrival
 	More  int
+	// Previous is the status commit before this one ("" for the oldest
+	// listed), for the "compare with previous" link.
+	Previous string
 }
 
 func (s *Server) serveRevisions(w http.ResponseWriter, r *http.Request) {
@@ -38,8 +41,11 @@ func (s *Server) serveRevisions(w http.ResponseWriter, r *http.Request) {
 	}
 	seen := clusterSet(v.Snapshot)
 	body := revisionsBody{}
-	for _, e := range entries {
+	for i, e := range entries {
 		te := timelineEntry{Entry: e}
+		if i+1 < len(entries) {
+			te.Previous = entries[i+1].Commit
+		}
 		for _, a := range e.Arrivals {
 			switch {
 			case !v.viewer.Fleet && !seen[a.Cluster]:

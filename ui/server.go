@@ -91,6 +91,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /clusters/{name}", s.serveCluster)
 	mux.HandleFunc("GET /profiles/{name}", s.serveProfile)
 	mux.HandleFunc("GET /revisions", s.serveRevisions)
+	mux.HandleFunc("GET /compare", s.serveCompare)
 	mux.HandleFunc("GET /events", s.serveEvents)
 	mux.HandleFunc("/", s.serveNotFound)
 	return securityHeaders(mux)
