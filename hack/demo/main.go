@@ -80,7 +80,8 @@ func runRegatta(ctx context.Context, bin, repoDir, keyFile, kubeconfigs string, 
 	}
 	defer log.Close()
 	cmd := exec.CommandContext(ctx, bin, "run", "--repo", repoDir, "--sops-age-key-file", keyFile,
-		"--interval", "10s", "--drift-interval", "1m", "--health-timeout", "1m", "--metrics-addr", "127.0.0.1:8080")
+		"--interval", "10s", "--drift-interval", "1m", "--health-timeout", "1m", "--metrics-addr", "127.0.0.1:8080",
+		"--ui-addr", "127.0.0.1:8081")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 40 * time.Second
@@ -136,7 +137,8 @@ func show(ctx context.Context, bin, repoDir string) {
 
 func instructions(repoDir, kubeconfigs, logFile string) {
 	say(`
-The fleet is rolled out, on Pods that the clusters' own controllers made. Try:
+The fleet is rolled out, on Pods that the clusters' own controllers made.
+Open the web UI at http://127.0.0.1:8081/ (it follows what happens live). Try:
 
   cd %[1]s
   export KUBECONFIG=%[2]s/staging-1.yaml        # or production-eu-1.yaml, production-us-1.yaml
@@ -156,6 +158,7 @@ A broken release halts the progressive rollout at staging (profiles/apps.yaml):
   ../../bin/kubectl -n apps get pods -w           # staging-1's new ReplicaSet crash-loops; its old Pods keep serving
   ../../bin/regatta status .                      # after the 1m health timeout: staging-1 Failed, rollout halted;
                                                   # production still runs 6.7.1 and was never written
+                                                  # (the UI: http://127.0.0.1:8081/profiles/apps)
   git revert --no-edit HEAD                       # staging recovers; production rolls on after the soak
 
 regatta's log: %[3]s
