@@ -77,6 +77,19 @@ func TestFrames(t *testing.T) {
 					t.Errorf("Frame(%s) = %s, %v; want %s", c, f.Commit, err, commits[1])
 				}
 			}
+			for i := 3; i > 0; i-- { // walking back, each one tree diff from the one after
+				p, err := r.Parent(ctx, commits[i])
+				if err != nil || p.Commit != commits[i-1] || !p.Time.Equal(t0.Add(time.Duration(i-1)*time.Minute)) {
+					t.Fatalf("Parent(%d) = %s, %v; want %s", i, p.Commit, err, commits[i-1])
+				}
+				checkFrame(t, s, p, commits[i-1])
+			}
+			if p, err := r.Parent(ctx, commits[0]); !errors.Is(err, ui.ErrNoParent) {
+				t.Errorf("Parent of the first commit = %s, %v; want ErrNoParent", p.Commit, err)
+			}
+			if p, err := r.Parent(ctx, mainCommit); !errors.Is(err, ui.ErrUnknownCommit) {
+				t.Errorf("Parent of a commit off the branch = %s, %v; want ErrUnknownCommit", p.Commit, err)
+			}
 			for _, c := range []string{mainCommit, mainCommit[:8], "zzzzzzz", "ab", ""} {
 				if f, err := r.Frame(ctx, c); !errors.Is(err, ui.ErrUnknownCommit) {
 					t.Errorf("Frame(%q) = %s, %v; want ErrUnknownCommit", c, f.Commit, err)
