@@ -315,7 +315,9 @@ func (r *Reader) Frame(ctx context.Context, commit string) (ui.Frame, error) {
 }
 
 // Parent is the frame of a commit's first parent on the branch (from the
-// commit's cached frame by one tree diff when walking back).
+// commit's cached frame by one tree diff when walking back). The frames
+// it makes are the first the cache forgets, so a walk back does not push
+// out the head's.
 // ui.ErrNoParent for the branch's first commit, ui.ErrBeforeHistory for
 // the oldest one a fold kept.
 func (r *Reader) Parent(ctx context.Context, commit string) (ui.Frame, error) {
@@ -330,7 +332,7 @@ func (r *Reader) Parent(ctx context.Context, commit string) (ui.Frame, error) {
 	p, cm := c.parent(i), c.commits[i]
 	switch {
 	case p >= 0:
-		return r.frame(ctx, c, p)
+		return r.frameKept(ctx, c, p, true)
 	case len(cm.Parents) == 0 && cm.Trailer(repo.TrailerFoldedFrom) == "":
 		return ui.Frame{}, fmt.Errorf("status commit %s: %w", short(cm.SHA), ui.ErrNoParent)
 	}

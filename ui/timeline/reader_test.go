@@ -39,6 +39,29 @@ func readers(t *testing.T, s *statusRepo, opts Options) map[string]*Reader {
 	return map[string]*Reader{"local": l, "remote": New(s.source(), branch, opts)}
 }
 
+// A walk back by Parent, longer than the frame cache, keeps the head's
+// frame cached.
+func TestParentKeepsHead(t *testing.T) {
+	s := newStatusRepo(t)
+	commits := history(s)
+	r, err := Local(s.work, branch, Options{Frames: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := r.Head(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := 3; i > 0; i-- {
+		if p, err := r.Parent(ctx, commits[i]); err != nil || p.Commit != commits[i-1] {
+			t.Fatalf("Parent(%d) = %s, %v", i, p.Commit, err)
+		}
+	}
+	if _, ok := r.frames.get(commits[3]); !ok {
+		t.Error("the head's frame was forgotten by a walk back")
+	}
+}
+
 // Head, At and Frame give what status.Read reads at the commit; At takes
 // the newest commit at or before a time and refuses one before the
 // first; Frame takes full and abbreviated hashes of the branch only.
