@@ -3,6 +3,7 @@ package ui
 import (
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
@@ -12,6 +13,9 @@ type clusterBody struct {
 	C         status.ClusterStatus
 	Labels    []labelRow
 	Authority string
+	// Since is since when each problem has been so, by profile ("" for
+	// the cluster unreachable), once known.
+	Since map[string]*sinceMark
 }
 
 // labelRow is one effective label and where it comes from: cluster.yaml
@@ -32,7 +36,7 @@ func (s *Server) serveCluster(w http.ResponseWriter, r *http.Request) {
 		s.forbidden(w, r, v, "cluster")
 		return
 	}
-	body := clusterBody{C: c, Labels: labelRows(c)}
+	body := clusterBody{C: c, Labels: labelRows(c), Since: clusterMarks(name, s.sinceOf(v), time.Now())}
 	if !v.TimeTravel() {
 		body.Authority = s.authorityOf(name)
 	}

@@ -9,4 +9,6 @@ var (
 	ErrBeforeHistory = errors.New("before the oldest status commit kept")
 	// ErrUnknownCommit: the status branch's history has no such commit.
 	ErrUnknownCommit = errors.New("no such status commit")
+	// ErrNoParent: the status commit is the branch's first.
+	ErrNoParent = errors.New("the first status commit")
 )

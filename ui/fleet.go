@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
@@ -187,6 +188,8 @@ type problem struct {
 	Cluster, Profile, State, Message string
 	// Check and Alert name a failing health check.
 	Check, Alert string
+	// Since is since when it has been so, once known.
+	Since *sinceMark
 }
 
 type matrixRow struct {
@@ -220,6 +223,7 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 	f := readFilter(r.URL.Query())
 	d := pageData{Title: "fleet", Nav: "fleet", View: v}
 	body := fleetPage(v.Snapshot, f, func(page int) string { return d.Link(pageURL(f, page)) })
+	markProblems(body.Problems, s.sinceOf(v), time.Now())
 	if sum := f.summary(); sum != "" {
 		d.Title = "fleet: " + sum
 	}

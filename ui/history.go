@@ -58,4 +58,9 @@ type History interface {
 	Frame(ctx context.Context, commit string) (Frame, error)
 	// Timeline lists up to n status commits, newest first.
 	Timeline(ctx context.Context, n int) ([]Entry, error)
+	// Parent is the frame of a status commit's first parent: one step
+	// back through the history. ErrNoParent when the commit is the
+	// branch's first, ErrBeforeHistory when its parent is gone (folded by
+	// --status-history-keep), ErrUnknownCommit when the branch lacks it.
+	Parent(ctx context.Context, commit string) (Frame, error)
 }

@@ -84,6 +84,23 @@ func (h *memHistory) Timeline(_ context.Context, n int) ([]Entry, error) {
 	return out, nil
 }
 
+func (h *memHistory) Parent(_ context.Context, commit string) (Frame, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, f := range h.frames {
+		switch {
+		case f.Commit != commit:
+		case i > 0:
+			return h.frames[i-1], nil
+		case h.folded:
+			return Frame{}, ErrBeforeHistory
+		default:
+			return Frame{}, ErrNoParent
+		}
+	}
+	return Frame{}, ErrUnknownCommit
+}
+
 var _ History = (*memHistory)(nil)
 
 // snapshotOf is status.Snapshot with the fleet at revision rev.

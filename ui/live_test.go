@@ -60,9 +60,16 @@ func TestStreamMovedAfterLive(t *testing.T) {
 	if name != "moved" || next == first {
 		t.Fatalf("after Live: %s %q, want moved with a new version", name, next)
 	}
+	settle(t, s) // the starts of the live frame's problems move it once more
+	next = s.version()
 	body := mustGet(t, ts, "/")
 	has(t, "fleet page after Live", body, `data-version="`+next+`"`, `data-live="true"`, "Live, not yet on the status branch",
 		`<li data-cluster="prod-1" data-profile="web" data-state="Failed">`, `data-commit=""`)
+	// failing in the daemon's status only: since that status
+	s.mu.Lock()
+	liveAt := s.live.at.UTC().Format(time.RFC3339)
+	s.mu.Unlock()
+	has(t, "fleet page after Live", body, `<span class="state s-Failed">Failed</span> <span class="msg since" data-since="`+liveAt+`">`)
 
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)

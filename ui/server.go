@@ -36,6 +36,9 @@ type Options struct {
 	DashboardURL string
 	// Title names the fleet in every page's title (default "regatta").
 	Title string
+	// SinceBound is how many status commits the UI walks back to find
+	// since when each problem has been so (SinceBound when 0).
+	SinceBound int
 }
 
 // Server serves the UI's pages. Its methods are safe for concurrent use.
@@ -50,6 +53,9 @@ type Server struct {
 	// boot tells this process's versions from another's (a restart
 	// counts moves from 0 again).
 	boot string
+
+	// since finds since when the head's problems have been so.
+	since *sinceTracker
 
 	mu        sync.Mutex
 	moves     uint64
@@ -74,9 +80,18 @@ func New(opts Options) *Server {
 	if opts.Title == "" {
 		opts.Title = "regatta"
 	}
-	return &Server{opts: opts, pages: parsePages(), keepAlive: KeepAlive, assets: assetsVersion(), boot: strconv.FormatInt(time.Now().UnixNano(), 36),
+	if opts.SinceBound <= 0 {
+		opts.SinceBound = SinceBound
+	}
+	s := &Server{opts: opts, pages: parsePages(), keepAlive: KeepAlive, assets: assetsVersion(), boot: strconv.FormatInt(time.Now().UnixNano(), 36),
 		branchFP: map[string]uint64{}, streams: map[chan string]struct{}{}}
+	s.since = newSinceTracker(opts.History, opts.SinceBound, opts.Log, s.head, s.bump)
+	return s
 }
+
+// Close stops the Server's work in the background (finding since when
+// the problems are so) and waits for it.
+func (s *Server) Close() { s.since.close() }
 
 // Handler serves the pages, the live stream, /-/healthz and the static
 // files. Who may see what comes from the access.Viewer in each request's
@@ -126,8 +141,16 @@ func (s *Server) Authority(f func(cluster string) string) {
 }
 
 // Moved tells the live streams that the view may have changed (the
-// History's head moved).
+// History's head moved), and starts finding since when the new head's
+// problems have been so (in the background; the streams hear again when
+// that is done).
 func (s *Server) Moved() {
+	s.bump()
+	s.since.kick()
+}
+
+// bump tells the live streams that the view changed.
+func (s *Server) bump() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.moves++

@@ -68,6 +68,8 @@ func newTestServer(t *testing.T, viewer access.Viewer) (*Server, *memHistory, *h
 	h.add(Frame{Commit: com1, Time: t1, Snapshot: testFleet(rev1)})
 	h.add(Frame{Commit: com2, Time: t2, Snapshot: testFleet(rev2)})
 	s := New(Options{History: h, Title: "test fleet"})
+	t.Cleanup(s.Close)
+	settle(t, s)
 	ts := httptest.NewServer(asViewer(viewer, s.Handler()))
 	t.Cleanup(ts.Close)
 	return s, h, ts

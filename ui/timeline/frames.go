@@ -32,6 +32,13 @@ type built struct {
 // differ between the two commits (a tree diff, whichever way), or read
 // whole when none is cached.
 func (r *Reader) frame(ctx context.Context, c *chain, i int) (ui.Frame, error) {
+	return r.frameKept(ctx, c, i, false)
+}
+
+// frameKept is frame; passing (a walk back through the history) keeps a
+// frame it makes as the first to forget, so that a walk longer than the
+// cache does not push out the frames the pages use (the head's).
+func (r *Reader) frameKept(ctx context.Context, c *chain, i int, passing bool) (ui.Frame, error) {
 	cm := c.commits[i]
 	if b, ok := r.frames.get(cm.SHA); ok {
 		return b.frame, nil
@@ -50,7 +57,11 @@ func (r *Reader) frame(ctx context.Context, c *chain, i int) (ui.Frame, error) {
 	if err != nil {
 		return ui.Frame{}, err
 	}
-	r.frames.add(cm.SHA, b)
+	if passing {
+		r.frames.addLast(cm.SHA, b)
+	} else {
+		r.frames.add(cm.SHA, b)
+	}
 	return b.frame, nil
 }
 
@@ -242,4 +253,20 @@ func (f *frameCache) add(commit string, b *built) {
 		f.order.Remove(last)
 		delete(f.items, last.Value.(*cacheItem).commit)
 	}
+}
+
+// addLast adds a frame as the first to forget, forgetting the one that
+// was so when the cache is full.
+func (f *frameCache) addLast(commit string, b *built) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.items[commit]; ok {
+		return
+	}
+	if f.order.Len() >= f.max {
+		last := f.order.Back()
+		f.order.Remove(last)
+		delete(f.items, last.Value.(*cacheItem).commit)
+	}
+	f.items[commit] = f.order.PushBack(&cacheItem{commit: commit, b: b})
 }

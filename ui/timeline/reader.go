@@ -314,6 +314,31 @@ func (r *Reader) Frame(ctx context.Context, commit string) (ui.Frame, error) {
 	return r.frame(ctx, c, i)
 }
 
+// Parent is the frame of a commit's first parent on the branch (from the
+// commit's cached frame by one tree diff when walking back). The frames
+// it makes are the first the cache forgets, so a walk back does not push
+// out the head's.
+// ui.ErrNoParent for the branch's first commit, ui.ErrBeforeHistory for
+// the oldest one a fold kept.
+func (r *Reader) Parent(ctx context.Context, commit string) (ui.Frame, error) {
+	c, err := r.current(ctx)
+	if err != nil {
+		return ui.Frame{}, err
+	}
+	i, err := c.find(commit)
+	if err != nil {
+		return ui.Frame{}, err
+	}
+	p, cm := c.parent(i), c.commits[i]
+	switch {
+	case p >= 0:
+		return r.frameKept(ctx, c, p, true)
+	case len(cm.Parents) == 0 && cm.Trailer(repo.TrailerFoldedFrom) == "":
+		return ui.Frame{}, fmt.Errorf("status commit %s: %w", short(cm.SHA), ui.ErrNoParent)
+	}
+	return ui.Frame{}, fmt.Errorf("status commit %s: its parent is %w", short(cm.SHA), ui.ErrBeforeHistory)
+}
+
 // short abbreviates a commit hash as Git does by default.
 func short(sha string) string {
 	if len(sha) > 7 {

@@ -39,6 +39,29 @@ func readers(t *testing.T, s *statusRepo, opts Options) map[string]*Reader {
 	return map[string]*Reader{"local": l, "remote": New(s.source(), branch, opts)}
 }
 
+// A walk back by Parent, longer than the frame cache, keeps the head's
+// frame cached.
+func TestParentKeepsHead(t *testing.T) {
+	s := newStatusRepo(t)
+	commits := history(s)
+	r, err := Local(s.work, branch, Options{Frames: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := r.Head(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := 3; i > 0; i-- {
+		if p, err := r.Parent(ctx, commits[i]); err != nil || p.Commit != commits[i-1] {
+			t.Fatalf("Parent(%d) = %s, %v", i, p.Commit, err)
+		}
+	}
+	if _, ok := r.frames.get(commits[3]); !ok {
+		t.Error("the head's frame was forgotten by a walk back")
+	}
+}
+
 // Head, At and Frame give what status.Read reads at the commit; At takes
 // the newest commit at or before a time and refuses one before the
 // first; Frame takes full and abbreviated hashes of the branch only.
@@ -76,6 +99,19 @@ func TestFrames(t *testing.T) {
 				if err != nil || f.Commit != commits[1] {
 					t.Errorf("Frame(%s) = %s, %v; want %s", c, f.Commit, err, commits[1])
 				}
+			}
+			for i := 3; i > 0; i-- { // walking back, each one tree diff from the one after
+				p, err := r.Parent(ctx, commits[i])
+				if err != nil || p.Commit != commits[i-1] || !p.Time.Equal(t0.Add(time.Duration(i-1)*time.Minute)) {
+					t.Fatalf("Parent(%d) = %s, %v; want %s", i, p.Commit, err, commits[i-1])
+				}
+				checkFrame(t, s, p, commits[i-1])
+			}
+			if p, err := r.Parent(ctx, commits[0]); !errors.Is(err, ui.ErrNoParent) {
+				t.Errorf("Parent of the first commit = %s, %v; want ErrNoParent", p.Commit, err)
+			}
+			if p, err := r.Parent(ctx, mainCommit); !errors.Is(err, ui.ErrUnknownCommit) {
+				t.Errorf("Parent of a commit off the branch = %s, %v; want ErrUnknownCommit", p.Commit, err)
 			}
 			for _, c := range []string{mainCommit, mainCommit[:8], "zzzzzzz", "ab", ""} {
 				if f, err := r.Frame(ctx, c); !errors.Is(err, ui.ErrUnknownCommit) {

@@ -204,6 +204,12 @@ func checkFolded(t *testing.T, name string, r *Reader, s *statusRepo, old []stri
 		t.Errorf("%s: At the fold's time = %s, %v; want %s", name, f.Commit, err, fold.Commit)
 	}
 	checkFrame(t, s, f, fold.Commit)
+	if p, err := r.Parent(ctx, fold.Commit); !errors.Is(err, ui.ErrBeforeHistory) {
+		t.Errorf("%s: Parent of the fold = %s, %v; want ErrBeforeHistory", name, p.Commit, err)
+	}
+	if p, err := r.Parent(ctx, tl[1].Commit); err != nil || p.Commit != fold.Commit {
+		t.Errorf("%s: Parent of the commit after the fold = %s, %v; want %s", name, p.Commit, err, fold.Commit)
+	}
 	for i, c := range old {
 		if f, err := r.Frame(ctx, c); !errors.Is(err, ui.ErrUnknownCommit) {
 			t.Errorf("%s: Frame of commit %d rewritten by the fold = %s, %v; want ErrUnknownCommit", name, i, f.Commit, err)
