@@ -88,6 +88,9 @@ type oneFrame struct{ f ui.Frame }
 func (h oneFrame) Head(context.Context) (ui.Frame, error)          { return h.f, nil }
 func (h oneFrame) At(context.Context, time.Time) (ui.Frame, error) { return h.f, nil }
 func (h oneFrame) Frame(context.Context, string) (ui.Frame, error) { return h.f, nil }
+func (h oneFrame) Parent(context.Context, string) (ui.Frame, error) {
+	return ui.Frame{}, ui.ErrNoParent
+}
 func (h oneFrame) Timeline(context.Context, int) ([]ui.Entry, error) {
 	return []ui.Entry{{Commit: h.f.Commit, Time: h.f.Time, SourceRevision: h.f.Snapshot.Fleet.SourceRevision,
 		AppliedRevision: h.f.Snapshot.Fleet.AppliedRevision, Changed: len(h.f.Snapshot.Clusters)}}, nil

@@ -110,6 +110,7 @@ func runUI(ctx context.Context, f *uiFlags, dir string, stderr io.Writer) error 
 		return err
 	}
 	srv := ui.New(ui.Options{History: h, Log: log, Title: f.title, DashboardURL: f.dashboardURL})
+	defer srv.Close() // ends the background walks of the history (since when)
 	gate, err := uiAccess(ctx, &f.access, f.addr, mgmt, srv, log)
 	if err != nil {
 		return err
@@ -225,6 +226,7 @@ func (w *webUI) serve(ctx context.Context, addr string, refresh time.Duration, l
 	log.Info("listening", "what", "ui", "addr", ln.Addr().String())
 	go w.follow(ctx, refresh, w.srv.Moved)
 	go func() {
+		defer w.srv.Close() // ends the background walks of the history (since when)
 		if err := serveUI(ctx, ln, w.gate(w.srv.Handler())); err != nil {
 			log.Error("web UI stopped", "error", err)
 		}
