@@ -29,7 +29,9 @@ type Results struct {
 	// Health is the health phase (issue 28): real controllers, Deployments.
 	Health *HealthResult `json:"health,omitempty"`
 	// Fleet is the fleet phase (issue 37): logical clusters at scale.
-	Fleet    *FleetResult `json:"fleet,omitempty"`
+	Fleet *FleetResult `json:"fleet,omitempty"`
+	// Soak is the soak phase (issue 54): a long run under churn.
+	Soak     *SoakResult  `json:"soak,omitempty"`
 	Profiles []ProfileTop `json:"profiles,omitempty"`
 	Errors   []string     `json:"errors,omitempty"`
 	// PhaseRuns name the commit and date each phase's figures were
@@ -174,6 +176,7 @@ func (r *Results) KeepPhases(old *Results, ran func(phase string) bool) {
 	keep("health", func() { r.Health = old.Health })
 	keep("shard", func() { r.Shard = old.Shard })
 	keep("fleet", func() { r.Fleet = old.Fleet })
+	keep("soak", func() { r.Soak = old.Soak })
 	if ran("fleet") && r.Fleet != nil && old.Fleet != nil {
 		r.Fleet.keepFrom(old.Fleet, old.Run("fleet"))
 	}
