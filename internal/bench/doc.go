@@ -48,7 +48,7 @@
 //     source-controller's CRD folders); without it Flux is skipped.
 //   - soak (not in the default phases; `make soak-short` is its short
 //     form): `bin/regatta run` on the fleet phase's logical clusters for
-//     -soak-duration under commits, drift, an API server restarted and one
+//     -soak-duration under commits, drift, event resources, an API server restarted and one
 //     stopped, the Git host down; its memory, goroutines, descriptors,
 //     clone, watches and requests are sampled and judged by their slopes
 //     after a warm-up, with checks that every commit converged, no status

@@ -30,6 +30,9 @@ type SoakOptions struct {
 	// sampler's periods; Outage how long a server is unreachable and the
 	// Git host down.
 	CommitEvery, DriftEvery, SampleEvery, Outage time.Duration
+	// EventEvery is how often an event resource is created (and deleted
+	// once regatta deployed its instance; 0: never).
+	EventEvery time.Duration
 	// DriftInterval is regatta's --drift-interval.
 	DriftInterval time.Duration
 	SetupWorkers  int
@@ -53,18 +56,19 @@ type SoakResult struct {
 	OutageSec float64  `json:"outageSeconds"`
 	// First is the first rollout (commit → every cluster has both
 	// profiles), before the soak's clock starts.
-	First   Latency      `json:"firstRollout"`
-	Samples []SoakSample `json:"samples"`
-	Trends  []Trend      `json:"trends"`
-	Events  []SoakEvent  `json:"events"`
-	Commits []SoakCommit `json:"commits"`
-	Drift   SoakDrift    `json:"drift"`
-	Status  SoakStatus   `json:"status"`
-	Applies SoakApplies  `json:"applies"`
-	Checks  []SoakCheck  `json:"checks"`
-	Err     string       `json:"error,omitempty"`
-	mu      sync.Mutex   `json:"-"`
-	start   time.Time    `json:"-"`
+	First    Latency      `json:"firstRollout"`
+	Samples  []SoakSample `json:"samples"`
+	Trends   []Trend      `json:"trends"`
+	Timeline []SoakEvent  `json:"timeline"`
+	EventRes SoakEvents   `json:"eventResources"`
+	Commits  []SoakCommit `json:"commits"`
+	Drift    SoakDrift    `json:"drift"`
+	Status   SoakStatus   `json:"status"`
+	Applies  SoakApplies  `json:"applies"`
+	Checks   []SoakCheck  `json:"checks"`
+	Err      string       `json:"error,omitempty"`
+	mu       sync.Mutex   `json:"-"`
+	start    time.Time    `json:"-"`
 }
 
 // SoakEvent is a disruption of the workload: what, and when from the
@@ -86,7 +90,7 @@ type SoakCheck struct {
 func (r *SoakResult) event(what string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.Events = append(r.Events, SoakEvent{At: time.Since(r.start).Seconds(), What: what})
+	r.Timeline = append(r.Timeline, SoakEvent{At: time.Since(r.start).Seconds(), What: what})
 }
 
 // soakRun is the state of the soak phase's run.
@@ -107,7 +111,7 @@ func RunSoak(ctx context.Context, o SoakOptions) (*SoakResult, error) {
 	fo.PerServer = (o.Clusters + servers - 1) / servers
 	res := &SoakResult{Clusters: o.Clusters, Servers: servers, Objects: 2 * o.Objects, Args: o.Args,
 		Secs: o.Duration.Seconds(), CommitSec: o.CommitEvery.Seconds(), DriftSec: o.DriftEvery.Seconds(),
-		SampleSec: o.SampleEvery.Seconds(), OutageSec: o.Outage.Seconds()}
+		SampleSec: o.SampleEvery.Seconds(), OutageSec: o.Outage.Seconds(), EventRes: SoakEvents{perCluster: map[string]float64{}}}
 	le, _, _, err := startFleetEnv(ctx, fo, servers, regattaNamespace)
 	if err != nil {
 		return res, err
@@ -158,6 +162,9 @@ func (s *soakRun) soak(ctx context.Context) error {
 	wg.Go(func() { s.sample(ctx) })
 	wg.Go(func() { s.drift(ctx) })
 	wg.Go(func() { s.disrupt(ctx) })
+	if s.o.EventEvery > 0 {
+		wg.Go(func() { s.events(ctx) })
+	}
 	wg.Go(func() { commitErr = s.commits(ctx) })
 	wg.Wait()
 	if commitErr != nil && ctx.Err() == nil {

@@ -41,14 +41,18 @@ func (s *soakRun) judge(ctx context.Context) {
 	}
 	r.Drift.summarize()
 	r.Status = s.st.result()
+	r.EventRes.summarize()
 	r.Checks = append(r.Checks, commitCheck(r.Commits, s.convergeBound()), statusCheck(r.Status), driftCheck(r.Drift))
+	if s.o.EventEvery > 0 {
+		r.Checks = append(r.Checks, eventCheck(r.EventRes))
+	}
 	m, err := s.fr.child.Metrics(ctx)
 	if err != nil {
 		r.Checks = append(r.Checks, SoakCheck{Name: "nothing applied twice", Detail: err.Error()})
 		return
 	}
 	r.Drift.Corrections = sumSeries(m, "regatta_drift_corrections_total{")
-	r.Applies = soakApplies(m, r.Commits, s.repo.spare())
+	r.Applies = soakApplies(m, r.Commits, s.repo.spare(), r.EventRes.perCluster)
 	r.Checks = append(r.Checks, r.Applies.check())
 }
 
@@ -105,7 +109,8 @@ func sumSeries(m map[string]float64, prefix string) float64 {
 // SoakApplies compares regatta's applies that wrote (regatta_applies_total,
 // by cluster and profile) with the writes the workload called for: each
 // pair's first rollout, profile fa's changes, the spare's returns to the
-// fleet and the drift regatta corrected on the pair.
+// fleet, the drift regatta corrected on the pair and, for the event
+// profile, each event's instance deployed and withdrawn.
 type SoakApplies struct {
 	Applies  float64 `json:"applies"`
 	Expected float64 `json:"expectedAtMost"`
@@ -114,7 +119,7 @@ type SoakApplies struct {
 }
 
 // soakApplies reads the counters of metrics m against the commits made.
-func soakApplies(m map[string]float64, commits []SoakCommit, spare string) SoakApplies {
+func soakApplies(m map[string]float64, commits []SoakCommit, spare string, eventOps map[string]float64) SoakApplies {
 	changes, returns := 0.0, 0.0
 	for _, c := range commits {
 		switch c.Kind {
@@ -142,6 +147,9 @@ func soakApplies(m map[string]float64, commits []SoakCommit, spare string) SoakA
 		want := 1 + drift[pair]
 		if lb["profile"] == FleetDriftProfile {
 			want += changes
+		}
+		if lb["profile"] == soakEventProfile {
+			want = eventOps[lb["cluster"]] + drift[pair]
 		}
 		if lb["cluster"] == spare {
 			want += returns

@@ -40,10 +40,10 @@ func TestConverged(t *testing.T) {
 		"b": {Cluster: "b", SourceRevision: "r1", Profiles: applied},
 		"c": {Cluster: "c", SourceRevision: "r2", Profiles: []status.Profile{{Name: "fa", State: status.StateApplied}, {Name: "fb", State: "Progressing"}}},
 	}
-	if ok, behind := converged(recs, []string{"a", "b", "c", "d"}, "r2", 2); ok || behind != 3 {
+	if ok, behind := converged(recs, []string{"a", "b", "c", "d"}, "r2", FleetProfiles); ok || behind != 3 {
 		t.Errorf("b on r1, c progressing, d missing: converged %v, %d behind; want false, 3", ok, behind)
 	}
-	if ok, _ := converged(recs, []string{"a"}, "r2", 2); !ok {
+	if ok, _ := converged(recs, []string{"a"}, "r2", FleetProfiles); !ok {
 		t.Error("a alone is converged")
 	}
 }
@@ -58,9 +58,10 @@ func TestSoakApplies(t *testing.T) {
 		`regatta_applies_total{cluster="b",profile="fb"}`:           2, // applied twice: the tenant change re-applied it
 		`regatta_applies_total{cluster="s",profile="fb"}`:           2, // first + back in the fleet
 	}
-	a := soakApplies(m, commits, "s")
-	if a.Applies != 12 || a.Expected != 11 {
-		t.Errorf("applies %v, expected %v; want 12, 11", a.Applies, a.Expected)
+	m[`regatta_applies_total{cluster="a",profile="fe"}`] = 2 // one event: deployed, withdrawn
+	a := soakApplies(m, commits, "s", map[string]float64{"a": 2})
+	if a.Applies != 14 || a.Expected != 13 {
+		t.Errorf("applies %v, expected %v; want 14, 13", a.Applies, a.Expected)
 	}
 	if len(a.Over) != 1 || a.Over["b/fb"] != 1 {
 		t.Errorf("over %v, want b/fb by 1", a.Over)

@@ -15,7 +15,7 @@ func reportSoak(b *strings.Builder, r *Results) {
 		b.WriteString("Not measured in this run (`make soak-short`, or `-phases soak`).\n\n")
 		return
 	}
-	how(b, "`regatta run` on logical clusters (the fleet phase's setup) under commits, drift, an API server restarted, one stopped and the Git host down; "+
+	how(b, "`regatta run` on logical clusters (the fleet phase's setup) under commits, drift, event resources, an API server restarted, one stopped and the Git host down; "+
 		"each series' least-squares slope after a 20% warm-up, `growing` when significant (> 2 standard errors) and material (> 5% of its mean over the run)", "soak")
 	run := r.Run("soak")
 	fmt.Fprintf(b, "`%s` at `%s` on %s: %d logical clusters on %d API servers, %d objects each, %s of workload after the first rollout (p50 %s, last %s); "+
@@ -36,7 +36,7 @@ func reportSoak(b *strings.Builder, r *Results) {
 		fmt.Fprintf(b, "| %s | %s | %s |\n", c.Name, held, strings.ReplaceAll(c.Detail, "|", "/"))
 	}
 	b.WriteString("\n")
-	for _, e := range s.Events {
+	for _, e := range s.Timeline {
 		fmt.Fprintf(b, "- %s: %s\n", secs(e.At), e.What)
 	}
 	if s.Err != "" {

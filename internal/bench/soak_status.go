@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,17 +128,27 @@ func (sw *statusWatch) result() SoakStatus {
 	return out
 }
 
-// converged reports whether every cluster's record is at rev with every
-// profile Applied, and how many are not.
-func converged(recs map[string]status.ClusterStatus, clusters []string, rev string, profiles int) (bool, int) {
+// converged reports whether every cluster's record is at rev with each
+// of profiles and every other profile it lists Applied, and how many are
+// not.
+func converged(recs map[string]status.ClusterStatus, clusters []string, rev string, profiles []string) (bool, int) {
 	behind := 0
 	for _, c := range clusters {
 		rec, ok := recs[c]
-		if !ok || rec.SourceRevision != rev || len(rec.Profiles) != profiles || !allApplied(rec.Profiles) {
+		if !ok || rec.SourceRevision != rev || !hasProfiles(rec.Profiles, profiles) || !allApplied(rec.Profiles) {
 			behind++
 		}
 	}
 	return behind == 0, behind
+}
+
+func hasProfiles(ps []status.Profile, names []string) bool {
+	for _, n := range names {
+		if !slices.ContainsFunc(ps, func(p status.Profile) bool { return p.Name == n }) {
+			return false
+		}
+	}
+	return true
 }
 
 func allApplied(ps []status.Profile) bool {
@@ -162,7 +173,7 @@ func (sw *statusWatch) waitRevision(ctx context.Context, work string, clusters [
 		if err == nil {
 			sw.check(recs, clusters)
 			var ok bool
-			if ok, behind = converged(recs, clusters, rev, len(FleetProfiles)); ok {
+			if ok, behind = converged(recs, clusters, rev, FleetProfiles); ok {
 				return 0, nil
 			}
 		} else {

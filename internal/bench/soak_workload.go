@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -85,6 +86,7 @@ func (r *soakRepo) next() string {
 // files is the whole repository at the current step.
 func (r *soakRepo) files() map[string]string {
 	files := r.fleet().Files(r.gen, true)
+	maps.Copy(files, soakEventFiles())
 	if r.spareOut {
 		files["clusters/"+r.spare()+"/cluster.yaml"] = ""
 	}
