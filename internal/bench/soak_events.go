@@ -3,13 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // The soak's event profile: a ConfigMap labelled soakEventLabel in a
@@ -59,28 +58,16 @@ type SoakEvents struct {
 // o.EventEvery, waits for regatta's instance, deletes the resource and
 // waits for the instance to go.
 func (s *soakRun) events(ctx context.Context) {
-	rng := rand.New(rand.NewPCG(54, 2*uint64(s.o.Clusters)))
-	clients := make([]kubernetes.Interface, len(s.fr.le.Servers))
-	for i, srv := range s.fr.le.Servers {
-		clients[i], _ = kubernetes.NewForConfig(srv.RESTConfig())
-	}
-	for k := 1; ctx.Err() == nil; k++ {
-		if sleepCtx(ctx, time.Until(s.res.start.Add(time.Duration(k)*s.o.EventEvery))) != nil {
-			return
-		}
-		s.eventOne(ctx, rng, clients, k)
-	}
+	p := s.newPicker(2)
+	s.every(ctx, s.o.EventEvery, func(k int) { s.eventOne(ctx, p, k) })
 }
 
 // eventOne is one event's life on a random cluster of the fleet.
-func (s *soakRun) eventOne(ctx context.Context, rng *rand.Rand, clients []kubernetes.Interface, k int) {
-	names := s.fr.le.Names
-	i := rng.IntN(len(names) - 1) // not the spare: it leaves the fleet
-	srv := ServerOf(i, len(clients))
-	cms := clients[srv].CoreV1().ConfigMaps(LogicalNamespace(names[i]))
+func (s *soakRun) eventOne(ctx context.Context, p *picker, k int) {
+	name, cms, up := p.pick()
 	src := fmt.Sprintf("soak-event-%d", k)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: src, Labels: map[string]string{soakEventLabel: "true"}}}
-	if !s.fr.le.Servers[srv].Running() {
+	if !up {
 		s.countEvents(func(e *SoakEvents) { e.Skipped++ })
 		return
 	}
@@ -88,7 +75,7 @@ func (s *soakRun) eventOne(ctx context.Context, rng *rand.Rand, clients []kubern
 		s.countEvents(func(e *SoakEvents) { e.Skipped++ })
 		return
 	}
-	s.countEvents(func(e *SoakEvents) { e.Created++; e.perCluster[names[i]] += 2 })
+	s.countEvents(func(e *SoakEvents) { e.Created++; e.perCluster[name] += 2 })
 	instance := func(want bool) (float64, bool) { return waitInstance(ctx, cms, src, want, time.Minute) }
 	if secs, ok := instance(true); ok {
 		s.countEvents(func(e *SoakEvents) { e.Deployed++; e.deploySecs = append(e.deploySecs, secs) })
@@ -103,9 +90,7 @@ func (s *soakRun) eventOne(ctx context.Context, rng *rand.Rand, clients []kubern
 
 // waitInstance polls until an instance of source exists (want) or none
 // does, within; it returns the seconds it took.
-func waitInstance(ctx context.Context, cms interface {
-	List(context.Context, metav1.ListOptions) (*corev1.ConfigMapList, error)
-}, source string, want bool, within time.Duration) (float64, bool) {
+func waitInstance(ctx context.Context, cms typedcorev1.ConfigMapInterface, source string, want bool, within time.Duration) (float64, bool) {
 	begin := time.Now()
 	for time.Since(begin) < within && ctx.Err() == nil {
 		list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: soakInstanceLabel + "=true"})

@@ -52,7 +52,7 @@ func (s *soakRun) judge(ctx context.Context) {
 		return
 	}
 	r.Drift.Corrections = sumSeries(m, "regatta_drift_corrections_total{")
-	r.Applies = soakApplies(m, r.Commits, s.repo.spare(), r.EventRes.perCluster)
+	r.Applies = soakApplies(m, float64(s.repo.gen), float64(s.repo.returns), s.repo.spare(), r.EventRes.perCluster)
 	r.Checks = append(r.Checks, r.Applies.check())
 }
 
@@ -119,16 +119,9 @@ type SoakApplies struct {
 }
 
 // soakApplies reads the counters of metrics m against the commits made.
-func soakApplies(m map[string]float64, commits []SoakCommit, spare string, eventOps map[string]float64) SoakApplies {
-	changes, returns := 0.0, 0.0
-	for _, c := range commits {
-		switch c.Kind {
-		case SoakProfileChange:
-			changes++
-		case SoakClusterAdd:
-			returns++
-		}
-	}
+// changes and returns count the commits pushed (the last may have been
+// pushed as the run ended, its wait cut short, and still applied).
+func soakApplies(m map[string]float64, changes, returns float64, spare string, eventOps map[string]float64) SoakApplies {
 	drift := map[string]float64{}
 	for k, v := range m {
 		if l, ok := strings.CutPrefix(k, "regatta_drift_corrections_total{"); ok {

@@ -49,7 +49,6 @@ func TestConverged(t *testing.T) {
 }
 
 func TestSoakApplies(t *testing.T) {
-	commits := []SoakCommit{{Kind: SoakProfileChange}, {Kind: SoakClusterRemove}, {Kind: SoakTenantChange}, {Kind: SoakClusterAdd}, {Kind: SoakProfileChange}}
 	m := map[string]float64{
 		`regatta_applies_total{cluster="a",profile="fa"}`:           3, // first + 2 changes
 		`regatta_applies_total{cluster="a",profile="fb"}`:           1,
@@ -58,8 +57,8 @@ func TestSoakApplies(t *testing.T) {
 		`regatta_applies_total{cluster="b",profile="fb"}`:           2, // applied twice: the tenant change re-applied it
 		`regatta_applies_total{cluster="s",profile="fb"}`:           2, // first + back in the fleet
 	}
-	m[`regatta_applies_total{cluster="a",profile="fe"}`] = 2 // one event: deployed, withdrawn
-	a := soakApplies(m, commits, "s", map[string]float64{"a": 2})
+	m[`regatta_applies_total{cluster="a",profile="fe"}`] = 2   // one event: deployed, withdrawn
+	a := soakApplies(m, 2, 1, "s", map[string]float64{"a": 2}) // 2 profile changes, the spare back once
 	if a.Applies != 14 || a.Expected != 13 {
 		t.Errorf("applies %v, expected %v; want 14, 13", a.Applies, a.Expected)
 	}
@@ -86,7 +85,7 @@ func TestSoakRepoRotation(t *testing.T) {
 			t.Fatalf("rotation %v, want %v", kinds, want)
 		}
 	}
-	if r.gen != 2 || r.tenant != 1 || len(r.clusters()) != 3 {
+	if r.gen != 2 || r.tenant != 1 || r.returns != 1 || len(r.clusters()) != 3 {
 		t.Errorf("gen %d tenant %d clusters %v", r.gen, r.tenant, r.clusters())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // Kinds of the soak's commits, in the order they rotate.
@@ -35,7 +36,9 @@ type soakRepo struct {
 	// whether the spare is out of the fleet.
 	gen, tenant int
 	spareOut    bool
-	commits     int
+	// returns counts the spare's returns to the fleet.
+	returns int
+	commits int
 }
 
 func newSoakRepo(names []string, objects int) *soakRepo {
@@ -77,6 +80,7 @@ func (r *soakRepo) next() string {
 		r.spareOut = true
 	case SoakClusterAdd:
 		r.spareOut = false
+		r.returns++
 	case SoakTenantChange:
 		r.tenant++
 	}
@@ -167,28 +171,54 @@ const soakDriftObject = FleetDriftProfile + "-config-01"
 // drift changes soakDriftObject on a random cluster every o.DriftEvery and
 // times regatta restoring it.
 func (s *soakRun) drift(ctx context.Context) {
-	rng := rand.New(rand.NewPCG(54, uint64(s.o.Clusters)))
-	clients := make([]kubernetes.Interface, len(s.fr.le.Servers))
-	for i, srv := range s.fr.le.Servers {
-		clients[i], _ = kubernetes.NewForConfig(srv.RESTConfig())
-	}
+	p := s.newPicker(1)
+	s.every(ctx, s.o.DriftEvery, func(k int) { s.driftOne(ctx, p, k) })
+}
+
+// every calls fn(k) at k periods from the soak's start, k = 1, 2, ...,
+// until ctx ends.
+func (s *soakRun) every(ctx context.Context, period time.Duration, fn func(k int)) {
 	for k := 1; ctx.Err() == nil; k++ {
-		if sleepCtx(ctx, time.Until(s.res.start.Add(time.Duration(k)*s.o.DriftEvery))) != nil {
+		if sleepCtx(ctx, time.Until(s.res.start.Add(time.Duration(k)*period))) != nil {
 			return
 		}
-		s.driftOne(ctx, rng, clients, k)
+		fn(k)
 	}
+}
+
+// picker draws random clusters of the fleet (the spare aside: it leaves
+// the fleet) with an admin client of each API server.
+type picker struct {
+	rng     *rand.Rand
+	clients []kubernetes.Interface
+	le      *logicalEnv
+}
+
+// newPicker is a picker with a seed of its own.
+func (s *soakRun) newPicker(seed uint64) *picker {
+	p := &picker{rng: rand.New(rand.NewPCG(54, seed)), le: s.fr.le}
+	for _, srv := range s.fr.le.Servers {
+		cs, _ := kubernetes.NewForConfig(srv.RESTConfig())
+		p.clients = append(p.clients, cs)
+	}
+	return p
+}
+
+// pick draws a cluster: its name, the ConfigMaps of its namespace, and
+// whether its API server runs.
+func (p *picker) pick() (string, typedcorev1.ConfigMapInterface, bool) {
+	i := p.rng.IntN(len(p.le.Names) - 1)
+	srv := ServerOf(i, len(p.clients))
+	name := p.le.Names[i]
+	return name, p.clients[srv].CoreV1().ConfigMaps(LogicalNamespace(name)), p.le.Servers[srv].Running()
 }
 
 // driftOne changes the object on one random cluster of the fleet and
 // waits up to 30 s for its restore.
-func (s *soakRun) driftOne(ctx context.Context, rng *rand.Rand, clients []kubernetes.Interface, k int) {
-	names := s.fr.le.Names
-	i := rng.IntN(len(names) - 1) // not the spare: it leaves the fleet
-	srv := ServerOf(i, len(clients))
-	cms := clients[srv].CoreV1().ConfigMaps(LogicalNamespace(names[i]))
+func (s *soakRun) driftOne(ctx context.Context, p *picker, k int) {
+	_, cms, up := p.pick()
 	patch := fmt.Appendf(nil, `{"data":{"key":"drift %d"}}`, k)
-	if !s.fr.le.Servers[srv].Running() {
+	if !up {
 		s.countDrift(func(d *SoakDrift) { d.Skipped++ })
 		return
 	}
