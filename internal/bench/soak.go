@@ -129,11 +129,11 @@ func RunSoak(ctx context.Context, o SoakOptions) (*SoakResult, error) {
 		return res, err
 	}
 	res.First = fr.res.First
-	if err := s.soak(ctx); err != nil {
-		return res, err
-	}
-	s.judge(ctx)
-	return res, nil
+	err = s.soak(ctx)
+	// Judged even when the workload failed or the run was interrupted:
+	// the readings so far are the run's evidence.
+	s.judge(context.WithoutCancel(ctx))
+	return res, err
 }
 
 // fleetOptions are the fleet phase's options the soak's environment and
