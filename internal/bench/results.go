@@ -154,6 +154,25 @@ func Quantile(xs []float64, q float64) float64 {
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
 
+// phaseOptions are the options each phase's command is written from
+// (phaseCommand): a kept phase keeps its run's, not this run's defaults.
+var phaseOptions = map[string][]string{
+	"rollout": {"rounds"},
+	"fleet":   {"fleet", "fleetIdle", "fleetDriftInterval", "fleetCalibrate", "fleetFlux", "fleetFluxConcurrent", "fleetPerServer"},
+}
+
+// keepOptions copies from old the options of a kept phase.
+func (r *Results) keepOptions(old *Results, phase string) {
+	for _, k := range phaseOptions[phase] {
+		if v, ok := old.Options[k]; ok {
+			if r.Options == nil {
+				r.Options = map[string]string{}
+			}
+			r.Options[k] = v
+		}
+	}
+}
+
 // KeepPhases carries over from old, an earlier results.json, the figures
 // of the phases this run did not measure, with the commit and date they
 // were measured at: the report then shows today's figure of every target.
@@ -163,6 +182,7 @@ func (r *Results) KeepPhases(old *Results, ran func(phase string) bool) {
 			return
 		}
 		copyFn()
+		r.keepOptions(old, phase)
 		if r.PhaseRuns == nil {
 			r.PhaseRuns = map[string]PhaseRun{}
 		}
