@@ -50,8 +50,8 @@ func reportSoak(b *strings.Builder, r *Results) {
 
 // soakCommand is the command line of the run.
 func soakCommand(s *SoakResult) string {
-	return fmt.Sprintf("go run ./internal/bench/cmd/regatta-bench -phases soak -soak-clusters %d -soak-duration %s -soak-commit-every %s -soak-outage %s",
-		s.Clusters, soakDur(s.Secs), soakDur(s.CommitSec), soakDur(s.OutageSec))
+	return fmt.Sprintf("go run ./internal/bench/cmd/regatta-bench -phases soak -soak-clusters %d -soak-duration %s -soak-commit-every %s -soak-sample-every %s -soak-outage %s",
+		s.Clusters, soakDur(s.Secs), soakDur(s.CommitSec), soakDur(s.SampleSec), soakDur(s.OutageSec))
 }
 
 // soakDur is seconds as a Go duration (10m0s), as the flags take it.
