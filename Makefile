@@ -27,7 +27,7 @@ DIST := $(CURDIR)/dist
 RACE_PKGS := ./render/... ./lua/... ./repo/...
 TEST_TIMEOUT ?= 25m
 
-.PHONY: help build test test-env test-unit lint deps-check bench demo clean manifests image release
+.PHONY: help build test test-env test-unit lint deps-check bench soak-short demo clean manifests image release
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -62,6 +62,11 @@ deps-check: ## leaves (spec, render, lua, repo) import no regatta package above 
 
 bench: test-env build ## run the benchmark suite (~45-55 min, ~35 min more with the fleet phase at 100,500,1000 logical clusters: -phases and -fleet choose; BENCH_FLAGS=-h lists options, e.g. -flux-kustomize-controller PATH for the health phase, with -fleet-flux 100,500 also Flux in the fleet phase) and write internal/bench/REPORT.md
 	GO=$(GO) $(GO) run ./internal/bench/cmd/regatta-bench -bin $(BIN) $(BENCH_FLAGS)
+
+# The soak phase's short form (issue 54): see internal/bench/METHODS.md#soak.
+SOAK_SHORT ?= -soak-clusters 100 -soak-duration 10m -soak-commit-every 20s -soak-sample-every 10s -soak-outage 1m
+soak-short: test-env build ## run the soak phase's short form (100 logical clusters, 10 minutes of commits, drift, an API server restarted and one stopped, the Git host down; ~15 min; not part of make test) and write internal/bench/REPORT.md §8 (SOAK_FLAGS adds options)
+	GO=$(GO) $(GO) run ./internal/bench/cmd/regatta-bench -bin $(BIN) -phases soak $(SOAK_SHORT) $(SOAK_FLAGS)
 
 # The demo's clusters run v1.35, v1.36 and v1.37, each with its own
 # controllers and scheduler (stamped per version; see hack/build-kube.sh).

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -53,6 +54,15 @@ type RequestCounts map[RequestKey]float64
 // ScrapeRequests reads apiserver_request_total from an API server's
 // /metrics, as its admin.
 func ScrapeRequests(ctx context.Context, cfg *rest.Config) (RequestCounts, error) {
+	body, err := scrapeMetrics(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return parseRequests(bytes.NewReader(body))
+}
+
+// scrapeMetrics reads an API server's /metrics, as its admin.
+func scrapeMetrics(ctx context.Context, cfg *rest.Config) ([]byte, error) {
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
@@ -69,7 +79,7 @@ func ScrapeRequests(ctx context.Context, cfg *rest.Config) (RequestCounts, error
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
-	return parseRequests(resp.Body)
+	return io.ReadAll(resp.Body)
 }
 
 // parseRequests reads the apiserver_request_total series of a Prometheus

@@ -46,4 +46,12 @@
 //     repository outside regatta's module and passed as
 //     -flux-kustomize-controller (with -flux-crds, its and
 //     source-controller's CRD folders); without it Flux is skipped.
+//   - soak (not in the default phases; `make soak-short` is its short
+//     form): `bin/regatta run` on the fleet phase's logical clusters for
+//     -soak-duration under commits, drift, event resources, an API server restarted and one
+//     stopped, the Git host down; its memory, goroutines, descriptors,
+//     clone, watches and requests are sampled and judged by their slopes
+//     after a warm-up, with checks that every commit converged, no status
+//     record went missing or back and nothing was applied twice (issue 54;
+//     soak*.go, METHODS.md#soak).
 package bench

@@ -3,10 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/fluxcd/pkg/gittestserver"
 )
@@ -23,6 +25,8 @@ type GitRepo struct {
 	srv  *gittestserver.GitServer
 	url  string
 	work string
+	// down makes the server answer 503 to every request (SetDown).
+	down atomic.Bool
 }
 
 // StartGitRepo starts a server under root with an empty repository.
@@ -32,10 +36,12 @@ func StartGitRepo(ctx context.Context, root string) (*GitRepo, error) {
 	}
 	srv := gittestserver.NewGitServer(filepath.Join(root, "srv"))
 	srv.Auth(GitUser, GitPassword)
+	g := &GitRepo{srv: srv, work: filepath.Join(root, "work")}
+	srv.AddHTTPMiddlewares(g.outage)
 	if err := srv.StartHTTP(); err != nil {
 		return nil, fmt.Errorf("git server: %w", err)
 	}
-	g := &GitRepo{srv: srv, url: srv.HTTPAddress() + "/fleet.git", work: filepath.Join(root, "work")}
+	g.url = srv.HTTPAddress() + "/fleet.git"
 	bare := filepath.Join(root, "srv", "fleet.git")
 	for _, args := range [][]string{
 		{"init", "-q", "--bare", "-b", "main", bare},
@@ -55,6 +61,22 @@ func (g *GitRepo) URL() string { return g.url }
 
 // WorkDir is the working clone.
 func (g *GitRepo) WorkDir() string { return g.work }
+
+// SetDown takes the server down (every request answered 503 Service
+// Unavailable, as a Git host in an outage) or brings it back. The working
+// clone pushes to the repository's folder, so commits go on meanwhile.
+func (g *GitRepo) SetDown(down bool) { g.down.Store(down) }
+
+// outage is the server's middleware that answers 503 while it is down.
+func (g *GitRepo) outage(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.down.Load() {
+			http.Error(w, "git host down (bench outage)", http.StatusServiceUnavailable)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // Close stops the server.
 func (g *GitRepo) Close() { g.srv.StopHTTP() }

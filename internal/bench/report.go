@@ -27,6 +27,7 @@ func Report(r *Results) string {
 	reportGoBench(&b, r)
 	reportShard(&b, r)
 	reportFleet(&b, r)
+	reportSoak(&b, r)
 	reportProfiles(&b, r)
 	reportErrors(&b, r)
 	b.WriteString("Every command (A/B runs, profiles, `-report-only`): [METHODS.md](METHODS.md#reproduce).\n")

@@ -29,7 +29,9 @@ type Results struct {
 	// Health is the health phase (issue 28): real controllers, Deployments.
 	Health *HealthResult `json:"health,omitempty"`
 	// Fleet is the fleet phase (issue 37): logical clusters at scale.
-	Fleet    *FleetResult `json:"fleet,omitempty"`
+	Fleet *FleetResult `json:"fleet,omitempty"`
+	// Soak is the soak phase (issue 54): a long run under churn.
+	Soak     *SoakResult  `json:"soak,omitempty"`
 	Profiles []ProfileTop `json:"profiles,omitempty"`
 	Errors   []string     `json:"errors,omitempty"`
 	// PhaseRuns name the commit and date each phase's figures were
@@ -152,6 +154,25 @@ func Quantile(xs []float64, q float64) float64 {
 	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
 }
 
+// phaseOptions are the options each phase's command is written from
+// (phaseCommand): a kept phase keeps its run's, not this run's defaults.
+var phaseOptions = map[string][]string{
+	"rollout": {"rounds"},
+	"fleet":   {"fleet", "fleetIdle", "fleetDriftInterval", "fleetCalibrate", "fleetFlux", "fleetFluxConcurrent", "fleetPerServer"},
+}
+
+// keepOptions copies from old the options of a kept phase.
+func (r *Results) keepOptions(old *Results, phase string) {
+	for _, k := range phaseOptions[phase] {
+		if v, ok := old.Options[k]; ok {
+			if r.Options == nil {
+				r.Options = map[string]string{}
+			}
+			r.Options[k] = v
+		}
+	}
+}
+
 // KeepPhases carries over from old, an earlier results.json, the figures
 // of the phases this run did not measure, with the commit and date they
 // were measured at: the report then shows today's figure of every target.
@@ -161,6 +182,7 @@ func (r *Results) KeepPhases(old *Results, ran func(phase string) bool) {
 			return
 		}
 		copyFn()
+		r.keepOptions(old, phase)
 		if r.PhaseRuns == nil {
 			r.PhaseRuns = map[string]PhaseRun{}
 		}
@@ -174,6 +196,7 @@ func (r *Results) KeepPhases(old *Results, ran func(phase string) bool) {
 	keep("health", func() { r.Health = old.Health })
 	keep("shard", func() { r.Shard = old.Shard })
 	keep("fleet", func() { r.Fleet = old.Fleet })
+	keep("soak", func() { r.Soak = old.Soak })
 	if ran("fleet") && r.Fleet != nil && old.Fleet != nil {
 		r.Fleet.keepFrom(old.Fleet, old.Run("fleet"))
 	}

@@ -43,10 +43,11 @@ type options struct {
 	apiProfile   time.Duration
 	health       healthFlags
 	fleet        fleetFlags
+	soak         soakFlags
 }
 
 func (o *options) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.phases, "phases", "rollout,daemon,progressive,health,shard,scale,gobench,fleet", "phases to run, comma-separated: rollout, daemon, progressive, health, shard, scale, gobench, fleet")
+	fs.StringVar(&o.phases, "phases", "rollout,daemon,progressive,health,shard,scale,gobench,fleet", "phases to run, comma-separated: rollout, daemon, progressive, health, shard, scale, gobench, fleet, soak (not in the default: hours)")
 	fs.StringVar(&o.methods, "methods", "", "rollout methods to run, comma-separated (default: all)")
 	fs.IntVar(&o.rounds, "rounds", 5, "rollout rounds (fresh clusters each); the progressive phase runs at most 3 (~45 s each)")
 	fs.IntVar(&o.serialEvery, "serial-every", 2, "run the serial script every n-th round (0: never)")
@@ -67,6 +68,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.apiProfile, "apiserver-profile", 0, "profile every API server's CPU over this window from the start of each first rollout (regatta's and the minimal program's; profiles in <raw>/rollout/round-N); longer than a rollout, which then waits for the window to end")
 	o.health.register(fs)
 	o.fleet.register(fs)
+	o.soak.register(fs)
 	fs.BoolVar(&o.profile, "rollout-profile", false, "profile regatta's first rollout of round 0 (CPU, block and mutex profiles in <raw>); "+
 		"the profilers slow that rollout, so its ratios are not comparable")
 }
@@ -115,7 +117,7 @@ func runPhases(ctx context.Context, o *options, res *bench.Results) error {
 	}
 	defer chart.Close()
 	sh := &shared{chart: chart}
-	if o.has("rollout") || o.has("daemon") || o.has("progressive") || o.has("shard") || o.has("health") || o.has("fleet") {
+	if o.has("rollout") || o.has("daemon") || o.has("progressive") || o.has("shard") || o.has("health") || o.has("fleet") || o.has("soak") {
 		if sh.bins, err = bench.StageBinaries(o.binDir); err != nil {
 			return err
 		}
@@ -132,6 +134,7 @@ func runPhases(ctx context.Context, o *options, res *bench.Results) error {
 	}{
 		{"gobench", runGoBench}, {"scale", runScale}, {"rollout", runRollout}, {"daemon", runDaemon},
 		{"progressive", runProgressive}, {"health", runHealth}, {"shard", runShard}, {"fleet", runFleet},
+		{"soak", runSoak},
 	}
 	for _, p := range phases {
 		if !o.has(p.name) {
