@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/regatta-dev/regatta/cmd/regatta/app"
 	uiaccess "github.com/regatta-dev/regatta/ui/access"
 )
 
@@ -35,8 +37,14 @@ func renderUI(t *testing.T, ns string, kv map[string]any) []*unstructured.Unstru
 // flags of ui/access (plus --ui-addr, the UI's own).
 func uiArgs(t *testing.T, objs []*unstructured.Unstructured) (uiaccess.Flags, string, []string) {
 	t.Helper()
+	deployment := find(objs, "Deployment", "")
+	run, _, err := app.NewRootCommand(io.Discard, io.Discard).Find([]string{"run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFlags(t, run, "the chart with ui values", deployment) // regatta run takes every flag the chart gives
 	var ui []string
-	for _, a := range containerArgs(t, find(objs, "Deployment", "")) {
+	for _, a := range containerArgs(t, deployment) {
 		if strings.HasPrefix(a, "--ui-") {
 			ui = append(ui, a)
 		}
