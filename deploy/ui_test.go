@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	authzv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/regatta-dev/regatta/cmd/regatta/app"
+	"github.com/regatta-dev/regatta/internal/testenv"
 	uiaccess "github.com/regatta-dev/regatta/ui/access"
 )
 
@@ -125,7 +127,7 @@ func TestChartUIKubernetes(t *testing.T) {
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(t.Context(), crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	for res, want := range map[string]bool{"fleets/fleet": true, "fleets/other": false, "tenants/a": false} {
+	allowed := func(res string) bool {
 		resource, name, _ := strings.Cut(res, "/")
 		sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{User: "alice", ResourceAttributes: &authzv1.ResourceAttributes{
 			Verb: "get", Group: uiaccess.Group, Resource: resource, Name: name}}}
@@ -133,8 +135,16 @@ func TestChartUIKubernetes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status.Allowed != want {
-			t.Errorf("alice bound to regatta-ui-fleet-viewer: get %s allowed=%v, want %v", res, got.Status.Allowed, want)
+		return got.Status.Allowed
+	}
+	// the API server's RBAC authorizer sees a new binding through its
+	// informers: wait until it grants what it grants, then check the rest
+	testenv.WaitFor(t, 30*time.Second, "alice bound to regatta-ui-fleet-viewer allowed get fleets/fleet", func() bool {
+		return allowed("fleets/fleet")
+	})
+	for _, res := range []string{"fleets/other", "tenants/a"} {
+		if allowed(res) {
+			t.Errorf("alice bound to regatta-ui-fleet-viewer: get %s allowed, want denied", res)
 		}
 	}
 }
