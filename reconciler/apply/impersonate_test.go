@@ -1,9 +1,11 @@
 package apply_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,7 +37,7 @@ func TestImpersonatedDriftAndWithdrawal(t *testing.T) {
 	}
 	mustApplied(t, c.Apply(t.Context(), req))
 
-	deleteObject(t, k, binding)
+	revoke(t, k, binding)
 	deleteObject(t, k, getCM(t, k, ns, "kept"))
 	window := time.Now().Add(3 * time.Second)
 	for time.Now().Before(window) {
@@ -49,7 +51,7 @@ func TestImpersonatedDriftAndWithdrawal(t *testing.T) {
 		return getCM(t, k, ns, "kept") != nil
 	})
 
-	deleteObject(t, k, binding)
+	revoke(t, k, binding)
 	if res := c.Withdraw(t.Context(), "impersonated", ""); res.State == apply.StateWithdrawn || getCM(t, k, ns, "kept") == nil {
 		t.Fatalf("withdrawal without the ServiceAccount's RBAC: %s, ConfigMap left: %v", res.State, getCM(t, k, ns, "kept") != nil)
 	}
@@ -81,7 +83,32 @@ func grantConfigMaps(t *testing.T, k client.Client, ns, sa string) *rbacv1.RoleB
 			t.Fatal(err)
 		}
 	}
+	waitGrant(t, k, ns, sa, true)
 	return binding
+}
+
+// revoke deletes a grantConfigMaps binding and waits until the API
+// server's RBAC no longer lets sa get ConfigMaps.
+func revoke(t *testing.T, k client.Client, binding *rbacv1.RoleBinding) {
+	t.Helper()
+	deleteObject(t, k, binding)
+	waitGrant(t, k, binding.Namespace, binding.Name, false)
+}
+
+// waitGrant waits until the API server's RBAC authorizer, which reads
+// Roles and bindings through its informers, says whether sa may get
+// ConfigMaps in ns as want.
+func waitGrant(t *testing.T, k client.Client, ns, sa string, want bool) {
+	t.Helper()
+	user := "system:serviceaccount:" + ns + ":" + sa
+	testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("RBAC: %s may get ConfigMaps in %s = %v", user, ns, want), func() bool {
+		sar := &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{User: user,
+			ResourceAttributes: &authzv1.ResourceAttributes{Namespace: ns, Verb: "get", Resource: "configmaps"}}}
+		if err := k.Create(t.Context(), sar); err != nil {
+			t.Fatal(err)
+		}
+		return sar.Status.Allowed == want
+	})
 }
 
 func deleteObject(t *testing.T, k client.Client, o client.Object) {
