@@ -1,32 +1,15 @@
 package reconciler
 
 import (
-	"bytes"
+	"github.com/regatta-dev/regatta/internal/testenv"
+
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/regatta-dev/regatta/reconciler/status"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestStatusTextFromLuaEscapedAndBounded: a tenant's Lua health script
 // says its ConfigMap is Degraded with raw HTML and 3 MiB of text. The
@@ -49,7 +32,7 @@ func TestStatusTextFromLuaEscapedAndBounded(t *testing.T) {
 	f := newFleetRepo(t)
 	f.Commit("fleet", files)
 	h := newHarness(t, f, nil)
-	var logs lockedBuffer
+	var logs testenv.LogBuffer
 	h.r.log = slog.New(slog.NewTextHandler(&logs, nil))
 	res, _ := h.d.RunOnce(ctx)
 	p := pairs(res, "c35")["ts-a-app"]

@@ -1,7 +1,8 @@
 package access
 
 import (
-	"bytes"
+	"github.com/regatta-dev/regatta/internal/testenv"
+
 	"io"
 	"log/slog"
 	"net/http"
@@ -9,7 +10,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -230,30 +230,12 @@ func TestReviewsAreCached(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink the server's goroutines may share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestReviewFailureIs503AndLogsNoToken: when the management cluster
 // cannot be asked, the reader gets 503 (not 401: their token may be
 // good), nothing is cached, and the log names the failure, never the
 // token; denials are logged with the user only.
 func TestReviewFailureIs503AndLogsNoToken(t *testing.T) {
-	var logs lockedBuffer
+	var logs testenv.LogBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	cfg := rest.CopyConfig(env.Cluster("mgmt").RESTConfig())
 	cfg.Host = "https://127.0.0.1:1" // nothing listens there

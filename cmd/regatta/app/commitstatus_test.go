@@ -100,7 +100,7 @@ func TestCommitStatusPublisher(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("gh-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.LogBuffer{}
 	f := commitStatusFlags{provider: "github", url: srv.URL, tokenFile: tokenFile, context: "regatta/fleet"}
 	pub, err := f.publisher("https://ghe.example.com/acme/fleet.git", DefaultStatusBranch, false, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {

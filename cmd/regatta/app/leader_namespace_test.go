@@ -1,14 +1,12 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,24 +18,6 @@ import (
 
 	"github.com/regatta-dev/regatta/internal/testenv"
 )
-
-// syncBuffer is a log a running command writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestAgentCreatesItsLeaseNamespace runs an agent (`regatta run --cluster
 // edge-1 --kubeconfig ...`) on a real API server without the
@@ -66,7 +46,7 @@ func TestAgentCreatesItsLeaseNamespace(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(bg)
 	t.Cleanup(cancel)
-	var stderr syncBuffer
+	var stderr testenv.LogBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"run", "--cluster", "edge-1", "--kubeconfig", kc, "--repo", dir, "--metrics-addr", ""}, io.Discard, &stderr)

@@ -206,7 +206,7 @@ func startDaemonUI(t *testing.T, interval string) (string, string) {
 	git(t, dir, "add", ".")
 	git(t, dir, "commit", "-qm", "fleet")
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr testenv.LogBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"run", "--repo", dir, "--sops-age-key-file", keyFile, "--metrics-addr", "",
